@@ -95,6 +95,34 @@ std::vector<std::vector<data::Element>> RebatchBySizes(
 std::vector<std::vector<data::Element>> RebatchLegacy(
     const std::vector<std::vector<data::Element>>& batches, int64_t n);
 
+// The two splits as streams: input batches go in one at a time, and each
+// per-replica batch comes out as soon as it is complete. RebatchBySizes and
+// RebatchLegacy are this class over a whole list.
+class BatchSplitter {
+ public:
+  // Split::kBatchSizes cuts with `sizes` (RebatchBySizes); Split::kLegacy
+  // cuts every input batch into `pieces` (RebatchLegacy); Split::kNone and
+  // kAuto pass input batches through.
+  BatchSplitter(Split split, std::vector<int64_t> sizes, int64_t pieces, bool drop_remainder);
+
+  // Takes one input batch; appends the per-replica batches now complete.
+  void Add(std::vector<data::Element> batch, std::vector<std::vector<data::Element>>& out);
+  // The input ended: appends what remains.
+  void Finish(std::vector<std::vector<data::Element>>& out);
+
+ private:
+  // Emits the current piece and any size-0 pieces that follow it.
+  void Advance(std::vector<std::vector<data::Element>>& out);
+
+  Split split_;
+  std::vector<int64_t> sizes_;
+  int64_t pieces_;
+  bool drop_remainder_;
+  size_t index_ = 0;                   // batch-sizes: the size the current piece fills to
+  std::vector<data::Element> current_;  // batch-sizes: the piece being filled
+  bool started_ = false;
+};
+
 // What the pipeline allows and what was applied, with the reasons.
 struct Decision {
   AutoShardPolicy requested = AutoShardPolicy::kAuto;

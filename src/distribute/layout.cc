@@ -15,6 +15,7 @@
 #include <numeric>
 #include <random>
 
+#include "plan.h"
 #include "policy.h"
 #include "tfdist/file_list.h"
 #include "tfdist/record_index.h"
@@ -155,7 +156,6 @@ Result<std::vector<std::string>> RunNames(const data::Pipeline& names,
   return Names(*elements);
 }
 
-// The topology must have workers and replicas, and --worker one of them.
 Status CheckTopology(const DistributeOptions& options) {
   const int64_t W = options.topology.workers, R = options.topology.replicas;
   if (W < 1 || R < 1) {
@@ -183,8 +183,6 @@ Status CheckTopology(const DistributeOptions& options) {
   return Status::OK();
 }
 
-// The policy and the split tf.distribute would apply, with the reasons, and
-// the FILE policy's check that there are enough files.
 Status Decide(const data::Pipeline& pipeline, const Structure& s, const DistributeOptions& options,
               const data::BuildOptions& build, Decision& d) {
   const int64_t W = options.topology.workers;
@@ -274,8 +272,6 @@ Status Decide(const data::Pipeline& pipeline, const Structure& s, const Distribu
   return Status::OK();
 }
 
-// list_files() expanded once for all workers: from_tensor_slices() of the
-// sorted matches, then the shuffle list_files(shuffle=True) stands for.
 Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in) {
   data::Pipeline out = in;
   const auto* l = std::get_if<data::ListFilesOp>(&in.ops[0].params);

@@ -74,50 +74,82 @@ std::vector<int64_t> BatchSizesForWorker(int64_t global_batch_size, int64_t work
   return sizes;
 }
 
+BatchSplitter::BatchSplitter(Split split, std::vector<int64_t> sizes, int64_t pieces,
+                             bool drop_remainder)
+    : split_(split), sizes_(std::move(sizes)), pieces_(pieces), drop_remainder_(drop_remainder) {
+  if (split_ == Split::kBatchSizes &&
+      std::none_of(sizes_.begin(), sizes_.end(), [](int64_t n) { return n > 0; })) {
+    sizes_.clear();  // nothing can ever be taken: no output (and no endless empty pieces)
+  }
+}
+
+void BatchSplitter::Advance(std::vector<std::vector<data::Element>>& out) {
+  // RebatchDatasetV2 emits a piece of size 0 as soon as the cursor reaches
+  // it, without waiting for input.
+  for (;;) {
+    if (static_cast<int64_t>(current_.size()) < sizes_[index_]) return;
+    out.push_back(std::move(current_));
+    current_.clear();
+    index_ = (index_ + 1) % sizes_.size();
+  }
+}
+
+void BatchSplitter::Add(std::vector<data::Element> batch,
+                        std::vector<std::vector<data::Element>>& out) {
+  if (split_ == Split::kLegacy) {
+    const size_t n = static_cast<size_t>(pieces_);
+    const size_t per = (batch.size() + n - 1) / n;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t begin = std::min(batch.size(), per * i);
+      const size_t end = std::min(batch.size(), begin + per);
+      out.emplace_back(std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(begin)),
+                       std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(end)));
+    }
+    return;
+  }
+  if (split_ != Split::kBatchSizes) {
+    out.push_back(std::move(batch));
+    return;
+  }
+  if (sizes_.empty()) return;
+  if (!started_) {
+    started_ = true;
+    Advance(out);
+  }
+  for (auto& e : batch) {
+    current_.push_back(std::move(e));
+    Advance(out);
+  }
+}
+
+void BatchSplitter::Finish(std::vector<std::vector<data::Element>>& out) {
+  if (split_ != Split::kBatchSizes || sizes_.empty()) return;
+  if (!started_) {
+    started_ = true;
+    Advance(out);  // leading pieces of size 0 come out even from no input
+  }
+  // The piece being filled is short (a full one was emitted): it ends the
+  // output, unless it is empty or drop_remainder drops it.
+  if (!current_.empty() && !drop_remainder_) out.push_back(std::move(current_));
+  current_.clear();
+  sizes_.clear();
+}
+
 std::vector<std::vector<data::Element>> RebatchBySizes(
     const std::vector<std::vector<data::Element>>& batches, const std::vector<int64_t>& sizes,
     bool drop_remainder) {
   std::vector<std::vector<data::Element>> out;
-  if (sizes.empty()) return out;
-  size_t batch = 0, offset = 0, index = 0;
-  bool input_done = false;
-  for (;;) {
-    if (input_done) return out;
-    const size_t desired = static_cast<size_t>(sizes[index]);
-    index = (index + 1) % sizes.size();
-    std::vector<data::Element> piece;
-    while (piece.size() < desired) {
-      // Skip empty input batches (a batch cannot be empty, but be safe).
-      while (batch < batches.size() && offset >= batches[batch].size()) {
-        ++batch;
-        offset = 0;
-      }
-      if (batch >= batches.size()) {
-        input_done = true;
-        break;
-      }
-      const size_t take = std::min(desired - piece.size(), batches[batch].size() - offset);
-      piece.insert(piece.end(), batches[batch].begin() + static_cast<std::ptrdiff_t>(offset),
-                   batches[batch].begin() + static_cast<std::ptrdiff_t>(offset + take));
-      offset += take;
-    }
-    if ((piece.empty() && desired > 0) || (drop_remainder && piece.size() < desired)) return out;
-    out.push_back(std::move(piece));
-  }
+  BatchSplitter splitter(Split::kBatchSizes, sizes, 0, drop_remainder);
+  for (const auto& b : batches) splitter.Add(b, out);
+  splitter.Finish(out);
+  return out;
 }
 
 std::vector<std::vector<data::Element>> RebatchLegacy(
     const std::vector<std::vector<data::Element>>& batches, int64_t n) {
   std::vector<std::vector<data::Element>> out;
-  for (const auto& b : batches) {
-    const size_t per = (b.size() + static_cast<size_t>(n) - 1) / static_cast<size_t>(n);
-    for (int64_t i = 0; i < n; ++i) {
-      const size_t begin = std::min(b.size(), per * static_cast<size_t>(i));
-      const size_t end = std::min(b.size(), begin + per);
-      out.emplace_back(b.begin() + static_cast<std::ptrdiff_t>(begin),
-                       b.begin() + static_cast<std::ptrdiff_t>(end));
-    }
-  }
+  BatchSplitter splitter(Split::kLegacy, {}, n, false);
+  for (const auto& b : batches) splitter.Add(b, out);
   return out;
 }
 

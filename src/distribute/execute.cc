@@ -1,0 +1,150 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// The streaming form of PlanLayout: the same decision and per-worker
+// pipelines, with batches split and sharded as they are read.
+
+#include "tfdist/execute.h"
+
+#include <fmt/format.h>
+
+#include <random>
+
+#include "plan.h"
+#include "policy.h"
+
+namespace tfdist::dist {
+
+Status WorkerStream::Next(std::vector<data::Element>& out, bool& end) {
+  end = false;
+  for (;;) {
+    if (!ready_.empty()) {
+      out = std::move(ready_.front());
+      ready_.pop_front();
+      return Status::OK();
+    }
+    if (input_done_) {
+      end = true;
+      return Status::OK();
+    }
+    data::Element e;
+    bool eos = false;
+    TFDIST_RETURN_IF_ERROR(it_->GetNext(e, eos));
+    std::vector<std::vector<data::Element>> pieces;
+    if (eos) {
+      input_done_ = true;
+      if (splitter_) splitter_->Finish(pieces);
+    } else if (batched_) {
+      splitter_->Add(std::move(e.items), pieces);
+    } else {
+      pieces.emplace_back();
+      pieces.back().push_back(std::move(e));
+    }
+    for (auto& piece : pieces) {
+      if (static_cast<int64_t>(pieces_ % static_cast<uint64_t>(keep_every_)) == keep_index_) {
+        ready_.push_back(std::move(piece));
+      }
+      ++pieces_;
+    }
+    // DATA: every worker must get a share, unless there is nothing at all.
+    if (input_done_ && keep_every_ > 1 && pieces_ > 0 &&
+        pieces_ < static_cast<uint64_t>(keep_every_)) {
+      return Status::InvalidArgument(fmt::format(
+          "DATA sharding needs at least {0} {1} for {0} workers, so that each worker gets "
+          "one; found {2}",
+          keep_every_, batched_ ? "per-replica batches" : "elements", pieces_));
+    }
+  }
+}
+
+Result<Execution> Execution::Plan(const data::Pipeline& original,
+                                  const DistributeOptions& options,
+                                  const data::BuildOptions& build_in) {
+  TFDIST_ASSIGN_OR_RETURN(const data::Pipeline pipeline, ExpandListFiles(original));
+  TFDIST_RETURN_IF_ERROR(CheckTopology(options));
+  const Topology& t = options.topology;
+  const int64_t W = t.workers, N = t.num_replicas_in_sync();
+  data::BuildOptions build = build_in;
+  // One seed for the run, so every worker draws the same unseeded shuffles.
+  if (!build.default_seed)
+    build.default_seed = (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+
+  Execution ex;
+  ex.topology_ = t;
+  const Structure s = Analyze(pipeline);
+  Decision& d = ex.decision_;
+  d.requested = options.policy;
+  d.batched = s.batched;
+  d.global_batch_size = s.global_batch_size;
+  d.drop_remainder = s.drop_remainder;
+  ex.batched_ = s.batched;
+
+  if (options.worker) {
+    ex.workers_.push_back(*options.worker);
+  } else {
+    for (int64_t w = 0; w < W; ++w) ex.workers_.push_back(w);
+  }
+
+  if (options.api == Api::kFromFunction) {
+    d.applied = AutoShardPolicy::kOff;
+    d.reason =
+        "distribute_datasets_from_function: the input function is each worker's pipeline; "
+        "nothing is sharded or split by tf.distribute";
+    d.split = Split::kNone;
+    d.split_reason = "distribute_datasets_from_function does not split batches";
+    if (s.shard_after_unseeded_shuffle) {
+      d.warnings.push_back(
+          "shard() follows an unseeded shuffle of file names: each worker shuffles differently, "
+          "so workers disagree on the order and files are read twice or never; give the "
+          "shuffle a seed, or shard before shuffling");
+    }
+    for (int64_t w : ex.workers_) {
+      data::BuildOptions b = build;
+      b.context = data::InputContext{W, w, N};
+      TFDIST_ASSIGN_OR_RETURN(auto dataset, data::BuildDataset(pipeline, b));
+      ex.plans_.push_back({w, std::move(dataset)});
+    }
+  } else {
+    TFDIST_RETURN_IF_ERROR(Decide(pipeline, s, options, build, d));
+    const bool shard_files = d.applied == AutoShardPolicy::kFile && W > 1;
+    // A dataset of its own for each worker, even where all run the same
+    // pipeline: each counts its own epochs, so their shuffles agree.
+    for (int64_t w : ex.workers_) {
+      data::BuildOptions b = build;
+      if (d.applied == AutoShardPolicy::kHint) b.shard_hint = std::make_pair(W, w);
+      TFDIST_ASSIGN_OR_RETURN(
+          auto dataset,
+          data::BuildDataset(shard_files ? ShardFiles(pipeline, s, W, w) : pipeline, b));
+      ex.plans_.push_back({w, std::move(dataset)});
+    }
+  }
+  ex.drops_short_step_ = s.batched && W == 1 && d.split == Split::kNone && s.drop_remainder;
+  return ex;
+}
+
+Result<std::unique_ptr<WorkerStream>> Execution::Open(int64_t worker) const {
+  const WorkerPlan* plan = nullptr;
+  for (const WorkerPlan& p : plans_) {
+    if (p.worker == worker) plan = &p;
+  }
+  if (plan == nullptr) {
+    return Status::Internal(fmt::format("worker {} is not part of this execution", worker));
+  }
+  std::unique_ptr<WorkerStream> stream(new WorkerStream);
+  TFDIST_ASSIGN_OR_RETURN(stream->it_, plan->dataset->MakeIterator());
+  stream->batched_ = batched_;
+  const Topology& t = topology_;
+  if (batched_) {
+    std::vector<int64_t> sizes;
+    if (decision_.split == Split::kBatchSizes) {
+      sizes = BatchSizesForWorker(*decision_.global_batch_size, t.workers, t.replicas, worker);
+    }
+    stream->splitter_ = std::make_unique<BatchSplitter>(decision_.split, std::move(sizes),
+                                                        t.num_replicas_in_sync(), false);
+  }
+  if (decision_.applied == AutoShardPolicy::kData && t.workers > 1) {
+    stream->keep_every_ = t.workers;
+    stream->keep_index_ = worker;
+  }
+  return stream;
+}
+
+}  // namespace tfdist::dist
