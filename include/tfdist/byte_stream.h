@@ -68,6 +68,15 @@ std::unique_ptr<ByteSource> NewPrefixedSource(std::string prefix,
 // REQUIRES: c is kGzip or kZlib.
 std::unique_ptr<ByteSource> NewInflatingSource(std::unique_ptr<ByteSource> inner, Compression c);
 
+// Time spent inside zlib's inflate and the bytes it produced, summed over
+// every inflating source and thread of the process (tfdist run's
+// "decompress" stage). Thread-safe.
+struct InflateTotals {
+  double seconds = 0;
+  uint64_t bytes = 0;
+};
+InflateTotals ProcessInflateTotals();
+
 // Looks at the first bytes of a file (`prefix`, the whole file when
 // `whole_file`) and says how it is compressed: gzip or zlib when the magic
 // matches and the first record read through the decompressor has a valid

@@ -28,6 +28,9 @@ class WorkerStream {
   // finds fewer pieces than workers.
   Status Next(std::vector<data::Element>& out, bool& end);
 
+  // Time spent splitting global batches into per-replica batches so far.
+  double split_seconds() const { return split_seconds_; }
+
  private:
   friend class Execution;
   WorkerStream() = default;
@@ -40,6 +43,7 @@ class WorkerStream {
   int64_t keep_index_ = 0;
   uint64_t pieces_ = 0;  // pieces seen before the DATA filter
   bool input_done_ = false;
+  double split_seconds_ = 0;
 };
 
 // A distribution ready to run: the decision, and each worker's dataset.

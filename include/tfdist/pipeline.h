@@ -15,6 +15,7 @@
 
 #include "tfdist/byte_stream.h"
 #include "tfdist/dataset.h"
+#include "tfdist/example_parse.h"
 #include "tfdist/result.h"
 
 namespace tfdist::data {
@@ -93,10 +94,18 @@ struct EnumerateOp {
 struct PrefetchOp {
   IntArg buffer_size;
 };
+// map(parse_example({...})) and the TensorFlow spellings of it (see
+// ParsePipeline). Elements stay records in the pipeline; the declared
+// features are parsed into dense columns where batches are staged.
+struct MapOp {
+  std::vector<proto::FeatureSpec> features;  // in the dict's order
+  bool single_example = false;               // parse_single_example: one record per element
+  std::optional<IntArg> num_parallel_calls;
+};
 
 using OpParams =
     std::variant<ListFilesOp, FromTensorSlicesOp, TFRecordOp, RangeOp, ShardOp, InterleaveOp,
-                 ShuffleOp, RepeatOp, BatchOp, TakeOp, SkipOp, EnumerateOp, PrefetchOp>;
+                 ShuffleOp, RepeatOp, BatchOp, TakeOp, SkipOp, EnumerateOp, PrefetchOp, MapOp>;
 
 struct Op {
   OpParams params;
@@ -116,6 +125,15 @@ struct Pipeline {
 // of interleave/flat_map may be `tfrecord`, `tf.data.TFRecordDataset`,
 // `tfrecord(compression_type="GZIP")` or
 // `lambda f: tf.data.TFRecordDataset(f, compression_type="GZIP")`.
+// map() takes one function, parse_example, declaring its features as
+// TensorFlow does: `map(parse_example({"x": FixedLenFeature([3], tf.float32)}))`,
+// `map(lambda r: tf.io.parse_single_example(r, features={...}))`, with
+// tf.io.FixedLenFeature(shape, dtype, default_value=None) values, dtypes
+// tf.int64, tf.float32 and tf.string, shapes as lists or tuples, and a
+// default_value of exactly the shape's number of values (nested or flat, as
+// TensorFlow reshapes it; a scalar for a shape of one value). It must apply
+// to records: not to file names, range() integers or enumerate() pairs; and
+// parse_single_example not to batches.
 // Error: InvalidArgument "line L, column C: <what was expected>"; `error_pos`
 // (when given) receives the byte offset the message points at.
 Result<Pipeline> ParsePipeline(std::string_view text, size_t* error_pos = nullptr);

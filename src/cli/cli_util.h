@@ -29,6 +29,9 @@ void AddGenCommand(CLI::App& app, Action* action);
 void AddTakeCommand(CLI::App& app, Action* action);
 void AddLayoutCommand(CLI::App& app, Action* action);
 void AddIndexCommand(CLI::App& app, Action* action);
+void AddRunCommand(CLI::App& app, Action* action);
+void AddReshardCommand(CLI::App& app, Action* action);
+void AddConvertCommand(CLI::App& app, Action* action);
 
 // Prints "tfdist: error: <message>" to stderr and, when `json`, the error
 // object of SPEC.md section 5 to stdout. Returns the exit code for `status`.

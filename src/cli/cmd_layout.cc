@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "cli_util.h"
+#include "distribute_args.h"
 #include "tfdist/distribute.h"
 
 namespace tfdist::cli {
@@ -19,15 +20,9 @@ namespace {
 
 struct LayoutOptions {
   PipelineArgs pipeline;
-  std::optional<int64_t> workers;
-  int64_t replicas = 1;
-  std::optional<int64_t> worker;
-  std::string api = "distribute";
-  std::string policy = "AUTO";
-  std::string rebatch = "auto";
+  DistributeArgs distribute;
   std::string format = "table";
   std::string label = "payload";
-  std::optional<int64_t> steps;
 };
 
 std::string BatchText(const std::vector<data::Element>& batch, data::LabelMode mode) {
@@ -189,52 +184,11 @@ void PrintSummary(const dist::LayoutSummary& l, const std::string& source_text,
 
 int RunLayout(const LayoutOptions& o) {
   const bool json = o.format == "json";
-  Result<dist::LauncherTopology> launcher =
-      dist::TopologyFromEnvironment([](const char* name) { return std::getenv(name); });
-  if (!launcher.ok()) return ReportError(launcher.status(), json);
-  dist::DistributeOptions d;
-  nlohmann::ordered_json source = nlohmann::ordered_json::object();
-  std::string source_text;
-  if (o.workers) {
-    d.topology.workers = *o.workers;
-    source["workers"] = "--workers";
-  } else if (launcher->workers) {
-    d.topology.workers = *launcher->workers;
-    source["workers"] = launcher->source;
-  } else {
-    source["workers"] = "default";
-  }
-  d.topology.replicas = o.replicas;
-  if (o.worker) {
-    d.worker = *o.worker;
-    source["worker"] = "--worker";
-  } else if (launcher->worker) {
-    d.worker = *launcher->worker;
-    source["worker"] = launcher->source;
-  }
-  if (!launcher->source.empty()) {
-    source_text = fmt::format(" (from {}: worker {} of {})", launcher->source,
-                              launcher->worker.value_or(0), launcher->workers.value_or(1));
-  }
-  if (d.worker && *d.worker >= d.topology.workers) {
-    return ReportError(Status::InvalidArgument(
-                           fmt::format("worker {} ({}) is not one of the {} workers ({})",
-                                       *d.worker, source.value("worker", std::string()),
-                                       d.topology.workers, source.value("workers", std::string()))),
-                       json);
-  }
-  d.api = o.api == "from-function" ? dist::Api::kFromFunction : dist::Api::kDistribute;
-  Result<dist::AutoShardPolicy> policy = dist::ParsePolicy(o.policy);
-  if (!policy.ok()) return ReportError(policy.status(), json);
-  d.policy = *policy;
-  Result<dist::Split> split = dist::ParseSplit(o.rebatch);
-  if (!split.ok()) return ReportError(split.status(), json);
-  d.split = *split;
-  if (o.steps) {
-    if (*o.steps < 0)
-      return ReportError(Status::InvalidArgument("--steps must be at least 0"), json);
-    d.max_steps = *o.steps;
-  }
+  Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute);
+  if (!resolved.ok()) return ReportError(resolved.status(), json);
+  const dist::DistributeOptions& d = resolved->options;
+  const nlohmann::ordered_json& source = resolved->source;
+  const std::string& source_text = resolved->source_text;
 
   // Parse here (not BuildPipeline): layout builds one pipeline per worker.
   Result<data::Pipeline> pipeline = ParsePipelineArgs(o.pipeline, json);
@@ -282,24 +236,10 @@ void AddLayoutCommand(CLI::App& app, Action* action) {
       "Show what each worker and replica receives under tf.distribute, step by step: "
       "auto-sharding (FILE, DATA, AUTO, OFF, HINT), the split of global batches, empty batches");
   AddPipelineArgs(*cmd, &o->pipeline);
-  cmd->add_option("--workers", o->workers,
-                  "Workers (input pipelines, one per host); default: from TF_CONFIG, Open MPI, "
-                  "Slurm or torchrun, else 1");
-  cmd->add_option("--replicas", o->replicas, "Replicas in sync per worker (GPUs per host)")
-      ->default_val(1);
-  cmd->add_option("--worker", o->worker,
-                  "Show only this worker; default: from the launcher's environment, else all");
-  cmd->add_option("--api", o->api,
-                  "distribute (experimental_distribute_dataset) or from-function "
-                  "(distribute_datasets_from_function: the pipeline is the input function)")
-      ->check(CLI::IsMember({"distribute", "from-function"}))
-      ->default_str("distribute");
-  cmd->add_option("--policy", o->policy, "Auto-shard policy: AUTO, FILE, DATA, OFF or HINT")
-      ->default_str("AUTO");
-  cmd->add_option("--rebatch", o->rebatch,
-                  "How global batches are split: auto, batch-sizes (RebatchDatasetV2), legacy "
-                  "(RebatchDataset), none")
-      ->default_str("auto");
+  AddDistributeArgs(*cmd, &o->distribute,
+                    "Show only this worker; default: from the launcher's environment, else all",
+                    "Plan only the first N global steps (needed for a pipeline that repeats "
+                    "forever)");
   cmd->add_option("--format", o->format, "table, json (the contract for scripts) or summary")
       ->check(CLI::IsMember({"table", "json", "summary"}))
       ->default_str("table");
@@ -307,9 +247,6 @@ void AddLayoutCommand(CLI::App& app, Action* action) {
                   "payload (a record's text when printable) or ref (file:index)")
       ->check(CLI::IsMember({"payload", "ref"}))
       ->default_str("payload");
-  cmd->add_option(
-      "--steps", o->steps,
-      "Plan only the first N global steps (needed for a pipeline that repeats forever)");
   cmd->callback([o, action] { *action = [o] { return RunLayout(*o); }; });
 }
 

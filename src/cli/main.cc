@@ -34,7 +34,10 @@ int main(int argc, char** argv) {
   tfdist::cli::AddCatCommand(app, &action);
   tfdist::cli::AddGenCommand(app, &action);
   tfdist::cli::AddIndexCommand(app, &action);
+  tfdist::cli::AddReshardCommand(app, &action);
+  tfdist::cli::AddConvertCommand(app, &action);
   tfdist::cli::AddLayoutCommand(app, &action);
+  tfdist::cli::AddRunCommand(app, &action);
   tfdist::cli::AddTakeCommand(app, &action);
 
   // CLI11 words an unknown command as "A subcommand is required"; say it plainly.

@@ -14,7 +14,7 @@ namespace tfdist::data {
 namespace {
 
 struct Token {
-  enum class Kind { kName, kInt, kString, kPunct, kEnd };
+  enum class Kind { kName, kInt, kFloat, kString, kPunct, kEnd };
   Kind kind = Kind::kEnd;
   std::string text;  // the name, the string's value, the punctuation, or the digits
   size_t pos = 0;
@@ -25,6 +25,7 @@ std::string Describe(const Token& t) {
     case Token::Kind::kName:
       return fmt::format("'{}'", t.text);
     case Token::Kind::kInt:
+    case Token::Kind::kFloat:
       return fmt::format("the number {}", t.text);
     case Token::Kind::kString:
       return "a string";
@@ -99,40 +100,55 @@ class Parser {
       }
       Token t;
       t.pos = p;
-      if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      // b"..." is a bytes literal: its value is the string's.
+      const bool bytes_prefix = (c == 'b' || c == 'B') && p + 1 < text_.size() &&
+                                (text_[p + 1] == '"' || text_[p + 1] == '\'');
+      if (bytes_prefix) ++p;
+      const char q = text_[p];
+      const bool number_start = std::isdigit(static_cast<unsigned char>(c)) ||
+                                (c == '.' && p + 1 < text_.size() &&
+                                 std::isdigit(static_cast<unsigned char>(text_[p + 1])) &&
+                                 !tokens_.empty() && tokens_.back().kind == Token::Kind::kPunct &&
+                                 tokens_.back().text != ")" && tokens_.back().text != "]");
+      if (bytes_prefix) {
+        TFDIST_RETURN_IF_ERROR(LexString(p, q, t));
+      } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
         t.kind = Token::Kind::kName;
         while (p < text_.size() &&
                (std::isalnum(static_cast<unsigned char>(text_[p])) || text_[p] == '_')) {
           ++p;
         }
         t.text = std::string(text_.substr(t.pos, p - t.pos));
-      } else if (std::isdigit(static_cast<unsigned char>(c))) {
+      } else if (number_start) {
+        // An integer, or a float with a fraction or an exponent: 1.5, 2., .5, 1e-3.
+        auto is_digit = [&](size_t i) {
+          return i < text_.size() && std::isdigit(static_cast<unsigned char>(text_[i]));
+        };
         t.kind = Token::Kind::kInt;
+        while (is_digit(p) || (p < text_.size() && text_[p] == '_')) ++p;
+        if (p < text_.size() && text_[p] == '.' &&
+            (p + 1 >= text_.size() || !std::isalpha(static_cast<unsigned char>(text_[p + 1])))) {
+          t.kind = Token::Kind::kFloat;
+          ++p;
+          while (is_digit(p)) ++p;
+        }
+        if (p < text_.size() && (text_[p] == 'e' || text_[p] == 'E')) {
+          const size_t sign = p + 1 < text_.size() && (text_[p + 1] == '-' || text_[p + 1] == '+');
+          if (is_digit(p + 1 + sign)) {
+            t.kind = Token::Kind::kFloat;
+            p += 1 + sign;
+            while (is_digit(p)) ++p;
+          }
+        }
+        // Letters run on into the token, so "12abc" is reported whole.
         while (p < text_.size() &&
                (std::isalnum(static_cast<unsigned char>(text_[p])) || text_[p] == '_')) {
           ++p;
         }
         t.text = std::string(text_.substr(t.pos, p - t.pos));
       } else if (c == '"' || c == '\'') {
-        t.kind = Token::Kind::kString;
-        ++p;
-        for (;;) {
-          if (p >= text_.size() || text_[p] == '\n') {
-            return ErrorAt(t.pos, "this string is not closed");
-          }
-          if (text_[p] == c) {
-            ++p;
-            break;
-          }
-          if (text_[p] == '\\' && p + 1 < text_.size()) {
-            const char e = text_[p + 1];
-            t.text += e == 'n' ? '\n' : e == 't' ? '\t' : e;
-            p += 2;
-            continue;
-          }
-          t.text += text_[p++];
-        }
-      } else if (std::string_view("().,=[]:-").find(c) != std::string_view::npos) {
+        TFDIST_RETURN_IF_ERROR(LexString(p, c, t));
+      } else if (std::string_view("().,=[]:-{}").find(c) != std::string_view::npos) {
         t.kind = Token::Kind::kPunct;
         t.text = std::string(1, c);
         ++p;
@@ -145,6 +161,28 @@ class Parser {
     end.pos = text_.size();
     tokens_.push_back(end);
     return Status::OK();
+  }
+
+  // A quoted string from text_[p] (the quote `q`); leaves p after it.
+  Status LexString(size_t& p, char q, Token& t) {
+    t.kind = Token::Kind::kString;
+    ++p;
+    for (;;) {
+      if (p >= text_.size() || text_[p] == '\n') {
+        return ErrorAt(t.pos, "this string is not closed");
+      }
+      if (text_[p] == q) {
+        ++p;
+        return Status::OK();
+      }
+      if (text_[p] == '\\' && p + 1 < text_.size()) {
+        const char e = text_[p + 1];
+        t.text += e == 'n' ? '\n' : e == 't' ? '\t' : e;
+        p += 2;
+        continue;
+      }
+      t.text += text_[p++];
+    }
   }
 
   const Token& Peek(size_t ahead = 0) const {
@@ -232,8 +270,15 @@ class Parser {
     e.pos = t.pos;
     if (IsPunct(t, "-") && Peek(1).kind == Token::Kind::kInt) {
       ++i_;
-      TFDIST_RETURN_IF_ERROR(ParseInt(Peek(), e));
-      e.number = -e.number;
+      TFDIST_RETURN_IF_ERROR(ParseInt(Peek(), e, true));
+      e.pos = t.pos;
+      ++i_;
+      return Status::OK();
+    }
+    if (IsPunct(t, "-") && Peek(1).kind == Token::Kind::kFloat) {
+      ++i_;
+      TFDIST_RETURN_IF_ERROR(ParseFloat(Peek(), e));
+      e.real = -e.real;
       e.pos = t.pos;
       ++i_;
       return Status::OK();
@@ -241,6 +286,10 @@ class Parser {
     switch (t.kind) {
       case Token::Kind::kInt:
         TFDIST_RETURN_IF_ERROR(ParseInt(t, e));
+        ++i_;
+        return Status::OK();
+      case Token::Kind::kFloat:
+        TFDIST_RETURN_IF_ERROR(ParseFloat(t, e));
         ++i_;
         return Status::OK();
       case Token::Kind::kString:
@@ -288,6 +337,8 @@ class Parser {
           ++i_;
           return Status::OK();
         }
+        if (t.text == "(") return ParseTuple(e);
+        if (t.text == "{") return ParseDict(e);
         break;
       case Token::Kind::kEnd:
         break;
@@ -296,14 +347,79 @@ class Parser {
                                 Describe(t)));
   }
 
-  Status ParseInt(const Token& t, Expr& e) {
+  // "(x)" is x; "()", "(x,)" and "(x, y)" are tuples.
+  Status ParseTuple(Expr& e) {
+    ++i_;  // (
+    std::vector<Expr> items;
+    bool comma = false;
+    while (!IsPunct(Peek(), ")")) {
+      Expr item;
+      TFDIST_RETURN_IF_ERROR(ParseExpr(item));
+      items.push_back(std::move(item));
+      if (IsPunct(Peek(), ",")) {
+        comma = true;
+        ++i_;
+        continue;
+      }
+      if (!IsPunct(Peek(), ")")) {
+        return Error(Peek(),
+                     fmt::format("expected ',' or ')' in a tuple; got {}", Describe(Peek())));
+      }
+    }
+    ++i_;
+    if (items.size() == 1 && !comma) {
+      e = std::move(items[0]);
+      return Status::OK();
+    }
+    e.kind = Expr::Kind::kTuple;
+    e.items = std::move(items);
+    return Status::OK();
+  }
+
+  Status ParseDict(Expr& e) {
+    ++i_;  // {
+    e.kind = Expr::Kind::kDict;
+    while (!IsPunct(Peek(), "}")) {
+      Expr key, value;
+      TFDIST_RETURN_IF_ERROR(ParseExpr(key));
+      TFDIST_RETURN_IF_ERROR(Expect(":", "':' after a dict key"));
+      TFDIST_RETURN_IF_ERROR(ParseExpr(value));
+      e.items.push_back(std::move(key));
+      e.items.push_back(std::move(value));
+      if (IsPunct(Peek(), ",")) {
+        ++i_;
+        continue;
+      }
+      if (!IsPunct(Peek(), "}")) {
+        return Error(Peek(),
+                     fmt::format("expected ',' or '}}' in a dict; got {}", Describe(Peek())));
+      }
+    }
+    ++i_;
+    return Status::OK();
+  }
+
+  // `negative`: the text follows a '-' (so -9223372036854775808 fits).
+  Status ParseInt(const Token& t, Expr& e, bool negative = false) {
     e.kind = Expr::Kind::kInt;
+    const std::string text = (negative ? "-" : "") + t.text;
     int64_t v = 0;
-    const auto [ptr, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
-    if (ec != std::errc() || ptr != t.text.data() + t.text.size()) {
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || ptr != text.data() + text.size()) {
       return Error(t, fmt::format("'{}' is not an integer tfdist can use", t.text));
     }
     e.number = v;
+    return Status::OK();
+  }
+
+  Status ParseFloat(const Token& t, Expr& e) {
+    e.kind = Expr::Kind::kFloat;
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec != std::errc() || ptr != t.text.data() + t.text.size()) {
+      return Error(t, fmt::format("'{}' is not a number tfdist can use", t.text));
+    }
+    e.real = v;
     return Status::OK();
   }
 

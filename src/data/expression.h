@@ -19,8 +19,11 @@ struct Arg;
 struct Expr {
   enum class Kind {
     kInt,     // 42, -1
-    kString,  // "a" or 'a'
+    kFloat,   // 0.5, -1e-3, 2.
+    kString,  // "a", 'a' or b"a"
     kList,    // [a, b]
+    kTuple,   // (), (a,), (a, b)
+    kDict,    // {k: v, ...}
     kName,    // tfrecord, True, None, ctx.num_input_pipelines (dotted)
     kCall,    // tfrecord(compression_type="GZIP"), ctx.get_per_replica_batch_size(64)
     kLambda,  // lambda f: tf.data.TFRecordDataset(f)
@@ -28,8 +31,11 @@ struct Expr {
   Kind kind = Kind::kInt;
   size_t pos = 0;      // byte offset of the value in the text
   int64_t number = 0;  // kInt
+  double real = 0;     // kFloat
   std::string text;    // kString: the value; kName, kCall: the dotted name; kLambda: the parameter
-  std::vector<Expr> items;  // kList: the elements; kLambda: {the body}
+  // kList, kTuple: the elements; kDict: key, value, key, value, ...;
+  // kLambda: {the body}
+  std::vector<Expr> items;
   std::vector<Arg> args;    // kCall
 };
 

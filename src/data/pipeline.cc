@@ -103,10 +103,16 @@ class Binder {
     switch (e.kind) {
       case Expr::Kind::kInt:
         return fmt::format("{}", e.number);
+      case Expr::Kind::kFloat:
+        return fmt::format("{}", e.real);
       case Expr::Kind::kString:
         return fmt::format("\"{}\"", e.text);
       case Expr::Kind::kList:
         return "a list";
+      case Expr::Kind::kTuple:
+        return "a tuple";
+      case Expr::Kind::kDict:
+        return "a dict";
       case Expr::Kind::kName:
         return e.text;
       case Expr::Kind::kCall:
@@ -270,6 +276,233 @@ class Binder {
                                       ExprText(e)));
   }
 
+  // parse_example / parse_single_example under TensorFlow's names; `single`
+  // tells which.
+  static bool IsParseName(std::string_view name, bool& single) {
+    for (std::string_view prefix : {"", "tf.io.", "io.", "tf."}) {
+      if (!name.starts_with(prefix)) continue;
+      const std::string_view rest = name.substr(prefix.size());
+      if (rest == "parse_example" || rest == "parse_single_example") {
+        single = rest == "parse_single_example";
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The function of map(): parse_example({...}) or
+  // lambda x: tf.io.parse_example(x, {...}) (either name, features= allowed).
+  Status MapFunction(const Expr& e, MapOp& p) {
+    bool single = false;
+    static constexpr Param kPartial[] = {{"features", true}, {"name", false}};
+    static constexpr Param kFull[] = {
+        {"serialized", true}, {"features", true}, {"name", false}, {"example_names", false}};
+    if (e.kind == Expr::Kind::kCall && IsParseName(e.text, single)) {
+      Call call{e.text, e.pos, e.pos, e.args};
+      TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, e.text, kPartial));
+      p.single_example = single;
+      TFDIST_ASSIGN_OR_RETURN(p.features, Features(*b[0]));
+      return Status::OK();
+    }
+    if (e.kind == Expr::Kind::kLambda) {
+      const Expr& body = e.items[0];
+      if (body.kind == Expr::Kind::kCall && IsParseName(body.text, single)) {
+        Call call{body.text, body.pos, body.pos, body.args};
+        TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, body.text, kFull));
+        if (b[0]->kind != Expr::Kind::kName || b[0]->text != e.text) {
+          return ErrorAt(b[0]->pos, fmt::format("the lambda must parse its argument: lambda {0}: "
+                                                "{1}({0}, {{...}})",
+                                                e.text, body.text));
+        }
+        p.single_example = single;
+        TFDIST_ASSIGN_OR_RETURN(p.features, Features(*b[1]));
+        return Status::OK();
+      }
+      return ErrorAt(body.pos,
+                     fmt::format("tfdist only supports map(parse_example(...)); the lambda "
+                                 "computes {}",
+                                 ExprText(body)));
+    }
+    return ErrorAt(
+        e.pos, fmt::format("tfdist only supports map(parse_example(...)); got {}", ExprText(e)));
+  }
+
+  // {"name": tf.io.FixedLenFeature(shape, dtype, default_value), ...}
+  Result<std::vector<proto::FeatureSpec>> Features(const Expr& e) {
+    if (e.kind != Expr::Kind::kDict) {
+      return ErrorAt(e.pos, fmt::format("expected a dict of feature names to "
+                                        "tf.io.FixedLenFeature(...); got {}",
+                                        ExprText(e)));
+    }
+    std::vector<proto::FeatureSpec> out;
+    for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
+      const Expr& key = e.items[i];
+      const Expr& value = e.items[i + 1];
+      if (key.kind != Expr::Kind::kString) {
+        return ErrorAt(key.pos, fmt::format("feature names are strings; got {}", ExprText(key)));
+      }
+      for (const proto::FeatureSpec& f : out) {
+        if (f.name == key.text) {
+          return ErrorAt(key.pos, fmt::format("feature '{}' is declared twice", key.text));
+        }
+      }
+      TFDIST_ASSIGN_OR_RETURN(proto::FeatureSpec spec, Feature(value, key.text));
+      out.push_back(std::move(spec));
+    }
+    if (out.empty()) return ErrorAt(e.pos, "parse_example needs at least one feature");
+    Result<proto::DenseParser> check = proto::DenseParser::Create(out);
+    if (!check.ok()) return ErrorAt(e.pos, check.status().message());
+    return out;
+  }
+
+  Result<proto::FeatureSpec> Feature(const Expr& e, const std::string& name) {
+    if (e.kind != Expr::Kind::kCall || !EndsWith(e.text, "FixedLenFeature")) {
+      for (std::string_view other :
+           {"VarLenFeature", "SparseFeature", "RaggedFeature", "FixedLenSequenceFeature"}) {
+        if (e.kind == Expr::Kind::kCall && EndsWith(e.text, other)) {
+          return ErrorAt(e.pos, fmt::format("feature '{}': tfdist parses dense features only "
+                                            "(tf.io.FixedLenFeature); got {}",
+                                            name, other));
+        }
+      }
+      return ErrorAt(e.pos, fmt::format("feature '{}': expected tf.io.FixedLenFeature(shape, "
+                                        "dtype, default_value=None); got {}",
+                                        name, ExprText(e)));
+    }
+    static constexpr Param kParams[] = {{"shape", true}, {"dtype", true}, {"default_value", false}};
+    Call call{e.text, e.pos, e.pos, e.args};
+    TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, "FixedLenFeature", kParams));
+    proto::FeatureSpec spec;
+    spec.name = name;
+    TFDIST_ASSIGN_OR_RETURN(spec.shape, Shape(*b[0], name));
+    TFDIST_ASSIGN_OR_RETURN(spec.type, Dtype(*b[1], name));
+    if (!IsNone(b[2])) {
+      proto::FeatureValues values;
+      std::vector<size_t> dims;
+      TFDIST_RETURN_IF_ERROR(DefaultValues(*b[2], spec.type, name, 0, dims, values));
+      const size_t n = spec.type == proto::FeatureType::kInt64   ? values.int64s.size()
+                       : spec.type == proto::FeatureType::kFloat ? values.floats.size()
+                                                                 : values.bytes.size();
+      if (n != static_cast<size_t>(spec.num_values())) {
+        return ErrorAt(b[2]->pos,
+                       fmt::format("feature '{}': default_value has {} value{}; shape [{}] needs "
+                                   "{} (TensorFlow reshapes the default to the shape)",
+                                   name, n, n == 1 ? "" : "s", fmt::join(spec.shape, ", "),
+                                   spec.num_values()));
+      }
+      spec.default_value = std::move(values);
+    }
+    return spec;
+  }
+
+  // [], [3], (2, 2), () or 3 (one dimension, as TensorShape(3)).
+  Result<std::vector<int64_t>> Shape(const Expr& e, const std::string& name) {
+    std::vector<int64_t> shape;
+    if (e.kind == Expr::Kind::kInt) {
+      shape.push_back(e.number);
+    } else if (e.kind == Expr::Kind::kList || e.kind == Expr::Kind::kTuple) {
+      for (const Expr& d : e.items) {
+        if (d.kind == Expr::Kind::kName && d.text == "None") {
+          return ErrorAt(d.pos, fmt::format("feature '{}': a FixedLenFeature shape must be fully "
+                                            "defined; got None",
+                                            name));
+        }
+        if (d.kind != Expr::Kind::kInt) {
+          return ErrorAt(d.pos, fmt::format("feature '{}': expected an integer dimension; got {}",
+                                            name, ExprText(d)));
+        }
+        shape.push_back(d.number);
+      }
+    } else {
+      return ErrorAt(e.pos, fmt::format("feature '{}': expected a shape such as [], [3] or (2, 2); "
+                                        "got {}",
+                                        name, ExprText(e)));
+    }
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] < 0) {
+        const Expr& d = e.kind == Expr::Kind::kInt ? e : e.items[i];
+        return ErrorAt(d.pos, fmt::format("feature '{}': dimensions must be non-negative; got {}",
+                                          name, shape[i]));
+      }
+    }
+    return shape;
+  }
+
+  Result<proto::FeatureType> Dtype(const Expr& e, const std::string& name) {
+    std::string_view t = e.kind == Expr::Kind::kName ? std::string_view(e.text) : "";
+    for (std::string_view prefix : {"tf.dtypes.", "tf.", "dtypes."}) {
+      if (t.starts_with(prefix)) {
+        t.remove_prefix(prefix.size());
+        break;
+      }
+    }
+    if (t == "int64") return proto::FeatureType::kInt64;
+    if (t == "float32") return proto::FeatureType::kFloat;
+    if (t == "string") return proto::FeatureType::kBytes;
+    if (t == "float") {
+      return ErrorAt(e.pos, fmt::format("feature '{}': unknown dtype {} (TensorFlow has no "
+                                        "tf.float; use tf.float32)",
+                                        name, e.text));
+    }
+    for (std::string_view other :
+         {"int8", "int16", "int32", "uint8", "uint16", "uint32", "uint64", "float16", "half",
+          "float64", "double", "bfloat16", "bool", "complex64", "complex128"}) {
+      if (t == other) {
+        return ErrorAt(e.pos, fmt::format("feature '{}': parse_example parses tf.int64, tf.float32 "
+                                          "and tf.string; got {}",
+                                          name, e.text));
+      }
+    }
+    return ErrorAt(e.pos, fmt::format("feature '{}': unknown dtype {}; expected tf.int64, "
+                                      "tf.float32 or tf.string",
+                                      name, ExprText(e)));
+  }
+
+  // Flattens a (nested) default_value of `type`; nested lists must be
+  // rectangular, as a tensor is. `dims[depth]` is the size seen at each depth.
+  Status DefaultValues(const Expr& e, proto::FeatureType type, const std::string& name,
+                       size_t depth, std::vector<size_t>& dims, proto::FeatureValues& out) {
+    if (e.kind == Expr::Kind::kList || e.kind == Expr::Kind::kTuple) {
+      if (depth >= 32) return ErrorAt(e.pos, "default_value nests too deep");
+      if (dims.size() <= depth) dims.resize(depth + 1, e.items.size());
+      if (dims[depth] != e.items.size()) {
+        return ErrorAt(e.pos, fmt::format("feature '{}': default_value is not rectangular (rows "
+                                          "of {} and {} values)",
+                                          name, dims[depth], e.items.size()));
+      }
+      for (const Expr& item : e.items) {
+        TFDIST_RETURN_IF_ERROR(DefaultValues(item, type, name, depth + 1, dims, out));
+      }
+      return Status::OK();
+    }
+    if (dims.size() > depth) {
+      return ErrorAt(e.pos, fmt::format("feature '{}': default_value is not rectangular", name));
+    }
+    switch (type) {
+      case proto::FeatureType::kInt64:
+        if (e.kind == Expr::Kind::kInt) {
+          out.int64s.push_back(e.number);
+          return Status::OK();
+        }
+        break;
+      case proto::FeatureType::kFloat:
+        if (e.kind == Expr::Kind::kInt || e.kind == Expr::Kind::kFloat) {
+          out.floats.push_back(e.kind == Expr::Kind::kInt ? static_cast<float>(e.number)
+                                                          : static_cast<float>(e.real));
+          return Status::OK();
+        }
+        break;
+      case proto::FeatureType::kBytes:
+        if (e.kind == Expr::Kind::kString) {
+          out.bytes.push_back(e.text);
+          return Status::OK();
+        }
+        break;
+    }
+    return ErrorAt(e.pos, fmt::format("feature '{}': default_value for {} cannot hold {}", name,
+                                      proto::FeatureDtypeName(type), ExprText(e)));
+  }
+
   Result<Op> Source(const Call& call) {
     // Accept TensorFlow's spellings: tf.data.Dataset.range, Dataset.range, range.
     std::string name = call.name;
@@ -426,11 +659,18 @@ class Binder {
       TFDIST_ASSIGN_OR_RETURN(IntArg size, Int(*b[0], "buffer_size"));
       op.params = PrefetchOp{size};
     } else if (name == "map") {
-      return ErrorAt(call.pos, "map() is not supported yet; tfdist reads records as they are");
+      static constexpr Param kParams[] = {
+          {"map_func", true}, {"num_parallel_calls", false}, {"deterministic", false}};
+      TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
+      MapOp p;
+      TFDIST_RETURN_IF_ERROR(MapFunction(*b[0], p));
+      TFDIST_ASSIGN_OR_RETURN(p.num_parallel_calls, OptInt(b[1], "num_parallel_calls"));
+      if (b[2] != nullptr) TFDIST_RETURN_IF_ERROR(OptBool(b[2], "deterministic"));
+      op.params = std::move(p);
     } else {
       return ErrorAt(call.pos,
                      fmt::format("unknown method '{}'; expected shard, interleave, flat_map, "
-                                 "shuffle, repeat, batch, take, skip, enumerate or prefetch",
+                                 "shuffle, repeat, batch, take, skip, enumerate, prefetch or map",
                                  name));
     }
     return op;
@@ -633,6 +873,14 @@ class Builder {
       if (size == 0) return in;
       return NewPrefetchDataset(std::move(in), size);
     }
+    if (const auto* p = std::get_if<MapOp>(&op.params)) {
+      // Records pass through: they are parsed where batches are staged.
+      if (p->num_parallel_calls) {
+        TFDIST_RETURN_IF_ERROR(
+            AtLeast(*p->num_parallel_calls, 1, name, "num_parallel_calls", true, kMaxThreads));
+      }
+      return in;
+    }
     return ErrorAt(op.pos, fmt::format("{}() cannot be built", name));
   }
 
@@ -648,6 +896,55 @@ class Builder {
   uint64_t seed_;
   mutable uint64_t unseeded_ = 0;
 };
+
+// map(parse_example) needs records: follows the kind of element each op
+// produces (batches keep their elements' kind).
+Status CheckMaps(const Pipeline& pipeline, Binder& binder) {
+  enum class Kind { kNames, kRecords, kInts, kPairs };
+  Kind kind = Kind::kRecords;
+  bool batched = false;
+  for (const Op& op : pipeline.ops) {
+    const OpParams& p = op.params;
+    if (std::holds_alternative<ListFilesOp>(p) || std::holds_alternative<FromTensorSlicesOp>(p)) {
+      kind = Kind::kNames;
+    } else if (std::holds_alternative<TFRecordOp>(p) || std::holds_alternative<InterleaveOp>(p)) {
+      kind = Kind::kRecords;
+    } else if (std::holds_alternative<RangeOp>(p)) {
+      kind = Kind::kInts;
+    } else if (std::holds_alternative<EnumerateOp>(p)) {
+      kind = Kind::kPairs;
+    } else if (std::holds_alternative<BatchOp>(p)) {
+      batched = true;
+    } else if (const auto* m = std::get_if<MapOp>(&p)) {
+      std::string_view what;
+      switch (kind) {
+        case Kind::kNames:
+          what = "file names; apply it after the reader (tfrecord, interleave or flat_map)";
+          break;
+        case Kind::kInts:
+          what = "integers from range()";
+          break;
+        case Kind::kPairs:
+          what = "(index, element) pairs from enumerate(); apply it before enumerate()";
+          break;
+        case Kind::kRecords:
+          break;
+      }
+      if (!what.empty()) {
+        return binder.ErrorAt(op.pos,
+                              fmt::format("map(parse_example) parses records; here the elements "
+                                          "are {}",
+                                          what));
+      }
+      if (m->single_example && batched) {
+        return binder.ErrorAt(op.pos,
+                              "parse_single_example parses one record, but after batch() "
+                              "each element is a batch; use parse_example");
+      }
+    }
+  }
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -669,6 +966,7 @@ Result<Pipeline> ParsePipeline(std::string_view text, size_t* error_pos) {
     TFDIST_ASSIGN_OR_RETURN(Op op, binder.Transform(chain.calls[i]));
     pipeline.ops.push_back(std::move(op));
   }
+  TFDIST_RETURN_IF_ERROR(CheckMaps(pipeline, binder));
   return pipeline;
 }
 

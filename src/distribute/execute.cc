@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <random>
 
 #include "plan.h"
@@ -29,6 +30,7 @@ Status WorkerStream::Next(std::vector<data::Element>& out, bool& end) {
     bool eos = false;
     TFDIST_RETURN_IF_ERROR(it_->GetNext(e, eos));
     std::vector<std::vector<data::Element>> pieces;
+    const auto start = std::chrono::steady_clock::now();
     if (eos) {
       input_done_ = true;
       if (splitter_) splitter_->Finish(pieces);
@@ -38,6 +40,7 @@ Status WorkerStream::Next(std::vector<data::Element>& out, bool& end) {
       pieces.emplace_back();
       pieces.back().push_back(std::move(e));
     }
+    split_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (auto& piece : pieces) {
       if (static_cast<int64_t>(pieces_ % static_cast<uint64_t>(keep_every_)) == keep_index_) {
         ready_.push_back(std::move(piece));

@@ -17,13 +17,18 @@ bool Is(const Op& op) {
 }
 
 // Ops that keep the batch dimension (TensorFlow's compute_batch_size list).
+// MapDataset is not on that list: a map after batch() hides the static batch
+// size (its elements stay batches).
 bool KeepsBatch(const Op& op) {
   return Is<data::PrefetchOp>(op) || Is<data::RepeatOp>(op) || Is<data::ShardOp>(op) ||
          Is<data::ShuffleOp>(op) || Is<data::SkipOp>(op) || Is<data::TakeOp>(op);
 }
 
-// Ops FILE sharding can see through between the reader and the end.
-bool FileTransparent(const Op& op) { return KeepsBatch(op) || Is<data::BatchOp>(op); }
+// Ops FILE sharding can see through between the reader and the end
+// (auto_shard.cc's pass-through list, which holds MapDataset).
+bool FileTransparent(const Op& op) {
+  return KeepsBatch(op) || Is<data::BatchOp>(op) || Is<data::MapOp>(op);
+}
 
 data::IntArg Literal(int64_t v, size_t pos) {
   data::IntArg a;
@@ -79,11 +84,16 @@ Structure Analyze(const data::Pipeline& p) {
     }
   }
   // Walk back from the end through batch-preserving ops to a batch().
+  bool size_hidden = false;
   for (size_t i = ops.size(); i-- > 0;) {
     if (KeepsBatch(ops[i])) continue;
+    if (Is<data::MapOp>(ops[i])) {
+      size_hidden = true;
+      continue;
+    }
     if (const auto* b = std::get_if<data::BatchOp>(&ops[i].params)) {
       s.batched = true;
-      if (b->batch_size.symbol == data::IntArg::Symbol::kLiteral) {
+      if (b->batch_size.symbol == data::IntArg::Symbol::kLiteral && !size_hidden) {
         s.global_batch_size = b->batch_size.value;
       }
       s.drop_remainder = b->drop_remainder;

@@ -21,9 +21,11 @@ struct Structure {
   // Why FILE sharding cannot apply; empty when it can.
   std::string file_blocker;
   // The elements are batches: the ops after the last batch() keep the batch
-  // dimension (prefetch, repeat, shard, shuffle, skip, take).
+  // dimension (prefetch, repeat, shard, shuffle, skip, take, map).
   bool batched = false;
-  std::optional<int64_t> global_batch_size;  // static when a literal
+  // Static when a literal and no map() follows the batch (TensorFlow's
+  // compute_batch_size does not look through MapDataset).
+  std::optional<int64_t> global_batch_size;
   bool drop_remainder = false;
   // shard() applied after an unseeded shuffle of file names.
   bool shard_after_unseeded_shuffle = false;

@@ -3,6 +3,8 @@
 
 #include <zlib.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -14,6 +16,9 @@ namespace tfdist::io {
 namespace {
 
 constexpr size_t kChunk = 256 * 1024;
+
+std::atomic<uint64_t> inflate_nanoseconds{0};
+std::atomic<uint64_t> inflate_bytes{0};
 
 int WindowBits(Compression c) { return c == Compression::kGzip ? 15 + 16 : 15; }
 
@@ -51,7 +56,15 @@ class InflatingSource final : public ByteSource {
                                name(), CompressionName(compression_), consumed()));
       }
       const uInt avail_before = z_.avail_in;
+      const uInt out_before = z_.avail_out;
+      const auto start = std::chrono::steady_clock::now();
       const int rc = inflate(&z_, Z_NO_FLUSH);
+      inflate_nanoseconds.fetch_add(
+          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now() - start)
+                                    .count()),
+          std::memory_order_relaxed);
+      inflate_bytes.fetch_add(out_before - z_.avail_out, std::memory_order_relaxed);
       if (z_.avail_in != avail_before) at_stream_start_ = false;
       if (rc == Z_STREAM_END) {
         if (compression_ == Compression::kGzip) {
@@ -181,6 +194,11 @@ bool InflatesToRecords(std::string_view prefix, Compression c) {
 }
 
 }  // namespace
+
+InflateTotals ProcessInflateTotals() {
+  return {static_cast<double>(inflate_nanoseconds.load(std::memory_order_relaxed)) / 1e9,
+          inflate_bytes.load(std::memory_order_relaxed)};
+}
 
 std::unique_ptr<ByteSource> NewInflatingSource(std::unique_ptr<ByteSource> inner, Compression c) {
   return std::make_unique<InflatingSource>(std::move(inner), c);

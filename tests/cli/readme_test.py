@@ -3,7 +3,9 @@
 # Keeps README.md true to the code: every fenced block that starts with
 # "$ tfdist ARGS" is run, and its stdout must be the rest of the block.
 # /tmp/demo in a command or its output stands for a fresh temporary folder;
-# a command ending in " 2>&1" is compared on stdout then stderr.
+# a command ending in " 2>&1" is compared on stdout then stderr. A block
+# fenced ```console shows output with timings: it is run the same way and
+# compared with numbers masked (see masked()).
 # Usage: readme_test.py TFDIST README [--update]  (--update rewrites the blocks)
 import re
 import shlex
@@ -12,13 +14,21 @@ import sys
 import tempfile
 
 
+def masked(text):
+    """The text with numbers as '#', runs of spaces as one space, and run's
+    timing verdict (input-bound or device-bound) as 'BOUND'."""
+    text = re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?[kMG]?", "#", text)
+    text = re.sub(r"(input|device)-bound \(.*\)", "BOUND", text)
+    return re.sub(r" +", " ", text)
+
+
 def main():
     tfdist, readme = sys.argv[1], sys.argv[2]
     text = open(readme, encoding="utf-8").read()
-    blocks = re.findall(r"^```\n(\$ tfdist .*?)^```$", text, flags=re.S | re.M)
+    blocks = re.findall(r"^```(console)?\n(\$ tfdist .*?)^```$", text, flags=re.S | re.M)
     failures = 0
     update = "--update" in sys.argv[3:]
-    for block in blocks:
+    for fence, block in blocks:
         command, _, expected = block.partition("\n")
         with tempfile.TemporaryDirectory(prefix="tfdist-readme-") as tmp:
             line = command[len("$ tfdist "):]
@@ -29,9 +39,12 @@ def main():
             proc = subprocess.run([tfdist] + args, capture_output=True, text=True, timeout=120)
             actual = proc.stdout + (proc.stderr if merged else "")
             actual = actual.replace(tmp, "/tmp/demo")
-        if actual != expected and update:
+        same = actual == expected
+        if fence == "console":
+            same = masked(actual) == masked(expected)
+        if not same and update:
             text = text.replace(block, command + "\n" + actual, 1)
-        elif actual != expected:
+        elif not same:
             failures += 1
             print(f"README block differs: {command}\n--- README\n{expected}--- tfdist\n{actual}")
     if update:

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "test_util.h"
+#include "tfdist/distribute.h"
 #include "tfdist/record_writer.h"
 #include "tfdist/synthetic.h"
 
@@ -376,7 +377,7 @@ TEST_CASE("syntax and argument errors name the column and what was expected") {
        "column 17: expected ',' or ')' in the arguments of batch(); got the end of the expression"},
       {"range(6).bach(4)",
        "column 10: unknown method 'bach'; expected shard, interleave, flat_map, shuffle, repeat, "
-       "batch, take, skip, enumerate or prefetch"},
+       "batch, take, skip, enumerate, prefetch or map"},
       {"ranges(6)",
        "column 1: unknown source 'ranges'; expected list_files, from_tensor_slices, tfrecord or "
        "range"},
@@ -404,8 +405,8 @@ TEST_CASE("syntax and argument errors name the column and what was expected") {
        "tf.data.TFRecordDataset(f, ...)"},
       {"tfrecord(\"a\", compression_type=\"LZ4\")",
        "column 32: unknown compression 'LZ4'; expected one of \"\", none, GZIP, ZLIB, auto"},
-      {"range(6).map(parse)",
-       "column 10: map() is not supported yet; tfdist reads records as they are"},
+      {"tfrecord('a').map(parse)",
+       "column 19: tfdist only supports map(parse_example(...)); got parse"},
       {"range(6)\n  .batch(0)", "line 2, column 10: batch(): batch_size must be positive; got 0"},
       {"",
        "column 1: expected a source such as list_files(...), tfrecord(...) or range(...); got the "
@@ -430,6 +431,185 @@ TEST_CASE("the error position points at the mistake") {
 namespace tfdist::data {
 namespace {
 
+// The features of the single map() of `expr`.
+std::vector<proto::FeatureSpec> MapFeatures(const std::string& expr, bool* single = nullptr) {
+  auto p = ParsePipeline(expr);
+  INFO(expr);
+  INFO(p.status().ToString());
+  REQUIRE(p.ok());
+  for (const Op& op : p->ops) {
+    if (const auto* m = std::get_if<MapOp>(&op.params)) {
+      if (single != nullptr) *single = m->single_example;
+      return m->features;
+    }
+  }
+  FAIL("no map()");
+  return {};
+}
+
+proto::FeatureSpec Feature(std::string name, proto::FeatureType type, std::vector<int64_t> shape,
+                           std::optional<proto::FeatureValues> dflt = std::nullopt) {
+  return proto::FeatureSpec{std::move(name), type, std::move(shape), std::move(dflt)};
+}
+
+TEST_CASE("map(parse_example) takes the feature dicts TensorFlow users write") {
+  using proto::FeatureType;
+  const auto want = std::vector<proto::FeatureSpec>{
+      Feature("image/encoded", FeatureType::kBytes, {}),
+      Feature("label", FeatureType::kInt64, {}, proto::FeatureValues{{-1}, {}, {}}),
+      Feature("bbox", FeatureType::kFloat, {2, 2}, proto::FeatureValues{{}, {0, 0.5f, 1, -2}, {}}),
+  };
+  const std::string dict =
+      "{'image/encoded': tf.io.FixedLenFeature([], tf.string),\n"
+      " \"label\": tf.io.FixedLenFeature(shape=(), dtype=tf.int64, default_value=-1),\n"
+      " 'bbox': FixedLenFeature((2, 2), tf.float32, [[0, .5], [1., -2e0]]),}";
+  bool single = true;
+  CHECK(MapFeatures("tfrecord('a').map(parse_example(" + dict + "))", &single) == want);
+  CHECK_FALSE(single);
+  CHECK(MapFeatures("tfrecord('a').map(lambda x: tf.io.parse_single_example(x, " + dict +
+                        "), num_parallel_calls=tf.data.AUTOTUNE)",
+                    &single) == want);
+  CHECK(single);
+  CHECK(MapFeatures("tfrecord('a').batch(8).map(lambda r: tf.io.parse_example(serialized=r, "
+                    "features=" +
+                    dict + "))") == want);
+  CHECK(MapFeatures("tfrecord('a').map(tf.io.parse_single_example(features=" + dict + "))") ==
+        want);
+  // A flat default fills a [2, 2] shape, as TensorFlow reshapes it; an int
+  // shape is one dimension; bytes defaults may be b"...".
+  CHECK(MapFeatures("tfrecord('a').map(parse_example({'m': FixedLenFeature([2, 2], tf.int64, "
+                    "default_value=[1, 2, 3, 4]), 's': FixedLenFeature(2, tf.string, "
+                    "[b'x', \"\"])}))") ==
+        std::vector<proto::FeatureSpec>{
+            Feature("m", FeatureType::kInt64, {2, 2}, proto::FeatureValues{{1, 2, 3, 4}, {}, {}}),
+            Feature("s", FeatureType::kBytes, {2}, proto::FeatureValues{{}, {}, {"x", ""}})});
+}
+
+TEST_CASE("map(parse_example) errors name the column and the rule") {
+  const std::string src = "tfrecord('a').map(";  // the function starts at column 19
+  const std::pair<std::string, std::string> cases[] = {
+      {"parse_example({'x': FixedLenFeature([], tf.float)}))",
+       "column 59: feature 'x': unknown dtype tf.float (TensorFlow has no tf.float; use "
+       "tf.float32)"},
+      {"parse_example({'x': FixedLenFeature([], tf.int32)}))",
+       "column 59: feature 'x': parse_example parses tf.int64, tf.float32 and tf.string; got "
+       "tf.int32"},
+      {"parse_example({'x': FixedLenFeature([None], tf.int64)}))",
+       "column 56: feature 'x': a FixedLenFeature shape must be fully defined; got None"},
+      {"parse_example({'x': FixedLenFeature([-2], tf.int64)}))",
+       "column 56: feature 'x': dimensions must be non-negative; got -2"},
+      {"parse_example({'x': FixedLenFeature('3', tf.int64)}))",
+       "column 55: feature 'x': expected a shape such as [], [3] or (2, 2); got \"3\""},
+      {"parse_example({'x': FixedLenFeature([3], tf.float32, 0.0)}))",
+       "column 72: feature 'x': default_value has 1 value; shape [3] needs 3 (TensorFlow reshapes "
+       "the default to the shape)"},
+      {"parse_example({'x': FixedLenFeature([2], tf.int64, [1, 2.5])}))",
+       "column 74: feature 'x': default_value for tf.int64 cannot hold 2.5"},
+      {"parse_example({'x': FixedLenFeature([2, 2], tf.int64, [[1, 2], [3]])}))",
+       "column 82: feature 'x': default_value is not rectangular (rows of 2 and 1 values)"},
+      {"parse_example({'x': FixedLenFeature([], tf.int64), 'x': FixedLenFeature([], "
+       "tf.int64)}))",
+       "column 70: feature 'x' is declared twice"},
+      {"parse_example({'x': VarLenFeature(tf.int64)}))",
+       "column 39: feature 'x': tfdist parses dense features only (tf.io.FixedLenFeature); got "
+       "VarLenFeature"},
+      {"parse_example({'x': FixedLenFeature([])}))",
+       "column 39: FixedLenFeature() takes shape and dtype (and optionally default_value); got 1 "
+       "argument"},
+      {"parse_example({x: FixedLenFeature([], tf.int64)}))",
+       "column 34: feature names are strings; got x"},
+      {"parse_example({}))", "column 33: parse_example needs at least one feature"},
+      {"parse_example(['x']))",
+       "column 33: expected a dict of feature names to tf.io.FixedLenFeature(...); got a list"},
+      {"lambda x: x + 1)", "column 31: unexpected character '+'"},
+      {"lambda x: tf.io.decode_raw(x, tf.uint8))",
+       "column 29: tfdist only supports map(parse_example(...)); the lambda computes "
+       "tf.io.decode_raw(...)"},
+      {"lambda x: tf.io.parse_example(y, {'a': FixedLenFeature([], tf.int64)}))",
+       "column 49: the lambda must parse its argument: lambda x: tf.io.parse_example(x, {...})"},
+      {"parse_example({'a' FixedLenFeature([], tf.int64)}))",
+       "column 38: expected ':' after a dict key; got 'FixedLenFeature'"},
+  };
+  for (const auto& [fn, message] : cases) CHECK(Error(src + fn) == message);
+  const std::string spec = "parse_example({'a': FixedLenFeature([], tf.int64)})";
+  CHECK(Error("list_files('*').map(" + spec + ")") ==
+        "column 17: map(parse_example) parses records; here the elements are file names; apply "
+        "it after the reader (tfrecord, interleave or flat_map)");
+  CHECK(Error("range(3).map(" + spec + ")") ==
+        "column 10: map(parse_example) parses records; here the elements are integers from "
+        "range()");
+  CHECK(Error("tfrecord('a').enumerate().map(" + spec + ")") ==
+        "column 27: map(parse_example) parses records; here the elements are (index, element) "
+        "pairs from enumerate(); apply it before enumerate()");
+  CHECK(Error("tfrecord('a').batch(2).map(parse_single_example({'a': FixedLenFeature([], "
+              "tf.int64)}))") ==
+        "column 24: parse_single_example parses one record, but after batch() each element is a "
+        "batch; use parse_example");
+}
+
+TEST_CASE("literals: floats, negative numbers, tuples and dicts leave old syntax alone") {
+  CHECK(Out("range(-3, 3, 2)") == Seq({"-3", "-1", "1"}));
+  CHECK(Out("(range(2))") == Seq({"0", "1"}));
+  CHECK(Out("range((4))") == Seq({"0", "1", "2", "3"}));
+  CHECK(Error("range(1.5)") == "column 7: expected an integer for range; got 1.5");
+  CHECK(Error("range(1e3)") == "column 7: expected an integer for range; got 1000");
+  CHECK(Error("range(12abc)") == "column 7: '12abc' is not an integer tfdist can use");
+  CHECK(Error("range((1, 2))") == "column 7: expected an integer for range; got a tuple");
+  CHECK(Error("range({1: 2})") == "column 7: expected an integer for range; got a dict");
+}
+
+TEST_CASE("map(parse_example) passes records through: take and layout label them as before") {
+  Files f;
+  const std::string a = f.Add("a", {"a0", "a1", "a2"});
+  const std::string b = f.Add("b", {"b0", "b1"});
+  const std::string spec =
+      ".map(lambda x: tf.io.parse_single_example(x, {'id': "
+      "tf.io.FixedLenFeature([], tf.int64)}))";
+  CHECK(Out("tfrecord(" + List({a, b}) + ")" + spec) == Seq({"a0", "a1", "a2", "b0", "b1"}));
+  CHECK(Out("tfrecord(" + List({a, b}) + ")" + spec + ".batch(2)") ==
+        Seq({"[a0,a1]", "[a2,b0]", "[b1]"}));
+}
+
+// TensorFlow's graph rewrites treat MapDataset as pass-through for
+// auto-sharding (auto_shard.cc) but not for the static batch size
+// (compute_batch_size_op.cc).
+dist::Layout LayoutOf(const std::string& expr, int64_t workers, int64_t replicas) {
+  auto p = ParsePipeline(expr);
+  REQUIRE(p.ok());
+  dist::DistributeOptions o;
+  o.topology = {workers, replicas};
+  BuildOptions b;
+  b.default_seed = 7;
+  b.cpus = 2;
+  auto l = dist::PlanLayout(*p, o, b);
+  INFO(l.status().ToString());
+  REQUIRE(l.ok());
+  return *l;
+}
+
+TEST_CASE("map() does not hide the files from FILE sharding (auto_shard passes MapDataset)") {
+  Files f;
+  const std::string files = List({f.Add("a", {"a0", "a1"}), f.Add("b", {"b0", "b1"})});
+  const std::string map = ".map(parse_example({'x': FixedLenFeature([], tf.int64)}))";
+  const dist::Layout l = LayoutOf("tfrecord(" + files + ")" + map + ".batch(2)", 2, 1);
+  CHECK(l.decision.applied == dist::AutoShardPolicy::kFile);
+  const dist::Layout after = LayoutOf("tfrecord(" + files + ").batch(2)" + map, 2, 1);
+  CHECK(after.decision.applied == dist::AutoShardPolicy::kFile);
+}
+
+TEST_CASE("map() after batch() hides the static batch size (compute_batch_size stops at it)") {
+  const std::string map = ".map(parse_example({'x': FixedLenFeature([], tf.int64)}))";
+  Files f;
+  const std::string files = List({f.Add("a", {"a0", "a1", "a2", "a3"})});
+  const dist::Layout before = LayoutOf("tfrecord(" + files + ")" + map + ".batch(4)", 1, 2);
+  CHECK(before.decision.split == dist::Split::kBatchSizes);
+  CHECK(before.decision.global_batch_size == 4);
+  const dist::Layout after = LayoutOf("tfrecord(" + files + ").batch(4)" + map, 1, 2);
+  CHECK(after.decision.split == dist::Split::kLegacy);
+  CHECK_FALSE(after.decision.global_batch_size.has_value());
+  CHECK(after.decision.batched);
+}
+
 TEST_CASE("the parser survives arbitrary text: an error, never a crash") {
   const std::string valid =
       "list_files(['a*', \"b\"], shuffle=False).shard(2, 0).interleave(lambda f: "
@@ -442,7 +622,9 @@ TEST_CASE("the parser survives arbitrary text: an error, never a crash") {
       switch (rng.Uniform(0, 2)) {
         case 0: text[at] = static_cast<char>(rng.Uniform(0, 255)); break;
         case 1: text.erase(at, 1); break;
-        default: text.insert(at, 1, "()[],.=:'\"-x1 "[rng.Uniform(0, 14)]); break;
+        default:
+          text.insert(at, 1, "()[],.=:'\"-x1 {}"[rng.Uniform(0, 16)]);
+          break;
       }
     }
     size_t pos = 0;

@@ -1,0 +1,124 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// tfdist run: the distribution executed for real. Each worker's pipeline is
+// read, split and handed out to its replicas; every per-replica batch is
+// packed into its wire format in a staging slot, copied to the replica's
+// device, and consumed step by step, with the time of every stage measured.
+
+#ifndef TFDIST_RUNNER_H_
+#define TFDIST_RUNNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tfdist/dataset.h"
+#include "tfdist/distribute.h"
+#include "tfdist/pipeline.h"
+#include "tfdist/result.h"
+#include "tfdist/staging.h"
+
+namespace tfdist::runner {
+
+// How a per-replica batch travels (SPEC.md section 4).
+//  * kRecords: n+1 little-endian uint64 offsets, then the n payloads back to
+//    back (record i is bytes [off[i], off[i+1]) of the payload block).
+//  * kFeatures: the dense columns of the declared features
+//    (proto::DenseParser, from the pipeline's map(parse_example(...))).
+enum class WireFormat { kRecords, kFeatures };
+
+// The kRecords wire format of `batch`: its size, and the bytes written to
+// `out` (which holds at least RecordsWireBytes(batch)).
+uint64_t RecordsWireBytes(const std::vector<data::Element>& batch);
+void PackRecords(const std::vector<data::Element>& batch, char* out);
+
+// What the consumer sees at a step, in order, while the run goes on.
+struct Progress {
+  uint64_t records = 0;
+  uint64_t bytes = 0;  // payload bytes delivered
+  uint64_t steps = 0;
+  double seconds = 0;
+  std::optional<uint64_t> total_steps;  // when known (--steps)
+};
+
+struct RunOptions {
+  dist::DistributeOptions distribute;  // options.worker: one worker, else all
+  data::BuildOptions build;
+  int64_t epochs = 1;
+  device::StagingOptions staging;  // replicas are set from the topology
+  // A training step of this long per global step (the replicas train in
+  // parallel), so the report says whether the input keeps up.
+  double step_time_ms = 0;
+  // Called by the consumer about five times a second.
+  std::function<void(const Progress&)> progress;
+  // Called for every per-replica batch consumed (padding included, with no
+  // elements), in step order. For tests: what each replica received.
+  std::function<void(int64_t worker, int64_t replica, int64_t step,
+                     const std::vector<data::Element>& batch)>
+      on_batch;
+  // Threads that pack (or parse) batches into staging slots, shared out
+  // among the workers (at least one each, at most one per replica); 0 packs
+  // on each worker's producer thread (fewest hand-offs). -1: the cores less
+  // two (0 on two cores).
+  int64_t pack_threads = -1;
+  // Tests: corrupt one staged batch of this local replica (of every worker)
+  // after its checksum is taken, so --verify must fail.
+  std::optional<int64_t> corrupt_replica_for_testing;
+};
+
+struct StageReport {
+  std::string name;
+  std::string what;      // what the stage covers
+  double seconds = 0;    // busy time, summed over the threads doing it
+  uint64_t bytes = 0;
+  uint64_t items = 0;    // records or batches, as `unit` says
+  std::string unit;
+};
+
+struct ReplicaReport {
+  int64_t worker = 0;
+  int64_t replica = 0;
+  std::string device;  // "cpu", "cuda:0", ...
+  uint64_t records = 0;
+  uint64_t bytes = 0;       // payload bytes
+  uint64_t wire_bytes = 0;  // bytes staged and copied (the wire format)
+  uint64_t batches = 0;
+  uint64_t empty_batches = 0;  // padding and empty splits
+  double copy_seconds = 0;
+  bool pinned = true;
+};
+
+struct RunReport {
+  std::string device;  // "cpu" or "cuda"
+  std::vector<std::string> notes;
+  dist::Decision decision;
+  dist::Topology topology;
+  std::vector<int64_t> workers;  // the workers run
+  WireFormat format = WireFormat::kRecords;
+  int64_t epochs = 0;
+  uint64_t records = 0;
+  uint64_t bytes = 0;  // payload bytes delivered
+  uint64_t wire_bytes = 0;
+  uint64_t batches = 0;
+  uint64_t steps = 0;
+  uint64_t dropped_steps = 0;
+  double seconds = 0;
+  double wait_seconds = 0;       // the consumer waited for input batches
+  double copy_wait_seconds = 0;  // ... and for copies to finish
+  double step_seconds = 0;  // simulated training steps
+  bool verified = false;
+  std::vector<ReplicaReport> replicas;
+  std::vector<StageReport> stages;
+};
+
+// Runs the distribution of `pipeline` into the staging devices.
+// Error: the planning errors of layout, the pipeline's data errors
+// (DataLoss naming file and offset), parse errors, a failed verification
+// (DataLoss naming replica and batch), FailedPrecondition for --device cuda
+// without a usable GPU, Cancelled on SIGINT/SIGTERM.
+Result<RunReport> Run(const data::Pipeline& pipeline, const RunOptions& options);
+
+}  // namespace tfdist::runner
+
+#endif  // TFDIST_RUNNER_H_

@@ -1,0 +1,187 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// tfdist reshard and tfdist convert: rewrite a dataset into N files, or recompress it.
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli_util.h"
+#include "tfdist/file_list.h"
+#include "tfdist/reshard.h"
+
+namespace tfdist::cli {
+namespace {
+
+// Options shared by reshard and convert.
+struct RewriteArgs {
+  std::vector<std::string> patterns;
+  std::string input_compression = "auto";
+  std::string compression = "none";
+  int level = -1;
+  bool force = false;
+  bool no_fsync = false;
+  bool no_index = false;
+  bool json = false;
+};
+
+struct ReshardArgs : RewriteArgs {
+  std::string output;
+  uint64_t num_shards = 0;
+  uint64_t records_per_shard = 0;
+  std::string balance = "records";
+  std::optional<uint64_t> seed;
+};
+
+struct ConvertArgs : RewriteArgs {
+  std::string output_dir;
+};
+
+void AddRewriteArgs(CLI::App& cmd, RewriteArgs* a, const char* compression_help) {
+  cmd.add_option("files", a->patterns,
+                 "Input files or glob patterns, sorted byte-wise together as list_files does")
+      ->required();
+  cmd.add_option("--compression", a->compression, compression_help)
+      ->check(CLI::IsMember({"none", "gzip", "zlib"}, CLI::ignore_case))
+      ->default_str("none");
+  cmd.add_option("--input-compression", a->input_compression,
+                 "Compression of the inputs: auto (detect gzip/zlib per file), none, gzip, zlib")
+      ->default_str("auto");
+  cmd.add_option("--level", a->level, "zlib compression level, -1 (default) to 9")
+      ->check(CLI::Range(-1, 9));
+  cmd.add_flag("-f,--force", a->force, "Overwrite existing outputs");
+  cmd.add_flag("--no-fsync", a->no_fsync,
+               "Do not fsync the outputs before renaming them into place (scratch data)");
+  cmd.add_flag("--no-index", a->no_index,
+               "Scan every input, even one with an up-to-date FILE.idx (by default the index "
+               "plans the copy, and the CRCs are checked while copying)");
+  cmd.add_flag("--json", a->json, "Print one JSON object (see the manual)");
+}
+
+// Fills the options shared by reshard and convert; expands the patterns.
+Result<std::vector<std::string>> ResolveRewriteArgs(const RewriteArgs& a, io::RewriteOptions* o) {
+  TFDIST_ASSIGN_OR_RETURN(o->input_compression, io::ParseCompression(a.input_compression));
+  TFDIST_ASSIGN_OR_RETURN(o->output_compression, io::ParseCompression(a.compression));
+  o->compression_level = a.level;
+  o->overwrite = a.force;
+  o->sync = !a.no_fsync;
+  o->use_index = !a.no_index;
+  return ExpandFilePatterns(a.patterns);
+}
+
+void PrintSummary(const io::RewriteSummary& s, const std::string& what, bool json,
+                  const char* list_key) {
+  if (json) {
+    nlohmann::ordered_json out;
+    out[list_key] = nlohmann::ordered_json::array();
+    for (const io::OutputSummary& o : s.outputs) {
+      out[list_key].push_back({{"path", o.path},
+                               {"records", o.records},
+                               {"bytes", o.bytes},
+                               {"file_bytes", o.file_bytes}});
+    }
+    out["records"] = s.records;
+    out["bytes"] = s.bytes;
+    PrintJson(out);
+    return;
+  }
+  uint64_t file_bytes = 0;
+  for (const io::OutputSummary& o : s.outputs) file_bytes += o.file_bytes;
+  const size_t w_rec = std::max<size_t>(7, fmt::formatted_size("{}", s.records));
+  const size_t w_bytes = std::max<size_t>(5, fmt::formatted_size("{}", s.bytes));
+  const size_t w_file = std::max<size_t>(10, fmt::formatted_size("{}", file_bytes));
+  fmt::print("{:>{}}  {:>{}}  {:>{}}  {}\n", "records", w_rec, "bytes", w_bytes, "file_bytes",
+             w_file, "file");
+  for (const io::OutputSummary& o : s.outputs) {
+    fmt::print("{:>{}}  {:>{}}  {:>{}}  {}\n", o.records, w_rec, o.bytes, w_bytes, o.file_bytes,
+               w_file, o.path);
+  }
+  fmt::print("{:>{}}  {:>{}}  {:>{}}  total ({})\n", s.records, w_rec, s.bytes, w_bytes,
+             file_bytes, w_file, what);
+}
+
+int RunReshard(const ReshardArgs& a) {
+  io::ReshardOptions o;
+  Result<std::vector<std::string>> files = ResolveRewriteArgs(a, &o);
+  if (!files.ok()) return ReportError(files.status(), a.json);
+  Result<io::ReshardBalance> balance = io::ParseReshardBalance(a.balance);
+  if (!balance.ok()) return ReportError(balance.status(), a.json);
+  o.balance = *balance;
+  o.output_prefix = a.output;
+  o.num_shards = a.num_shards;
+  o.records_per_shard = a.records_per_shard;
+  o.seed = a.seed;
+  if (a.num_shards == 0 && a.records_per_shard == 0) {
+    return ReportError(Status::InvalidArgument("give --num-shards N or --records-per-shard K"),
+                       a.json);
+  }
+  Result<io::RewriteSummary> s = io::Reshard(*files, o);
+  if (!s.ok()) return ReportError(s.status(), a.json);
+  const std::string order =
+      a.seed ? fmt::format("shuffled with seed {}", *a.seed) : std::string("in input order");
+  PrintSummary(*s,
+               fmt::format("{} shards, {}, balanced by {}, {}", s->outputs.size(), order,
+                           a.balance, io::CompressionName(o.output_compression)),
+               a.json, "shards");
+  return 0;
+}
+
+int RunConvert(const ConvertArgs& a) {
+  io::ConvertOptions o;
+  Result<std::vector<std::string>> files = ResolveRewriteArgs(a, &o);
+  if (!files.ok()) return ReportError(files.status(), a.json);
+  o.output_dir = a.output_dir;
+  Result<io::RewriteSummary> s = io::Convert(*files, o);
+  if (!s.ok()) return ReportError(s.status(), a.json);
+  PrintSummary(*s,
+               fmt::format("{} {} converted to {}", s->outputs.size(),
+                           s->outputs.size() == 1 ? "file" : "files",
+                           io::CompressionName(o.output_compression)),
+               a.json, "files");
+  return 0;
+}
+
+}  // namespace
+
+void AddReshardCommand(CLI::App& app, Action* action) {
+  auto a = std::make_shared<ReshardArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "reshard",
+      "Rewrite the records of the inputs into N files balanced by records or bytes, in input "
+      "order or shuffled by a seed; all shards appear at once, or none");
+  AddRewriteArgs(*cmd, a.get(), "Compression of the shards: none, gzip or zlib");
+  cmd->add_option("-o,--output", a->output,
+                  "Prefix of the shards: PREFIX-00000-of-0000N.tfrecord (.gz, .zlib)")
+      ->required();
+  auto* n = cmd->add_option("-n,--num-shards", a->num_shards,
+                            "Number of shards (at most the number of records: no shard is empty)")
+                ->check(CLI::PositiveNumber);
+  auto* k = cmd->add_option("--records-per-shard", a->records_per_shard,
+                            "Instead of -n: ceil(records / K) shards, each of at most K records "
+                            "when balanced by records")
+                ->check(CLI::PositiveNumber);
+  n->excludes(k);
+  cmd->add_option("--balance", a->balance,
+                  "records: counts differ by at most 1; bytes: no shard more than one record "
+                  "over the mean size")
+      ->check(CLI::IsMember({"records", "bytes"}))
+      ->default_str("records");
+  cmd->add_option("--seed", a->seed,
+                  "Shuffle the records by this seed (the same seed, the same shards); without "
+                  "it each shard is a contiguous run of the input, in order");
+  cmd->callback([a, action] { *action = [a] { return RunReshard(*a); }; });
+}
+
+void AddConvertCommand(CLI::App& app, Action* action) {
+  auto a = std::make_shared<ConvertArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "convert",
+      "Change the compression of TFRecord files one to one (a.tfrecord.gz -> a.tfrecord); all "
+      "outputs appear at once, or none");
+  AddRewriteArgs(*cmd, a.get(), "Compression of the outputs: none, gzip or zlib (required)");
+  cmd->get_option("--compression")->required();
+  cmd->add_option("--output-dir", a->output_dir,
+                  "Write the outputs here (default: beside each input)");
+  cmd->callback([a, action] { *action = [a] { return RunConvert(*a); }; });
+}
+
+}  // namespace tfdist::cli

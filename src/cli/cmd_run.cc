@@ -1,0 +1,261 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// tfdist run: the distribution executed into device buffers, with the
+// throughput of every stage.
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "cli_util.h"
+#include "distribute_args.h"
+#include "tfdist/runner.h"
+#include "tfdist/text.h"
+
+namespace tfdist::cli {
+namespace {
+
+struct RunArgs {
+  PipelineArgs pipeline;
+  DistributeArgs distribute;
+  bool all_workers = false;
+  int64_t epochs = 1;
+  std::string device = "auto";
+  std::vector<int> gpus;
+  std::optional<int64_t> prefetch;
+  bool verify = false;
+  double step_time_ms = 0;
+  bool json = false;
+  std::optional<int64_t> corrupt_replica;
+  int64_t pack_threads = -1;
+};
+
+double Rate(double amount, double seconds) { return seconds > 0 ? amount / seconds : 0; }
+
+// 953, 7.0k, 12.8M, 3.1G.
+std::string Compact(double v) {
+  if (v < 1e3) return fmt::format("{:.0f}", v);
+  if (v < 1e6) return fmt::format("{:.1f}k", v / 1e3);
+  if (v < 1e9) return fmt::format("{:.1f}M", v / 1e6);
+  return fmt::format("{:.1f}G", v / 1e9);
+}
+
+std::string Megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6); }
+
+nlohmann::ordered_json ReportJson(const runner::RunReport& r, const nlohmann::ordered_json& source) {
+  nlohmann::ordered_json out;
+  out["device"] = r.device;
+  out["notes"] = r.notes;
+  out["policy"] = {{"requested", dist::PolicyName(r.decision.requested)},
+                   {"applied", dist::PolicyName(r.decision.applied)},
+                   {"reason", r.decision.reason}};
+  out["split"] = dist::SplitName(r.decision.split);
+  out["num_workers"] = r.topology.workers;
+  out["replicas_per_worker"] = r.topology.replicas;
+  out["workers_run"] = r.workers;
+  out["topology_source"] = source;
+  out["format"] = r.format == runner::WireFormat::kFeatures ? "features" : "records";
+  out["epochs"] = r.epochs;
+  out["records"] = r.records;
+  out["bytes"] = r.bytes;
+  out["wire_bytes"] = r.wire_bytes;
+  out["batches"] = r.batches;
+  out["steps"] = r.steps;
+  out["dropped_steps"] = r.dropped_steps;
+  out["seconds"] = r.seconds;
+  out["records_per_s"] = Rate(static_cast<double>(r.records), r.seconds);
+  out["mb_per_s"] = Rate(static_cast<double>(r.bytes) / 1e6, r.seconds);
+  out["wait_seconds"] = r.wait_seconds;
+  out["wait_share"] = r.seconds > 0 ? r.wait_seconds / r.seconds : 0.0;
+  out["verified"] = r.verified;
+  out["warnings"] = r.decision.warnings;
+  out["replicas"] = nlohmann::ordered_json::array();
+  for (const auto& rr : r.replicas) {
+    out["replicas"].push_back({{"worker", rr.worker},
+                               {"replica", rr.replica},
+                               {"device", rr.device},
+                               {"records", rr.records},
+                               {"bytes", rr.bytes},
+                               {"wire_bytes", rr.wire_bytes},
+                               {"batches", rr.batches},
+                               {"empty_batches", rr.empty_batches},
+                               {"copy_seconds", rr.copy_seconds},
+                               {"h2d_gb_per_s", Rate(static_cast<double>(rr.wire_bytes) / 1e9,
+                                                     rr.copy_seconds)},
+                               {"pinned", rr.pinned}});
+  }
+  out["stages"] = nlohmann::ordered_json::array();
+  for (const auto& s : r.stages) {
+    out["stages"].push_back({{"name", s.name}, {"seconds", s.seconds}, {"bytes", s.bytes},
+                             {"items", s.items}, {"unit", s.unit}, {"what", s.what}});
+  }
+  return out;
+}
+
+void PrintReport(const runner::RunReport& r, const std::string& source_text) {
+  const dist::Decision& d = r.decision;
+  const dist::Topology& t = r.topology;
+  std::string workers = r.workers.size() == static_cast<size_t>(t.workers) && t.workers > 1
+                            ? fmt::format("all {} workers", t.workers)
+                            : fmt::format("worker {} of {}", r.workers.front(), t.workers);
+  fmt::print("run:      {} x {} replica{} on {}{}\n", workers, t.replicas, t.replicas == 1 ? "" : "s",
+             r.device == "cuda" ? "CUDA devices" : "host replicas (cpu)", source_text);
+  for (const auto& note : r.notes) fmt::print("note:     {}\n", note);
+  fmt::print("policy:   {} (requested {}): {}\n", dist::PolicyName(d.applied),
+             dist::PolicyName(d.requested), d.reason);
+  fmt::print("split:    {}: {}\n", dist::SplitName(d.split), d.split_reason);
+  fmt::print("format:   {}\n", r.format == runner::WireFormat::kFeatures
+                                   ? "dense feature columns (parse_example)"
+                                   : "records (uint64 offsets + payloads)");
+  for (const auto& w : d.warnings) fmt::print("warning:  {}\n", w);
+  fmt::print("\ndelivered {} records ({}) in {} per-replica batches, {} step{}{}, {:.3f} s: "
+             "{:.0f} records/s, {:.1f} MB/s{}\n",
+             r.records, Megabytes(r.bytes), r.batches, r.steps, r.steps == 1 ? "" : "s",
+             r.epochs > 1 ? fmt::format(" over {} epochs", r.epochs) : "", r.seconds,
+             Rate(static_cast<double>(r.records), r.seconds),
+             Rate(static_cast<double>(r.bytes) / 1e6, r.seconds),
+             r.verified ? "; every batch verified" : "");
+  if (r.dropped_steps > 0) {
+    fmt::print("dropped:  {} short step{} (one worker, statically shaped batches)\n",
+               r.dropped_steps, r.dropped_steps == 1 ? "" : "s");
+  }
+
+  fmt::print("\n{:<16} {:>8} {:>9} {:>9} {:>15}  {}\n", "stage", "seconds", "MB", "MB/s",
+             "per second", "what");
+  for (const auto& s : r.stages) {
+    const std::string mb = s.bytes ? fmt::format("{:.1f}", static_cast<double>(s.bytes) / 1e6) : "";
+    const std::string mbs =
+        s.bytes && s.seconds > 0 ? fmt::format("{:.1f}", static_cast<double>(s.bytes) / 1e6 / s.seconds) : "";
+    const std::string items =
+        s.items && s.seconds > 0
+            ? fmt::format("{} {}", Compact(static_cast<double>(s.items) / s.seconds), s.unit)
+            : "";
+    fmt::print("{:<16} {:>8.3f} {:>9} {:>9} {:>15}  {}\n", s.name, s.seconds, mb, mbs, items,
+               s.what);
+  }
+
+  fmt::print("\n{:>6} {:>7} {:<8} {:>9} {:>12} {:>8} {:>6} {:>9}\n", "worker", "replica", "device",
+             "records", "bytes", "batches", "empty", "copy GB/s");
+  for (const auto& rr : r.replicas) {
+    fmt::print("{:>6} {:>7} {:<8} {:>9} {:>12} {:>8} {:>6} {:>9.2f}\n", rr.worker, rr.replica,
+               rr.device, rr.records, rr.bytes, rr.batches, rr.empty_batches,
+               Rate(static_cast<double>(rr.wire_bytes) / 1e9, rr.copy_seconds));
+  }
+  const double share = r.seconds > 0 ? r.wait_seconds / r.seconds : 0;
+  fmt::print("\nthe training loop waited for input {:.0f}% of the run: {}\n", 100 * share,
+             share >= 0.05 ? "input-bound (the input pipeline is the bottleneck)"
+                           : "device-bound (the input keeps up)");
+}
+
+int RunRun(const RunArgs& o) {
+  const bool json = o.json;
+  Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute);
+  if (!resolved.ok()) return ReportError(resolved.status(), json);
+  runner::RunOptions options;
+  options.distribute = resolved->options;
+  dist::DistributeOptions& d = options.distribute;
+  if (o.all_workers) {
+    if (o.distribute.worker) {
+      return ReportError(Status::InvalidArgument("--all-workers and --worker exclude each other"),
+                         json);
+    }
+    d.worker.reset();
+  } else if (!d.worker) {
+    if (d.topology.workers > 1) {
+      return ReportError(
+          Status::InvalidArgument(fmt::format(
+              "which worker? give --worker I (0 to {}), or --all-workers to run all {} here",
+              d.topology.workers - 1, d.topology.workers)),
+          json);
+    }
+    d.worker = 0;
+  }
+  options.build = o.pipeline.build_options();
+  options.epochs = o.epochs;
+  Result<device::DeviceKind> kind = device::ParseDeviceKind(o.device);
+  if (!kind.ok()) return ReportError(kind.status(), json);
+  options.staging.device = *kind;
+  options.staging.gpus = o.gpus;
+  options.staging.depth = o.prefetch.value_or(std::max<int64_t>(2, d.topology.replicas));
+  if (options.staging.depth < 1) {
+    return ReportError(Status::InvalidArgument("--prefetch must be at least 1"), json);
+  }
+  options.staging.verify = o.verify;
+  if (o.step_time_ms < 0) {
+    return ReportError(Status::InvalidArgument("--step-time-ms must be at least 0"), json);
+  }
+  options.step_time_ms = o.step_time_ms;
+  options.corrupt_replica_for_testing = o.corrupt_replica;
+  options.pack_threads = o.pack_threads;
+
+  const bool tty = isatty(STDERR_FILENO);
+  bool progress_shown = false;
+  if (tty) {
+    options.progress = [&progress_shown](const runner::Progress& p) {
+      std::string eta;
+      if (p.total_steps && p.steps > 0 && *p.total_steps >= p.steps) {
+        eta = fmt::format(", ETA {:.0f} s", p.seconds / static_cast<double>(p.steps) *
+                                               static_cast<double>(*p.total_steps - p.steps));
+      }
+      fmt::print(stderr, "\r\033[Kstep {}{}: {} records, {:.1f} MB/s{}",
+                 p.steps, p.total_steps ? fmt::format("/{}", *p.total_steps) : "", p.records,
+                 Rate(static_cast<double>(p.bytes) / 1e6, p.seconds), eta);
+      progress_shown = true;
+    };
+  }
+
+  Result<data::Pipeline> pipeline = ParsePipelineArgs(o.pipeline, json);
+  if (!pipeline.ok()) return ExitCodeFor(pipeline.status());
+  Result<runner::RunReport> report = runner::Run(*pipeline, options);
+  if (progress_shown) fmt::print(stderr, "\r\033[K");
+  if (!report.ok()) return ReportPipelineError(report.status(), *pipeline, json);
+  if (json) {
+    PrintJson(ReportJson(*report, resolved->source));
+  } else {
+    PrintReport(*report, resolved->source_text);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, Action* action) {
+  auto o = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Run the distributed pipeline for real: every per-replica batch staged in pinned host "
+      "buffers and copied to its GPU (or host replica), with the throughput of every stage");
+  AddPipelineArgs(*cmd, &o->pipeline);
+  AddDistributeArgs(*cmd, &o->distribute,
+                    "Run this worker; default: from the launcher's environment, else worker 0 "
+                    "of a single worker",
+                    "Stop after N global steps");
+  cmd->add_flag("--all-workers", o->all_workers,
+                "Run every worker of the topology on this host (each reads its own share)");
+  cmd->add_option("--epochs", o->epochs, "Passes over the data (each reshuffles)")->default_val(1);
+  cmd->add_option("--device", o->device,
+                  "auto (CUDA when a GPU is usable, else host replicas), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->default_str("auto");
+  cmd->add_option("--gpus", o->gpus,
+                  "GPU ordinals to use (replicas go round-robin over them); default: all visible")
+      ->delimiter(',');
+  cmd->add_option("--prefetch", o->prefetch,
+                  "Staging slots per replica (batches in flight); default: the replicas per "
+                  "worker, at least 2");
+  cmd->add_flag("--verify", o->verify,
+                "Check every batch: a checksum on the device (or the host replica) against "
+                "the host's");
+  cmd->add_option("--step-time-ms", o->step_time_ms,
+                  "Simulate a training step of this many milliseconds: does the input keep up?");
+  cmd->add_option("--pack-threads", o->pack_threads,
+                  "Threads packing or parsing batches into staging slots; 0: each worker's "
+                  "reading thread; default: one per replica, up to the cores less two");
+  cmd->add_flag("--json", o->json, "Print the report as JSON");
+  cmd->add_option("--corrupt-replica-for-testing", o->corrupt_replica)->group("");
+  cmd->callback([o, action] { *action = [o] { return RunRun(*o); }; });
+}
+
+}  // namespace tfdist::cli

@@ -1,0 +1,78 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// The topology and distribution options shared by layout and run.
+
+#include "distribute_args.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace tfdist::cli {
+
+void AddDistributeArgs(CLI::App& cmd, DistributeArgs* args, const std::string& worker_help,
+                       const std::string& steps_help) {
+  cmd.add_option("--workers", args->workers,
+                 "Workers (input pipelines, one per host); default: from TF_CONFIG, Open MPI, "
+                 "Slurm or torchrun, else 1");
+  cmd.add_option("--replicas", args->replicas, "Replicas in sync per worker (GPUs per host)")
+      ->default_val(1);
+  cmd.add_option("--worker", args->worker, worker_help);
+  cmd.add_option("--api", args->api,
+                 "distribute (experimental_distribute_dataset) or from-function "
+                 "(distribute_datasets_from_function: the pipeline is the input function)")
+      ->check(CLI::IsMember({"distribute", "from-function"}))
+      ->default_str("distribute");
+  cmd.add_option("--policy", args->policy, "Auto-shard policy: AUTO, FILE, DATA, OFF or HINT")
+      ->default_str("AUTO");
+  cmd.add_option("--rebatch", args->rebatch,
+                 "How global batches are split: auto, batch-sizes (RebatchDatasetV2), legacy "
+                 "(RebatchDataset), none")
+      ->default_str("auto");
+  cmd.add_option("--steps", args->steps, steps_help);
+}
+
+Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o) {
+  TFDIST_ASSIGN_OR_RETURN(
+      const dist::LauncherTopology launcher,
+      dist::TopologyFromEnvironment([](const char* name) { return std::getenv(name); }));
+  ResolvedDistribute r;
+  dist::DistributeOptions& d = r.options;
+  r.source = nlohmann::ordered_json::object();
+  if (o.workers) {
+    d.topology.workers = *o.workers;
+    r.source["workers"] = "--workers";
+  } else if (launcher.workers) {
+    d.topology.workers = *launcher.workers;
+    r.source["workers"] = launcher.source;
+  } else {
+    r.source["workers"] = "default";
+  }
+  d.topology.replicas = o.replicas;
+  if (o.worker) {
+    d.worker = *o.worker;
+    r.source["worker"] = "--worker";
+  } else if (launcher.worker) {
+    d.worker = *launcher.worker;
+    r.source["worker"] = launcher.source;
+  }
+  if (!launcher.source.empty()) {
+    r.source_text = fmt::format(" (from {}: worker {} of {})", launcher.source,
+                                launcher.worker.value_or(0), launcher.workers.value_or(1));
+  }
+  if (d.worker && *d.worker >= d.topology.workers) {
+    return Status::InvalidArgument(fmt::format("worker {} ({}) is not one of the {} workers ({})",
+                                               *d.worker, r.source.value("worker", std::string()),
+                                               d.topology.workers,
+                                               r.source.value("workers", std::string())));
+  }
+  d.api = o.api == "from-function" ? dist::Api::kFromFunction : dist::Api::kDistribute;
+  TFDIST_ASSIGN_OR_RETURN(d.policy, dist::ParsePolicy(o.policy));
+  TFDIST_ASSIGN_OR_RETURN(d.split, dist::ParseSplit(o.rebatch));
+  if (o.steps) {
+    if (*o.steps < 0) return Status::InvalidArgument("--steps must be at least 0");
+    d.max_steps = *o.steps;
+  }
+  return r;
+}
+
+}  // namespace tfdist::cli

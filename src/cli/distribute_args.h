@@ -1,0 +1,47 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// The topology and distribution options shared by layout and run, and the
+// launcher environment they fall back on.
+
+#ifndef TFDIST_CLI_DISTRIBUTE_ARGS_H_
+#define TFDIST_CLI_DISTRIBUTE_ARGS_H_
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "tfdist/distribute.h"
+#include "tfdist/result.h"
+
+namespace tfdist::cli {
+
+struct DistributeArgs {
+  std::optional<int64_t> workers;
+  int64_t replicas = 1;
+  std::optional<int64_t> worker;
+  std::string api = "distribute";
+  std::string policy = "AUTO";
+  std::string rebatch = "auto";
+  std::optional<int64_t> steps;
+};
+
+// Adds --workers, --replicas, --worker, --api, --policy, --rebatch and
+// --steps; `worker_help` and `steps_help` say what they mean to the command.
+void AddDistributeArgs(CLI::App& cmd, DistributeArgs* args, const std::string& worker_help,
+                       const std::string& steps_help);
+
+struct ResolvedDistribute {
+  dist::DistributeOptions options;
+  nlohmann::ordered_json source;  // where workers/worker came from: {"workers": "--workers", ...}
+  std::string source_text;        // " (from Open MPI: worker 1 of 4)" or empty
+};
+
+// The options, with the launcher's environment (TF_CONFIG, Open MPI, Slurm,
+// torchrun) where a flag was not given.
+// Error: InvalidArgument for a bad value, a malformed environment, or a
+// worker outside the workers.
+Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& args);
+
+}  // namespace tfdist::cli
+
+#endif  // TFDIST_CLI_DISTRIBUTE_ARGS_H_

@@ -1,0 +1,550 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// tfdist run. Threads: per worker, a producer runs the worker's stream of
+// per-replica batches; packers (a pool, each serving fixed replicas, or the
+// producer itself) write each batch's wire format into a staging slot of its
+// replica and submit its copy to the device. The calling thread is the
+// training loop: step by step it receives one batch per replica, waits out
+// the simulated step, and gives the slots back.
+//
+// No deadlock with bounded rings: a packer serves replicas of one worker
+// only, whose batches are produced in step order and taken in that order, so
+// a batch waits for a slot only while the training loop is at an earlier
+// step, whose batches are all ahead of it. (A packer shared by two workers
+// could hold one worker's batch for a later step in front of the other
+// worker's batch that the loop waits for.)
+
+#include "tfdist/runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "channel.h"
+#include "tfdist/byte_stream.h"
+#include "tfdist/example_parse.h"
+#include "tfdist/execute.h"
+#include "tfdist/interrupt.h"
+
+namespace tfdist::runner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Local replicas this host may simulate: a thread and a staging ring each.
+constexpr int64_t kMaxLocalReplicas = 256;
+
+// A batch on its way to the packer, or the end of an epoch.
+struct Job {
+  std::vector<data::Element> elements;
+  bool end_of_epoch = false;
+};
+
+// A batch staged and submitted (its copy may still run), or the end of an epoch.
+struct Packed {
+  std::vector<data::Element> elements;  // kept only for RunOptions::on_batch
+  bool end_of_epoch = false;
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  uint64_t wire_bytes = 0;
+};
+
+// The first error of any thread; setting it stops the run.
+class Failure {
+ public:
+  void Set(Status status) {
+    std::lock_guard lock(mu_);
+    if (status_.ok()) status_ = std::move(status);
+    failed_.store(true, std::memory_order_release);
+  }
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  Status status() const {
+    std::lock_guard lock(mu_);
+    return status_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  Status status_;
+  std::atomic<bool> failed_{false};
+};
+
+struct Replica {
+  Replica(int64_t w, int64_t r, size_t depth) : worker(w), local(r), packed(depth + 1) {}
+  int64_t worker;
+  int64_t local;
+  Channel<Packed> packed;
+  double pack_seconds = 0;  // written by its packer, read after join
+  std::optional<Packed> head;  // the consumer's next item
+  ReplicaReport report;
+};
+
+struct Worker;
+
+// A thread that stages the batches of the replicas given to it, in order.
+struct Packer {
+  struct Item {
+    Worker* worker;
+    Replica* replica;
+    Job job;
+  };
+  explicit Packer(size_t capacity) : jobs(capacity) {}
+  Channel<Item> jobs;
+  std::thread thread;
+};
+
+struct Worker {
+  int64_t worker = 0;
+  std::unique_ptr<device::Staging> staging;
+  std::vector<std::unique_ptr<Replica>> replicas;
+  std::thread producer;
+  std::vector<std::unique_ptr<Packer>> packers;  // none: the producer packs
+  double read_seconds = 0;   // written by the producer, read after join
+  double split_seconds = 0;  // of read_seconds, the split
+  uint64_t read_batches = 0;
+};
+
+// The declared features of a map(parse_example(...)), if the pipeline has one.
+const std::vector<proto::FeatureSpec>* DeclaredFeatures(const data::Pipeline& pipeline) {
+  for (const data::Op& op : pipeline.ops) {
+    if (const auto* map = std::get_if<data::MapOp>(&op.params)) return &map->features;
+  }
+  return nullptr;
+}
+
+uint64_t PayloadBytes(const std::vector<data::Element>& batch) {
+  uint64_t n = 0;
+  for (const data::Element& e : batch) n += e.PayloadBytes();
+  return n;
+}
+
+class Runner {
+ public:
+  Runner(const RunOptions& options, const dist::Execution& ex,
+         const std::optional<proto::DenseParser>& parser)
+      : options_(options), ex_(ex), parser_(parser) {}
+
+  Result<RunReport> Run(RunReport report);
+
+ private:
+  void Produce(Worker& w);
+  // A packer thread's loop.
+  void Pack(Packer& p);
+  // Hands a batch of `r` to its packer, or stages it here; false when the
+  // run stops.
+  bool Dispatch(Worker& w, Replica& r, Job job);
+  // Stages one batch of `r`; false when the run stops.
+  bool PackJob(Worker& w, Replica& r, Job job);
+  // The consumer's next item of `r` into r.head; false when the run stops.
+  bool Fill(Replica& r, double& waited);
+  Status Consume(RunReport& report);
+  void Stop();
+
+  const RunOptions& options_;
+  const dist::Execution& ex_;
+  const std::optional<proto::DenseParser>& parser_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  Failure failure_;
+  std::atomic<bool> stop_{false};
+  io::InflateTotals inflate_before_;
+};
+
+void Runner::Produce(Worker& w) {
+  const int64_t R = ex_.topology().replicas;
+  for (int64_t epoch = 0; epoch < options_.epochs; ++epoch) {
+    Result<std::unique_ptr<dist::WorkerStream>> stream = ex_.Open(w.worker);
+    if (!stream.ok()) return failure_.Set(stream.status());
+    const double split_before = w.split_seconds;
+    for (uint64_t i = 0;; ++i) {
+      if (stop_.load(std::memory_order_relaxed)) return;
+      std::vector<data::Element> batch;
+      bool end = false;
+      const auto start = Clock::now();
+      Status s = (*stream)->Next(batch, end);
+      w.read_seconds += Since(start);
+      if (!s.ok()) return failure_.Set(std::move(s));
+      if (end) break;
+      w.split_seconds = split_before + (*stream)->split_seconds();
+      ++w.read_batches;
+      if (!Dispatch(w, *w.replicas[i % static_cast<uint64_t>(R)], Job{std::move(batch), false})) {
+        return;
+      }
+    }
+    for (auto& r : w.replicas) {
+      if (!Dispatch(w, *r, Job{{}, true})) return;
+    }
+  }
+}
+
+bool Runner::Dispatch(Worker& w, Replica& r, Job job) {
+  if (w.packers.empty()) return PackJob(w, r, std::move(job));
+  Packer& p = *w.packers[static_cast<size_t>(r.local) % w.packers.size()];
+  return p.jobs.Push(Packer::Item{&w, &r, std::move(job)});
+}
+
+void Runner::Pack(Packer& p) {
+  Packer::Item item;
+  while (p.jobs.Pop(item)) {
+    if (!PackJob(*item.worker, *item.replica, std::move(item.job))) return;
+  }
+}
+
+bool Runner::PackJob(Worker& w, Replica& r, Job job) {
+  Packed packed;
+  packed.end_of_epoch = job.end_of_epoch;
+  if (!job.end_of_epoch) {
+    packed.records = job.elements.size();
+    packed.bytes = PayloadBytes(job.elements);
+    const uint64_t bound = parser_ ? parser_->MaxBatchBytes(packed.records, packed.bytes)
+                                   : 8 * (packed.records + 1) + packed.bytes;
+    Result<device::Staging::Slot*> slot = w.staging->Acquire(r.local, bound);
+    if (!slot.ok()) {
+      if (slot.status().code() != StatusCode::kCancelled) failure_.Set(slot.status());
+      return false;
+    }
+    const auto start = Clock::now();
+    if (parser_) {
+      Result<proto::ColumnLayout> layout =
+          parser_->ParseBatch(job.elements, std::span<char>((*slot)->data, bound));
+      if (!layout.ok()) {
+        failure_.Set(layout.status());
+        return false;
+      }
+      packed.wire_bytes = layout->total_bytes;
+    } else {
+      PackRecords(job.elements, (*slot)->data);
+      packed.wire_bytes = bound;
+    }
+    r.pack_seconds += Since(start);
+    Status s = w.staging->Submit(r.local, *slot, packed.wire_bytes);
+    if (!s.ok()) {
+      failure_.Set(std::move(s));
+      return false;
+    }
+    if (options_.on_batch) packed.elements = std::move(job.elements);
+  }
+  return r.packed.Push(std::move(packed));
+}
+
+bool Runner::Fill(Replica& r, double& waited) {
+  if (r.head) return true;
+  const auto start = Clock::now();
+  Packed p;
+  for (;;) {
+    const auto got = r.packed.PopFor(p, std::chrono::milliseconds(100));
+    if (got == Channel<Packed>::PopResult::kItem) break;
+    if (got == Channel<Packed>::PopResult::kClosed || failure_.failed()) return false;
+    if (Interrupted()) {
+      failure_.Set(Status::Cancelled("interrupted"));
+      return false;
+    }
+  }
+  waited += Since(start);
+  r.head = std::move(p);
+  return true;
+}
+
+void Runner::Stop() {
+  stop_.store(true);
+  for (auto& w : workers_) {
+    for (auto& r : w->replicas) {
+      r->packed.Close();
+    }
+    if (w->staging) w->staging->Shutdown();
+  }
+  for (auto& w : workers_) {
+    for (auto& p : w->packers) p->jobs.Close();
+  }
+}
+
+Status Runner::Consume(RunReport& report) {
+  std::vector<Replica*> all;
+  for (auto& w : workers_) {
+    for (auto& r : w->replicas) all.push_back(r.get());
+  }
+  const auto start = Clock::now();
+  auto last_progress = start;
+  const std::optional<int64_t> max_steps = options_.distribute.max_steps;
+  const auto step_time = std::chrono::duration<double, std::milli>(options_.step_time_ms);
+  struct Received {
+    Worker* worker;
+    Replica* replica;
+    device::Staging::Delivery delivery;
+  };
+  std::vector<Received> received;
+  received.reserve(all.size());
+
+  // Receives r's head batch (waiting for its copy) and gives the slot back
+  // at once or at the end of the step.
+  auto receive = [&](Worker& w, Replica& r) -> Result<device::Staging::Delivery> {
+    const auto t = Clock::now();
+    Result<device::Staging::Delivery> d = w.staging->Receive(r.local);
+    report.copy_wait_seconds += Since(t);
+    return d;
+  };
+
+  for (int64_t epoch = 0; epoch < options_.epochs; ++epoch) {
+    for (;;) {
+      if (max_steps && static_cast<int64_t>(report.steps) >= *max_steps) return Status::OK();
+      // Every replica's next item: a batch, or the end of its epoch.
+      bool any_batch = false, any_end = false;
+      for (Replica* r : all) {
+        if (!Fill(*r, report.wait_seconds)) return failure_.status();
+        any_batch = any_batch || !r->head->end_of_epoch;
+        any_end = any_end || r->head->end_of_epoch;
+      }
+      if (!any_batch) break;  // the epoch is over
+      if (any_end && ex_.drops_short_step()) {
+        // One worker with static shapes: TensorFlow drops the short step and
+        // ends the epoch. Drain what was staged for it.
+        ++report.dropped_steps;
+        for (auto& w : workers_) {
+          for (auto& r : w->replicas) {
+            for (;;) {
+              if (!Fill(*r, report.wait_seconds)) return failure_.status();
+              if (r->head->end_of_epoch) break;
+              TFDIST_ASSIGN_OR_RETURN(auto d, receive(*w, *r));
+              w->staging->Release(r->local, d);
+              r->head.reset();
+            }
+          }
+        }
+        break;
+      }
+      ++report.steps;
+      const int64_t step = static_cast<int64_t>(report.steps);
+      for (auto& w : workers_) {
+        for (auto& rp : w->replicas) {
+          Replica& r = *rp;
+          ReplicaReport& rr = r.report;
+          ++rr.batches;
+          if (r.head->end_of_epoch) {
+            ++rr.empty_batches;  // padding: this replica ran out while others have data
+            if (options_.on_batch) options_.on_batch(w->worker, r.local, step, {});
+            continue;
+          }
+          TFDIST_ASSIGN_OR_RETURN(auto d, receive(*w, r));
+          rr.records += r.head->records;
+          rr.bytes += r.head->bytes;
+          rr.wire_bytes += r.head->wire_bytes;
+          rr.empty_batches += r.head->records == 0;
+          if (options_.on_batch) options_.on_batch(w->worker, r.local, step, r.head->elements);
+          received.push_back({w.get(), &r, d});
+          r.head.reset();
+        }
+      }
+      if (step_time.count() > 0) {
+        const auto t = Clock::now();
+        std::this_thread::sleep_for(step_time);
+        report.step_seconds += Since(t);
+      }
+      for (Received& x : received) x.worker->staging->Release(x.replica->local, x.delivery);
+      received.clear();
+      if (Interrupted()) return Status::Cancelled("interrupted");
+      if (options_.progress && Since(last_progress) >= 0.2) {
+        last_progress = Clock::now();
+        Progress p;
+        for (Replica* r : all) {
+          p.records += r->report.records;
+          p.bytes += r->report.bytes;
+        }
+        p.steps = report.steps;
+        p.seconds = Since(start);
+        if (max_steps) p.total_steps = static_cast<uint64_t>(*max_steps);
+        options_.progress(p);
+      }
+    }
+    for (Replica* r : all) r->head.reset();  // the end-of-epoch markers
+  }
+  return Status::OK();
+}
+
+Result<RunReport> Runner::Run(RunReport report) {
+  const dist::Topology& t = ex_.topology();
+  const size_t depth = static_cast<size_t>(std::max<int64_t>(options_.staging.depth, 1));
+  for (int64_t w : ex_.workers()) {
+    auto worker = std::make_unique<Worker>();
+    worker->worker = w;
+    device::StagingOptions so = options_.staging;
+    so.replicas = t.replicas;
+    // Several workers on this host: their replicas continue round-robin over
+    // the GPUs where the previous worker's stopped.
+    if (ex_.workers().size() > 1 && so.device != device::DeviceKind::kCpu) {
+      if (so.gpus.empty()) {
+        Result<int> count = device::CudaDeviceCount();
+        for (int g = 0; count.ok() && g < *count; ++g) so.gpus.push_back(g);
+      }
+      if (!so.gpus.empty()) {
+        const size_t shift = static_cast<size_t>(w * t.replicas) % so.gpus.size();
+        std::rotate(so.gpus.begin(), so.gpus.begin() + static_cast<std::ptrdiff_t>(shift),
+                    so.gpus.end());
+      }
+    }
+    TFDIST_ASSIGN_OR_RETURN(worker->staging, device::Staging::Create(so));
+    if (options_.corrupt_replica_for_testing) {
+      worker->staging->CorruptNextForTesting(*options_.corrupt_replica_for_testing);
+    }
+    for (int64_t r = 0; r < t.replicas; ++r) {
+      auto replica = std::make_unique<Replica>(w, r, depth);
+      replica->report.worker = w;
+      replica->report.replica = r;
+      replica->report.device = worker->staging->ReplicaDevice(r);
+      worker->replicas.push_back(std::move(replica));
+    }
+    workers_.push_back(std::move(worker));
+  }
+  const device::Staging& first = *workers_.front()->staging;
+  report.device = first.kind() == device::DeviceKind::kCuda ? "cuda" : "cpu";
+  for (const std::string& note : first.notes()) report.notes.push_back(note);
+
+  inflate_before_ = io::ProcessInflateTotals();
+  // Packers: shared out among the workers, each serving one worker's replicas.
+  const size_t R = static_cast<size_t>(t.replicas);
+  const size_t cores = std::thread::hardware_concurrency();
+  const size_t threads = options_.pack_threads >= 0 ? static_cast<size_t>(options_.pack_threads)
+                         : cores > 2                 ? cores - 2
+                                                     : 0;
+  const size_t per_worker =
+      threads == 0 ? 0 : std::min(R, std::max<size_t>(1, threads / workers_.size()));
+  const auto start = Clock::now();
+  for (auto& w : workers_) {
+    for (size_t p = 0; p < per_worker; ++p) {
+      // Room for every batch in flight of the replicas it serves.
+      w->packers.push_back(std::make_unique<Packer>(depth * ((R + per_worker - 1) / per_worker)));
+      w->packers.back()->thread = std::thread([this, p = w->packers.back().get()] { Pack(*p); });
+    }
+  }
+  for (auto& w : workers_) {
+    w->producer = std::thread([this, &w] { Produce(*w); });
+  }
+  Status consumed = Consume(report);
+  report.seconds = Since(start);
+  Stop();
+  for (auto& w : workers_) {
+    w->producer.join();
+    for (auto& p : w->packers) p->thread.join();
+  }
+  if (!consumed.ok()) return consumed;
+  if (failure_.failed()) return failure_.status();
+
+  // The report.
+  StageReport read{"read", "the whole pipeline: read, CRC checks, decompression, shuffle, batch",
+                   0, 0, 0, "batches"};
+  StageReport split{"split", "global batches into per-replica batches (part of read)", 0, 0, 0,
+                    "batches"};
+  StageReport pack{parser_ ? "parse" : "pack",
+                   parser_ ? "parse_example into dense columns in the staging slot"
+                           : "records and offsets into the staging slot",
+                   0, 0, 0, "records"};
+  StageReport copy{report.device == "cuda" ? "host-to-device" : "host-to-replica",
+                   report.device == "cuda" ? "cudaMemcpyAsync from pinned slots"
+                                           : "copy into the host replica's buffer",
+                   0, 0, 0, "batches"};
+  for (auto& w : workers_) {
+    read.seconds += w->read_seconds;
+    split.seconds += w->split_seconds;
+    split.items += w->read_batches;
+    read.items += w->read_batches;
+    for (auto& r : w->replicas) {
+      ReplicaReport& rr = r->report;
+      const device::Staging::ReplicaStats st = w->staging->stats(r->local);
+      rr.copy_seconds = st.copy_seconds;
+      rr.pinned = st.pinned;
+      pack.seconds += r->pack_seconds;
+      pack.items += rr.records;
+      pack.bytes += rr.wire_bytes;
+      copy.seconds += st.copy_seconds;
+      copy.bytes += rr.wire_bytes;
+      copy.items += st.batches;
+      report.records += rr.records;
+      report.bytes += rr.bytes;
+      report.wire_bytes += rr.wire_bytes;
+      report.batches += rr.batches;
+      report.replicas.push_back(rr);
+    }
+  }
+  read.bytes = report.bytes;
+  const io::InflateTotals inflated = io::ProcessInflateTotals();
+  report.stages = {read};
+  if (inflated.bytes > inflate_before_.bytes) {
+    report.stages.push_back({"decompress",
+                             "zlib inflate on the reader threads (part of read)",
+                             inflated.seconds - inflate_before_.seconds,
+                             inflated.bytes - inflate_before_.bytes, 0, ""});
+  }
+  report.stages.insert(report.stages.end(),
+                       {split, pack, copy,
+                        {"wait", "the training loop waited for input batches",
+                         report.wait_seconds, 0, 0, ""},
+                        {"copy wait", "the training loop waited for copies to finish",
+                         report.copy_wait_seconds, 0, 0, ""}});
+  if (report.step_seconds > 0) {
+    report.stages.push_back(
+        {"step", "simulated training steps (--step-time-ms)", report.step_seconds, 0,
+         report.steps, "steps"});
+  }
+  report.verified = options_.staging.verify;
+  return report;
+}
+
+}  // namespace
+
+uint64_t RecordsWireBytes(const std::vector<data::Element>& batch) {
+  return 8 * (batch.size() + 1) + PayloadBytes(batch);
+}
+
+void PackRecords(const std::vector<data::Element>& batch, char* out) {
+  char* data = out + 8 * (batch.size() + 1);
+  uint64_t at = 0;
+  for (size_t i = 0; i <= batch.size(); ++i) {
+    std::memcpy(out + 8 * i, &at, 8);  // little endian, as every target of CUDA
+    if (i == batch.size()) break;
+    const std::string_view p = batch[i].payload();
+    if (!p.empty()) std::memcpy(data + at, p.data(), p.size());
+    at += p.size();
+  }
+}
+
+Result<RunReport> Run(const data::Pipeline& pipeline, const RunOptions& options) {
+  if (options.epochs < 1) {
+    return Status::InvalidArgument(fmt::format("--epochs must be at least 1; got {}", options.epochs));
+  }
+  std::optional<proto::DenseParser> parser;
+  if (const auto* features = DeclaredFeatures(pipeline)) {
+    TFDIST_ASSIGN_OR_RETURN(parser, proto::DenseParser::Create(*features));
+  }
+  const auto plan_start = Clock::now();
+  TFDIST_ASSIGN_OR_RETURN(const dist::Execution ex,
+                          dist::Execution::Plan(pipeline, options.distribute, options.build));
+  const double plan_seconds = Since(plan_start);
+  const int64_t local = static_cast<int64_t>(ex.workers().size()) * ex.topology().replicas;
+  if (local > kMaxLocalReplicas) {
+    return Status::InvalidArgument(fmt::format(
+        "running {} workers x {} replicas here needs {} local replicas; at most {} can run on "
+        "one host (run one worker with --worker)",
+        ex.workers().size(), ex.topology().replicas, local, kMaxLocalReplicas));
+  }
+  RunReport report;
+  report.decision = ex.decision();
+  report.topology = ex.topology();
+  report.workers = ex.workers();
+  report.format = parser ? WireFormat::kFeatures : WireFormat::kRecords;
+  report.epochs = options.epochs;
+  Runner runner(options, ex, parser);
+  TFDIST_ASSIGN_OR_RETURN(report, runner.Run(std::move(report)));
+  report.stages.insert(report.stages.begin(),
+                       {"plan", "list files, decide the policy and split, build the pipelines",
+                        plan_seconds, 0, 0, ""});
+  return report;
+}
+
+}  // namespace tfdist::runner

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+# Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+# tfdist run from the command line: per-replica records and bytes equal what
+# layout plans, every byte of the dataset arrives, --verify catches a
+# corrupted staging buffer (exit 3), --device cuda without a GPU is exit 2
+# naming the CUDA call, nothing is printed to a pipe while it runs, and an
+# interrupt ends it with 130.
+# Usage: run_test.py TFDIST
+import json
+import signal
+import subprocess
+import sys
+import time
+
+TEXT = 'list_files("testdata/text-*.tfrecord", shuffle=False).interleave(tfrecord, cycle_length=2)'
+FAILURES = []
+
+
+def check(ok, what):
+    if not ok:
+        FAILURES.append(what)
+        print("FAIL:", what)
+
+
+def tfdist(*args, expect=0):
+    proc = subprocess.run([TFDIST, *args], capture_output=True, text=True, timeout=120)
+    check(proc.returncode == expect,
+          f"tfdist {' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stderr}")
+    return proc
+
+
+def planned(pipeline, *topology):
+    """(worker, replica) -> [records, bytes] from layout --format json."""
+    layout = json.loads(tfdist("layout", pipeline, "--format", "json", *topology).stdout)
+    out = {}
+    for step in layout["steps"]:
+        for b in step["batches"]:
+            key = (b["worker"], b["replica"])
+            out.setdefault(key, [0, 0])
+            out[key][0] += len(b["elements"])
+            out[key][1] += sum(len(e.encode()) for e in b["elements"])
+    return out
+
+
+def delivered(report):
+    return {(r["worker"], r["replica"]): [r["records"], r["bytes"]] for r in report["replicas"]}
+
+
+def main():
+    global TFDIST
+    TFDIST = sys.argv[1]
+    total = json.loads(tfdist("count", "testdata/text-*.tfrecord", "--json").stdout)
+
+    # Per replica, what layout plans; in all, the dataset (W copies under OFF).
+    for policy, copies in (("AUTO", 1), ("DATA", 1), ("OFF", 2)):
+        for batch in (".batch(4)", ".batch(3, drop_remainder=False)"):
+            pipeline = TEXT + batch
+            topology = ("--workers", "2", "--replicas", "2", "--policy", policy)
+            proc = tfdist("run", pipeline, *topology, "--all-workers", "--verify", "--json")
+            report = json.loads(proc.stdout)
+            check(delivered(report) == planned(pipeline, *topology),
+                  f"{policy} {batch}: per-replica records/bytes differ from layout")
+            check(report["records"] == total["records"] * copies, f"{policy}: records")
+            check(report["bytes"] == total["bytes"] * copies, f"{policy}: bytes")
+            check(report["verified"] is True, f"{policy}: verified")
+            check(proc.stderr == "", f"{policy}: stderr not empty when piped: {proc.stderr!r}")
+
+    # One worker of two, chosen by flag or by the launcher's environment.
+    one = json.loads(tfdist("run", TEXT + ".batch(4)", "--workers", "2", "--worker", "1",
+                            "--json").stdout)
+    check(one["workers_run"] == [1], "--worker 1 runs worker 1")
+    proc = tfdist("run", TEXT + ".batch(4)", "--workers", "2", expect=2)
+    check("--all-workers" in proc.stderr, "several workers and none chosen is exit 2")
+
+    # Verification catches a staging buffer corrupted before its copy.
+    proc = tfdist("run", "tfrecord(\"testdata/one.tfrecord\").batch(4)", "--replicas", "2",
+                  "--verify", "--corrupt-replica-for-testing", "1", expect=3)
+    check("replica 1" in proc.stderr, f"the corruption names the replica: {proc.stderr}")
+
+    # --device cuda without a usable GPU: exit 2 with the CUDA call and error.
+    auto = json.loads(tfdist("run", "range(8).batch(2)", "--json").stdout)
+    if auto["device"] == "cpu":
+        proc = tfdist("run", "range(8).batch(2)", "--device", "cuda", expect=2)
+        check("cuda" in proc.stderr.lower(), f"--device cuda names CUDA: {proc.stderr}")
+        check(auto["notes"] != [], "--device auto says why it fell back to the host")
+
+    # A corrupt record ends the run with the file and offset (exit 3).
+    proc = tfdist("run", "tfrecord(\"testdata/bad/data_crc.tfrecord\").batch(2)", expect=3)
+    check("testdata/bad/data_crc.tfrecord" in proc.stderr and "63" in proc.stderr,
+          f"a corrupt record names file and offset: {proc.stderr}")
+
+    # An interrupt stops a long run with 130.
+    run = subprocess.Popen([TFDIST, "run", "range(1000000000).batch(64)", "--step-time-ms", "1"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    run.send_signal(signal.SIGINT)
+    try:
+        _, err = run.communicate(timeout=20)
+        check(run.returncode == 130, f"SIGINT: exit {run.returncode}, expected 130: {err}")
+    except subprocess.TimeoutExpired:
+        run.kill()
+        check(False, "SIGINT did not stop the run within 20 s")
+
+    print(f"{len(FAILURES)} failures")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
