@@ -20,7 +20,7 @@ namespace tfdist::device {
 // Where the replicas of a worker live.
 enum class DeviceKind {
   kAuto,  // CUDA when a usable GPU is there, else host replicas (Staging::notes() says why)
-  kCpu,   // host replicas: the "device" buffer is host memory
+  kCpu,   // host replicas: the batch is read in place from the host buffer
   kCuda,  // GPUs; an error when none is usable
 };
 
@@ -62,8 +62,9 @@ struct StagingOptions {
 
 // The staging of all local replicas of one worker. Each replica owns a ring of
 // `depth` slots: a host buffer (pinned with CUDA, where the batch is written),
-// its device buffer (cudaMalloc'ed, or for host replicas a second host
-// buffer) and, with CUDA, events on the replica's own stream.
+// its device buffer (cudaMalloc'ed; a host replica reads the host buffer in
+// place, as a CPU device does) and, with CUDA, events on the replica's own
+// stream.
 //
 // A batch goes through Acquire -> Submit (producer) -> Receive -> Release
 // (consumer), in FIFO order per replica: Receive returns batches in the order
@@ -107,7 +108,7 @@ class Staging {
     uint64_t bytes = 0;    // delivered
     // Time of the copies: with CUDA cudaEventElapsedTime between events around
     // each cudaMemcpyAsync (it includes waits for a copy engine shared with
-    // other replicas); for host replicas the measured memcpy time.
+    // other replicas); 0 for host replicas, which copy nothing.
     double copy_seconds = 0;
     bool pinned = false;  // every host buffer of the ring is page-locked
   };
@@ -156,7 +157,8 @@ class Staging {
   // host checksum first, then on CUDA the asynchronous copy (and the device
   // checksum) on the replica's stream; Submit does not wait for the copy
   // (except from pageable memory, which CUDA copies synchronously). Host
-  // replicas copy here with memcpy, on the producer's thread.
+  // replicas take the slot as it is; with verify their replica-side
+  // checksum is computed here, on the producer's thread.
   // Errors: Cancelled after Shutdown; InvalidArgument for a slot that is not
   // this replica's acquired slot or bytes > capacity; Internal naming a
   // failed CUDA call. Except for Cancelled, Receive returns the same error for

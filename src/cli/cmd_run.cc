@@ -139,9 +139,12 @@ void PrintReport(const runner::RunReport& r, const std::string& source_text) {
   fmt::print("\n{:>6} {:>7} {:<8} {:>9} {:>12} {:>8} {:>6} {:>9}\n", "worker", "replica", "device",
              "records", "bytes", "batches", "empty", "copy GB/s");
   for (const auto& rr : r.replicas) {
-    fmt::print("{:>6} {:>7} {:<8} {:>9} {:>12} {:>8} {:>6} {:>9.2f}\n", rr.worker, rr.replica,
-               rr.device, rr.records, rr.bytes, rr.batches, rr.empty_batches,
-               Rate(static_cast<double>(rr.wire_bytes) / 1e9, rr.copy_seconds));
+    const std::string gbs =
+        rr.copy_seconds > 0
+            ? fmt::format("{:.2f}", Rate(static_cast<double>(rr.wire_bytes) / 1e9, rr.copy_seconds))
+            : "in place";
+    fmt::print("{:>6} {:>7} {:<8} {:>9} {:>12} {:>8} {:>6} {:>9}\n", rr.worker, rr.replica,
+               rr.device, rr.records, rr.bytes, rr.batches, rr.empty_batches, gbs);
   }
   const double share = r.seconds > 0 ? r.wait_seconds / r.seconds : 0;
   fmt::print("\nthe training loop waited for input {:.0f}% of the run: {}\n", 100 * share,

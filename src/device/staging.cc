@@ -9,7 +9,6 @@
 #include <atomic>
 #include <bit>
 #include <cassert>
-#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -58,8 +57,10 @@ uint64_t WeightedSum(const unsigned char* p, size_t n, uint64_t first) {
   return sum;
 }
 
-// Host replicas: the "device" buffer of each slot is a second host buffer,
-// filled by memcpy on the producer's thread (as a copy engine would).
+// Host replicas: a CPU device reads host memory as it is, so a replica's
+// batch is the staging slot itself, handed over without a copy (as
+// TensorFlow's CPU replicas use the batch tensor in place). The replica-side
+// checksum is computed when the batch is handed over, after the host's.
 class HostTransport final : public Transport {
  public:
   explicit HostTransport(int depth) : slots_(static_cast<size_t>(depth)) {}
@@ -72,59 +73,35 @@ class HostTransport final : public Transport {
     m = SlotMemory();
     *data = nullptr;
     *capacity = 0;
-    TFDIST_ASSIGN_OR_RETURN(m.staging, AllocateHost(bytes));
-    TFDIST_ASSIGN_OR_RETURN(m.replica, AllocateHost(bytes));
-    *data = m.staging.get();
+    TFDIST_ASSIGN_OR_RETURN(m.buffer, AllocateHost(bytes));
+    *data = m.buffer.get();
     *capacity = bytes;
     return Status::OK();
   }
 
   Status StartCopy(int slot, size_t bytes, bool checksum) override {
     SlotMemory& m = slots_[static_cast<size_t>(slot)];
-    char* dst = m.replica.get();
-    const char* src = m.staging.get();
-    using Clock = std::chrono::steady_clock;
-    if (!checksum) {
-      const auto start = Clock::now();
-      if (bytes > 0) std::memcpy(dst, src, bytes);
-      m.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      m.checksum = 0;
-      return Status::OK();
-    }
-    // The replica-side checksum reads the destination chunk by chunk while
-    // it is still in cache, on the producer's thread (replicas check in
-    // parallel, not on the one consumer). Only the memcpy time counts.
-    constexpr size_t kChunk = size_t{64} << 10;  // a multiple of 8; fits L1/L2
-    Clock::duration copying{};
-    uint64_t sum = 0;
-    for (size_t off = 0; off < bytes; off += kChunk) {
-      const size_t len = std::min(kChunk, bytes - off);
-      const auto start = Clock::now();
-      std::memcpy(dst + off, src + off, len);
-      copying += Clock::now() - start;
-      sum += WeightedSum(reinterpret_cast<const unsigned char*>(dst + off), len, off / 8);
-    }
-    m.seconds = std::chrono::duration<double>(copying).count();
-    m.checksum = sum + static_cast<uint64_t>(bytes);
+    m.checksum = checksum ? WeightedSum(reinterpret_cast<const unsigned char*>(m.buffer.get()),
+                                        bytes, 0) +
+                                static_cast<uint64_t>(bytes)
+                          : 0;
     return Status::OK();
   }
 
   Status WaitCopy(int slot, size_t, bool, CopyResult* out) override {
     const SlotMemory& m = slots_[static_cast<size_t>(slot)];
-    *out = CopyResult{m.replica.get(), m.seconds, m.checksum};
+    *out = CopyResult{m.buffer.get(), 0, m.checksum};
     return Status::OK();
   }
 
   Status CopyToHost(int slot, size_t bytes, void* dst) override {
-    if (bytes > 0) std::memcpy(dst, slots_[static_cast<size_t>(slot)].replica.get(), bytes);
+    if (bytes > 0) std::memcpy(dst, slots_[static_cast<size_t>(slot)].buffer.get(), bytes);
     return Status::OK();
   }
 
  private:
   struct SlotMemory {
-    HostMemory staging;
-    HostMemory replica;
-    double seconds = 0;
+    HostMemory buffer;  // staging slot and replica memory in one
     uint64_t checksum = 0;
   };
   std::vector<SlotMemory> slots_;

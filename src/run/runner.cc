@@ -445,10 +445,8 @@ Result<RunReport> Runner::Run(RunReport report) {
                    parser_ ? "parse_example into dense columns in the staging slot"
                            : "records and offsets into the staging slot",
                    0, 0, 0, "records"};
-  StageReport copy{report.device == "cuda" ? "host-to-device" : "host-to-replica",
-                   report.device == "cuda" ? "cudaMemcpyAsync from pinned slots"
-                                           : "copy into the host replica's buffer",
-                   0, 0, 0, "batches"};
+  StageReport copy{"host-to-device", "cudaMemcpyAsync from the slots, timed by CUDA events", 0,
+                   0, 0, "batches"};
   for (auto& w : workers_) {
     read.seconds += w->read_seconds;
     split.seconds += w->split_seconds;
@@ -481,8 +479,12 @@ Result<RunReport> Runner::Run(RunReport report) {
                              inflated.seconds - inflate_before_.seconds,
                              inflated.bytes - inflate_before_.bytes, 0, ""});
   }
+  report.stages.push_back(split);
+  report.stages.push_back(pack);
+  // Host replicas read their slots in place: no copy to time.
+  if (report.device == "cuda") report.stages.push_back(copy);
   report.stages.insert(report.stages.end(),
-                       {split, pack, copy,
+                       {
                         {"wait", "the training loop waited for input batches",
                          report.wait_seconds, 0, 0, ""},
                         {"copy wait", "the training loop waited for copies to finish",
