@@ -133,9 +133,11 @@ struct RewriteSummary {
 // Atomicity: the outputs are written under temporary names in the
 // destination folder and renamed into place only when all are complete and
 // fsynced (then the folder is fsynced). A failure or an interrupt before
-// that leaves the destination as it was: temporary files are removed, and a
-// rename that fails (or a signal arriving during the renames) removes the
-// outputs already renamed (with `overwrite`, files they replaced are gone).
+// that leaves the destination as it was: temporary files are removed. With
+// `overwrite`, files under the output names are removed just before the
+// renames; a rename that fails (or a second signal during the renames)
+// removes the outputs already renamed, so the folder never holds a mix of
+// old and new shards, nor a part of the old set.
 //
 // Error: InvalidArgument (bad options, an existing output without
 // overwrite, fewer records than shards, an unwritable folder); NotFound or

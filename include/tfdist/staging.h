@@ -158,7 +158,7 @@ class Staging {
   // checksum) on the replica's stream; Submit does not wait for the copy
   // (except from pageable memory, which CUDA copies synchronously). Host
   // replicas take the slot as it is; with verify their replica-side
-  // checksum is computed here, on the producer's thread.
+  // checksum is computed by Receive, on the consumer's thread.
   // Errors: Cancelled after Shutdown; InvalidArgument for a slot that is not
   // this replica's acquired slot or bytes > capacity; Internal naming a
   // failed CUDA call. Except for Cancelled, Receive returns the same error for

@@ -9,21 +9,45 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <new>
 
 namespace tfdist {
 namespace {
 
 std::atomic<int> signals_seen{0};
 
-constexpr int kMaxTempFiles = 1024;
-std::atomic<char*> temp_files[kMaxTempFiles];
+// The registry: chunks of slots, chained and never freed, so the handler can
+// walk it at any moment. Registered paths are not freed either (a freed path
+// could be read by a handler that loaded it just before): a process makes
+// only as many temporary files as it writes outputs.
+struct Chunk {
+  static constexpr int kSlots = 1024;
+  std::atomic<char*> slots[kSlots] = {};
+  std::atomic<Chunk*> next{nullptr};
+};
+Chunk first_chunk;
+std::mutex grow_mu;  // serializes adding a chunk (never taken by the handler)
 
 void OnSignal(int) {
   if (signals_seen.fetch_add(1) == 0) return;
-  for (auto& slot : temp_files) {
-    if (char* p = slot.load()) unlink(p);
+  for (Chunk* c = &first_chunk; c != nullptr; c = c->next.load()) {
+    for (auto& slot : c->slots) {
+      if (char* p = slot.load()) unlink(p);
+    }
   }
   _exit(130);
+}
+
+bool Claim(Chunk& c, char* path) {
+  for (auto& slot : c.slots) {
+    char* expected = nullptr;
+    if (slot.load(std::memory_order_relaxed) == nullptr &&
+        slot.compare_exchange_strong(expected, path)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -41,19 +65,24 @@ bool Interrupted() { return signals_seen.load(std::memory_order_relaxed) != 0; }
 
 void RegisterTempFile(const std::string& path) {
   char* copy = strdup(path.c_str());
-  for (auto& slot : temp_files) {
-    char* expected = nullptr;
-    if (slot.compare_exchange_strong(expected, copy)) return;
+  if (copy == nullptr) throw std::bad_alloc();
+  for (;;) {
+    Chunk* last = &first_chunk;
+    for (Chunk* c = &first_chunk; c != nullptr; c = c->next.load()) {
+      if (Claim(*c, copy)) return;
+      last = c;
+    }
+    // Every slot is taken: chain a new chunk (unless another thread did).
+    std::lock_guard<std::mutex> lock(grow_mu);
+    if (last->next.load() == nullptr) last->next.store(new Chunk);
   }
-  std::free(copy);  // registry full: the destructor still removes the file
 }
 
 void UnregisterTempFile(const std::string& path) {
-  for (auto& slot : temp_files) {
-    char* p = slot.load();
-    if (p != nullptr && path == p && slot.compare_exchange_strong(p, nullptr)) {
-      std::free(p);
-      return;
+  for (Chunk* c = &first_chunk; c != nullptr; c = c->next.load()) {
+    for (auto& slot : c->slots) {
+      char* p = slot.load();
+      if (p != nullptr && path == p && slot.compare_exchange_strong(p, nullptr)) return;
     }
   }
 }

@@ -60,7 +60,8 @@ uint64_t WeightedSum(const unsigned char* p, size_t n, uint64_t first) {
 // Host replicas: a CPU device reads host memory as it is, so a replica's
 // batch is the staging slot itself, handed over without a copy (as
 // TensorFlow's CPU replicas use the batch tensor in place). The replica-side
-// checksum is computed when the batch is handed over, after the host's.
+// checksum is computed when the consumer receives the batch, so it also
+// catches a write into the slot after Submit.
 class HostTransport final : public Transport {
  public:
   explicit HostTransport(int depth) : slots_(static_cast<size_t>(depth)) {}
@@ -79,18 +80,15 @@ class HostTransport final : public Transport {
     return Status::OK();
   }
 
-  Status StartCopy(int slot, size_t bytes, bool checksum) override {
-    SlotMemory& m = slots_[static_cast<size_t>(slot)];
-    m.checksum = checksum ? WeightedSum(reinterpret_cast<const unsigned char*>(m.buffer.get()),
-                                        bytes, 0) +
-                                static_cast<uint64_t>(bytes)
-                          : 0;
-    return Status::OK();
-  }
+  Status StartCopy(int, size_t, bool) override { return Status::OK(); }
 
-  Status WaitCopy(int slot, size_t, bool, CopyResult* out) override {
+  Status WaitCopy(int slot, size_t bytes, bool checksum, CopyResult* out) override {
     const SlotMemory& m = slots_[static_cast<size_t>(slot)];
-    *out = CopyResult{m.buffer.get(), 0, m.checksum};
+    const uint64_t sum =
+        checksum ? WeightedSum(reinterpret_cast<const unsigned char*>(m.buffer.get()), bytes, 0) +
+                       static_cast<uint64_t>(bytes)
+                 : 0;
+    *out = CopyResult{m.buffer.get(), 0, sum};
     return Status::OK();
   }
 
@@ -102,7 +100,6 @@ class HostTransport final : public Transport {
  private:
   struct SlotMemory {
     HostMemory buffer;  // staging slot and replica memory in one
-    uint64_t checksum = 0;
   };
   std::vector<SlotMemory> slots_;
 };

@@ -48,7 +48,6 @@ struct Input {
   bool verified = false;         // both CRCs checked by the scan
   bool from_index = false;       // offsets read from FILE.idx
   std::unique_ptr<AtomicFile> spill;  // an inflated copy, read in its place
-  int fd = -1;                   // for random access (uncompressed or spilled)
 
   uint64_t records() const { return offsets.size() - 1; }
   const std::string& read_path() const { return spill ? spill->temp_path() : path; }
@@ -271,16 +270,65 @@ struct Job {
   }
 };
 
-// Reads bytes [begin, end) of an input (whole records), checks them when the
-// scan did not, and writes them to `sink`.
-Status CopyPiece(Input& in, uint64_t begin, uint64_t end, std::string& buffer, ByteSink& sink,
-                 const Output& out) {
+// The inputs one output task has open: a few at a time, so that thousands of
+// inputs never need thousands of file descriptors.
+class InputFiles {
+ public:
+  InputFiles() = default;
+  InputFiles(const InputFiles&) = delete;
+  InputFiles& operator=(const InputFiles&) = delete;
+  ~InputFiles() {
+    for (const Open& o : open_) close(o.fd);
+  }
+
+  // A descriptor of input `f`, opened now if it is not open.
+  Result<int> Get(const Input& in, size_t f) {
+    ++clock_;
+    for (Open& o : open_) {
+      if (o.file == f) {
+        o.used = clock_;
+        return o.fd;
+      }
+    }
+    if (open_.size() >= kMaxOpen) {
+      auto lru = std::min_element(open_.begin(), open_.end(),
+                                  [](const Open& a, const Open& b) { return a.used < b.used; });
+      close(lru->fd);
+      open_.erase(lru);
+    }
+    const int fd = open(in.read_path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      const int e = errno;
+      const std::string message = fmt::format("{}: cannot open: {}", in.path, std::strerror(e));
+      // Out of descriptors is this process's trouble, not the data's.
+      return e == EMFILE || e == ENFILE ? Status::Internal(message) : Status::NotFound(message);
+    }
+    open_.push_back({f, fd, clock_});
+    return fd;
+  }
+
+ private:
+  static constexpr size_t kMaxOpen = 16;
+  struct Open {
+    size_t file;
+    int fd;
+    uint64_t used;
+  };
+  std::vector<Open> open_;
+  uint64_t clock_ = 0;
+};
+
+// Reads bytes [begin, end) of input `f` (whole records), checks them when
+// the scan did not, and writes them to `sink`.
+Status CopyPiece(const Input& in, size_t f, InputFiles& files, uint64_t begin, uint64_t end,
+                 std::string& buffer, ByteSink& sink, const Output& out) {
   if (Interrupted()) return Status::Cancelled("interrupted");
+  TFDIST_ASSIGN_OR_RETURN(const int fd, files.Get(in, f));
   const size_t n = static_cast<size_t>(end - begin);
   if (buffer.size() < n) buffer.resize(n);
   size_t done = 0;
   while (done < n) {
-    const ssize_t r = pread(in.fd, buffer.data() + done, n - done, static_cast<off_t>(begin + done));
+    const ssize_t r = pread(fd, buffer.data() + done, n - done, static_cast<off_t>(begin + done));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) {
       return Status::NotFound(
@@ -311,6 +359,7 @@ Status WriteOutputRandomAccess(const Job& job, size_t k, FirstError& errors) {
   TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSink> sink, OpenOutput(out, *job.options));
   std::string buffer;
   std::vector<Input>& inputs = *job.inputs;
+  InputFiles files;
   size_t f = 0;
   if (job.plan->order.empty()) {
     // Contiguous records: copy byte ranges, cut at record boundaries.
@@ -327,7 +376,8 @@ Status WriteOutputRandomAccess(const Job& job, size_t k, FirstError& errors) {
                                  in.offsets.begin() + static_cast<ptrdiff_t>(last) + 1, limit);
       uint64_t j = static_cast<uint64_t>(it - in.offsets.begin()) - 1;
       if (j <= i) j = i + 1;
-      TFDIST_RETURN_IF_ERROR(CopyPiece(in, in.offsets[i], in.offsets[j], buffer, *sink, out));
+      TFDIST_RETURN_IF_ERROR(
+          CopyPiece(in, f, files, in.offsets[i], in.offsets[j], buffer, *sink, out));
       out.framed_bytes += in.offsets[j] - in.offsets[i];
       g += j - i;
     }
@@ -338,7 +388,8 @@ Status WriteOutputRandomAccess(const Job& job, size_t k, FirstError& errors) {
     auto flush = [&]() -> Status {
       if (piece_end == piece_begin) return Status::OK();
       out.framed_bytes += piece_end - piece_begin;
-      Status s = CopyPiece(inputs[piece_file], piece_begin, piece_end, buffer, *sink, out);
+      Status s = CopyPiece(inputs[piece_file], piece_file, files, piece_begin, piece_end, buffer,
+                           *sink, out);
       piece_begin = piece_end = 0;
       return s;
     };
@@ -488,24 +539,19 @@ std::string FolderOf(const std::string& path) {
 // part way removes the ones already renamed.
 Status CommitAll(std::vector<Output>& outputs, bool sync) {
   if (Interrupted()) return Status::Cancelled("interrupted");
-  std::vector<bool> existed(outputs.size());
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    struct stat st;
-    existed[k] = stat(outputs[k].path.c_str(), &st) == 0;
-    // A second signal during the renames removes these too (see interrupt.h).
-    if (!existed[k]) RegisterTempFile(outputs[k].path);
-  }
+  // A failed rename, or a second signal during the renames (see interrupt.h),
+  // removes every output of this run. Files under the output names (there
+  // are some only with --force) go first, so that the folder never holds a
+  // mix of old and new shards, nor a part of the old set.
+  for (const Output& out : outputs) RegisterTempFile(out.path);
+  for (const Output& out : outputs) unlink(out.path.c_str());
   auto unregister = [&] {
-    for (size_t k = 0; k < outputs.size(); ++k) {
-      if (!existed[k]) UnregisterTempFile(outputs[k].path);
-    }
+    for (const Output& out : outputs) UnregisterTempFile(out.path);
   };
   for (size_t k = 0; k < outputs.size(); ++k) {
     Status s = outputs[k].file->Commit();
     if (!s.ok()) {
-      for (size_t j = 0; j < k; ++j) {
-        if (!existed[j]) unlink(outputs[j].path.c_str());
-      }
+      for (size_t j = 0; j < k; ++j) unlink(outputs[j].path.c_str());
       unregister();
       return s;
     }
@@ -596,21 +642,6 @@ Result<RewriteSummary> WriteAndCommit(std::vector<Input>& inputs, const ReshardP
       });
   Job job{&inputs, &plan, &outputs, &o};
   if (random_access) {
-    struct Closer {
-      std::vector<Input>& v;
-      ~Closer() {
-        for (Input& in : v) {
-          if (in.fd >= 0) close(in.fd);
-          in.fd = -1;
-        }
-      }
-    } closer{inputs};
-    for (Input& in : inputs) {
-      in.fd = open(in.read_path().c_str(), O_RDONLY | O_CLOEXEC);
-      if (in.fd < 0) {
-        return Status::NotFound(fmt::format("{}: cannot open: {}", in.path, std::strerror(errno)));
-      }
-    }
     // Outputs are written concurrently, each by one task.
     FirstError errors;
     tbb::parallel_for(tbb::blocked_range<size_t>(0, outputs.size(), 1),
@@ -695,9 +726,10 @@ Result<ReshardPlan> PlanReshard(std::span<const uint64_t> record_sizes,
   if (records == 0) {
     return Status::InvalidArgument("the inputs hold no records: there is nothing to reshard");
   }
-  const uint64_t n = options.num_shards != 0
-                         ? options.num_shards
-                         : (records + options.records_per_shard - 1) / options.records_per_shard;
+  const uint64_t n =
+      options.num_shards != 0
+          ? options.num_shards
+          : records / options.records_per_shard + (records % options.records_per_shard != 0);
   if (n > records) {
     return Status::InvalidArgument(fmt::format(
         "cannot write {} shards from {} record{}: every shard must hold at least one record, as "

@@ -121,6 +121,16 @@ const std::vector<proto::FeatureSpec>* DeclaredFeatures(const data::Pipeline& pi
   return nullptr;
 }
 
+// The records of a batch for its wire format: the elements of nested
+// batches (batch().batch()) and of enumerate()'s pairs, in order.
+void AppendLeaves(const data::Element& e, std::vector<data::Element>& out) {
+  if (e.kind != data::Element::Kind::kBatch && e.kind != data::Element::Kind::kPair) {
+    out.push_back(e);
+    return;
+  }
+  for (const data::Element& item : e.items) AppendLeaves(item, out);
+}
+
 uint64_t PayloadBytes(const std::vector<data::Element>& batch) {
   uint64_t n = 0;
   for (const data::Element& e : batch) n += e.PayloadBytes();
@@ -202,6 +212,13 @@ bool Runner::PackJob(Worker& w, Replica& r, Job job) {
   Packed packed;
   packed.end_of_epoch = job.end_of_epoch;
   if (!job.end_of_epoch) {
+    if (std::any_of(job.elements.begin(), job.elements.end(), [](const data::Element& e) {
+          return e.kind == data::Element::Kind::kBatch || e.kind == data::Element::Kind::kPair;
+        })) {
+      std::vector<data::Element> leaves;
+      for (const data::Element& e : job.elements) AppendLeaves(e, leaves);
+      job.elements = std::move(leaves);
+    }
     packed.records = job.elements.size();
     packed.bytes = PayloadBytes(job.elements);
     const uint64_t bound = parser_ ? parser_->MaxBatchBytes(packed.records, packed.bytes)

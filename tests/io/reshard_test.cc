@@ -163,6 +163,16 @@ TEST_CASE("records per shard K makes ceil(records / K) shards of at most K recor
   REQUIRE(plan.ok());
   REQUIRE(plan->num_shards() == 4);
   for (uint64_t s = 0; s < 4; ++s) CHECK(plan->bounds[s + 1] - plan->bounds[s] <= 7);
+  // A K beyond the record count is one shard, without overflow, in both balances.
+  for (ReshardBalance balance : {ReshardBalance::kRecords, ReshardBalance::kBytes}) {
+    o.balance = balance;
+    for (uint64_t k : {uint64_t{25}, uint64_t{26}, ~uint64_t{0}, ~uint64_t{0} - 1}) {
+      o.records_per_shard = k;
+      plan = PlanReshard(sizes, o);
+      REQUIRE(plan.ok());
+      CHECK(plan->num_shards() == 1);
+    }
+  }
 }
 
 TEST_CASE("a plan refuses more shards than records, no records, and ambiguous counts") {
