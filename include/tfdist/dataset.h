@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,9 +36,11 @@ enum class LabelMode {
 };
 
 // One element of a pipeline: a file name, a record, an integer (range), a
-// batch of elements, or an (index, element) pair made by enumerate().
+// batch of elements, or an (index, element) pair made by enumerate(); or a
+// record not read yet (BuildOptions::deferred_payloads): its origin and, in
+// `value`, its payload size, read later by a PayloadFetcher.
 struct Element {
-  enum class Kind { kName, kRecord, kInt, kBatch, kPair };
+  enum class Kind { kName, kRecord, kInt, kBatch, kPair, kRecordRef };
 
   Kind kind = Kind::kInt;
   std::string bytes;           // kName: the file name; kRecord: the payload (unless shared)
@@ -57,7 +60,8 @@ struct Element {
 
   // The label of SPEC.md section 5: a file name as is; a record's payload
   // (printable UTF-8) or "file:index"; an integer in decimal; "index:label"
-  // for a pair. A batch has no single label: REQUIRES kind != kBatch.
+  // for a pair; "file:index" for a record not read yet. A batch has no
+  // single label: REQUIRES kind != kBatch.
   std::string Label(LabelMode mode = LabelMode::kPayload) const;
 
   // Leaf elements held: 1, or those of a batch's items (batches of batches
@@ -66,6 +70,32 @@ struct Element {
 
   // Payload bytes held (records, names), batches summed.
   uint64_t PayloadBytes() const;
+};
+
+// Reads the payloads of records not read yet (Kind::kRecordRef) by offset
+// and turns them into records (Kind::kRecord, the payload shared with the
+// records read in the same go). Used after DATA sharding's filter, so that a
+// worker reads only the records it keeps. Not thread-safe.
+class PayloadFetcher {
+ public:
+  // Notes the records not read yet in `e` (batches and pairs looked through).
+  // `e` must stay in place until Fetch().
+  void Add(Element& e);
+  void Add(std::span<Element> elements) {
+    for (Element& e : elements) Add(e);
+  }
+
+  // Reads every record noted since the last call, file by file in offset
+  // order (see io::FetchRecords), and fills them in.
+  // Error: NotFound; DataLoss naming the file and the record's offset.
+  Status Fetch();
+
+  // Bytes read from files so far.
+  uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  std::vector<Element*> pending_;
+  uint64_t bytes_read_ = 0;
 };
 
 // A stage's iterator (tf.data's IteratorBase::GetNext).

@@ -134,6 +134,9 @@ struct Decision {
   std::optional<int64_t> global_batch_size;  // static G, when known
   bool drop_remainder = false;               // of the final batch
   std::optional<uint64_t> num_files;         // file names reaching the reader (FILE)
+  // DATA with index files: each worker reads only the records it keeps, by
+  // offset (data::BuildOptions::use_record_index).
+  bool record_index = false;
   std::vector<std::string> warnings;
 };
 
@@ -158,6 +161,9 @@ struct WorkerLayout {
   std::vector<std::string> files;       // the file names it reads (file-based pipelines)
   std::vector<data::Element> elements;  // unbatched pipelines: its element stream
   std::vector<std::vector<data::Element>> batches;  // batched: its per-replica batches in order
+  // Bytes it reads from the files: the framed records its readers consume,
+  // plus (DATA with index files) the reads of its own records' payloads.
+  uint64_t bytes_read = 0;
 };
 
 struct Layout {
@@ -184,6 +190,7 @@ struct WorkerSummary {
   uint64_t batches = 0;        // per-replica batches it produced (empty splits included)
   uint64_t empty_batches = 0;  // of those and of the padding, the empty ones
   uint64_t idle_steps = 0;     // steps in which none of its replicas had data
+  std::optional<uint64_t> bytes_read;  // WorkerLayout::bytes_read, when the pipeline ran
 };
 
 struct LayoutSummary {

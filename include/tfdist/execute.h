@@ -31,6 +31,10 @@ class WorkerStream {
   // Time spent splitting global batches into per-replica batches so far.
   double split_seconds() const { return split_seconds_; }
 
+  // DATA with index files: bytes read by offset for the records this worker
+  // keeps, so far (0 otherwise: the readers read whole files).
+  uint64_t fetched_bytes() const { return fetcher_.bytes_read(); }
+
  private:
   friend class Execution;
   WorkerStream() = default;
@@ -44,6 +48,10 @@ class WorkerStream {
   uint64_t pieces_ = 0;  // pieces seen before the DATA filter
   bool input_done_ = false;
   double split_seconds_ = 0;
+  // DATA with index files: the pipeline gives records without payloads,
+  // read here once the DATA filter kept them.
+  bool deferred_ = false;
+  data::PayloadFetcher fetcher_;
 };
 
 // A distribution ready to run: the decision, and each worker's dataset.
@@ -64,6 +72,9 @@ class Execution {
   // batches (no split, drop_remainder): a step some replica has no data for
   // is dropped and the iteration ends.
   bool drops_short_step() const { return drops_short_step_; }
+  // DATA with index files: each worker reads only the records it keeps
+  // (decision().record_index; see data::BuildOptions::use_record_index).
+  bool reads_by_index() const { return deferred_; }
 
   // A fresh pass (epoch) over worker `worker`'s batches; unseeded and
   // reshuffling shuffles draw a new order each pass, as in TensorFlow.
@@ -80,6 +91,7 @@ class Execution {
   Topology topology_;
   bool batched_ = false;
   bool drops_short_step_ = false;
+  bool deferred_ = false;
   std::vector<int64_t> workers_;
   std::vector<WorkerPlan> plans_;
 };

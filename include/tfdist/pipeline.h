@@ -5,6 +5,7 @@
 #ifndef TFDIST_PIPELINE_H_
 #define TFDIST_PIPELINE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -159,6 +160,21 @@ struct BuildOptions {
   // Seed for stages given no seed. Default: a random one per run, as
   // TensorFlow's unseeded shuffles differ run to run.
   std::optional<uint64_t> default_seed;
+  // The readers (tfrecord, interleave, flat_map) give the records of a file
+  // with an up-to-date index (io::ReadRecordExtents) without reading them:
+  // Element::Kind::kRecordRef, in the order and with the origins reading
+  // would give, for a PayloadFetcher to read later. Files without one (or
+  // compressed) are read as usual. Only for pipelines whose ops after the
+  // reader never look at payloads (all of tfdist's do not).
+  bool deferred_payloads = false;
+  // For dist::PlanLayout and dist::Execution: under DATA sharding with
+  // several workers, when every file the reader opens has an up-to-date
+  // index, build with deferred_payloads and read only each worker's records
+  // (false: every worker reads every file, as TensorFlow does; --no-index).
+  bool use_record_index = true;
+  // When set, the readers add the bytes of records they consumed (framed,
+  // counted per file as it is closed; not the reads of deferred payloads).
+  std::shared_ptr<std::atomic<uint64_t>> bytes_read;
 };
 
 // Builds the dataset of `pipeline`. Globs are expanded now (list_files

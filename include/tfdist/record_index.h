@@ -1,13 +1,19 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Per-file record indexes in NVIDIA DALI's tfrecord2idx format: one line
-// "offset size" per record, `size` the whole framed record (payload + 16).
+// Per-file record indexes in NVIDIA DALI's tfrecord2idx format ("offset size"
+// per record), and directory indexes: every file's record count in one file.
 
 #ifndef TFDIST_RECORD_INDEX_H_
 #define TFDIST_RECORD_INDEX_H_
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tfdist/record_reader.h"
 #include "tfdist/result.h"
@@ -31,11 +37,139 @@ struct IndexedCount {
 std::optional<IndexedCount> ReadIndex(const std::string& path, const std::string& dir,
                                       std::string* stale);
 
+// ReadIndex for the file `name` of the folder `dir`, open as `dir_fd`:
+// only `name` and `name`.idx are resolved, relative to it.
+std::optional<IndexedCount> ReadIndexAt(int dir_fd, const std::string& dir, const std::string& name,
+                                        std::string* stale);
+
 // Scans `path` (uncompressed; both CRCs checked) and writes its index to
 // IndexPathFor(path, dir) atomically. Returns the count.
 // Error: InvalidArgument for a compressed file or an index that exists
 // without `overwrite`; DataLoss for a damaged record (no index is written).
 Result<IndexedCount> WriteIndex(const std::string& path, const std::string& dir, bool overwrite);
+
+// The directory index: one file in a folder, named kDirectoryIndexName,
+// holding the record counts of the folder's uncompressed TFRecord files, so
+// that a FILE layout summary checks each file with one stat instead of
+// opening and reading its FILE.idx. Text, one line each:
+//   tfdist-directory-index 1
+//   SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME
+// SIZE is the file's size in bytes and MTIME_NS its modification time in
+// nanoseconds since the epoch, both as they were when it was counted;
+// PAYLOAD_BYTES sums the record payloads; NAME is the file's base name, to
+// the end of the line (last, so that it may hold spaces; names holding a
+// newline are not listed). Lines are sorted byte-wise by NAME. An entry
+// describes its file while the file's size and mtime equal it and that mtime
+// is older than the index file's own.
+inline constexpr char kDirectoryIndexName[] = ".tfdist-index";
+inline constexpr char kDirectoryIndexHeader[] = "tfdist-directory-index 1";
+
+struct DirectoryIndexEntry {
+  std::string name;  // base name
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t records = 0;
+  uint64_t payload_bytes = 0;
+
+  bool operator==(const DirectoryIndexEntry&) const = default;
+};
+
+// The text of an index of `entries`, which must be sorted by name and hold
+// no name with a newline.
+std::string FormatDirectoryIndex(std::span<const DirectoryIndexEntry> entries);
+
+// Error: InvalidArgument for another header (format version) or a line that
+// is not "SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME", naming its number.
+Result<std::vector<DirectoryIndexEntry>> ParseDirectoryIndex(std::string_view text);
+
+// A file's records and their payload bytes.
+struct FileRecords {
+  uint64_t records = 0;
+  uint64_t payload_bytes = 0;
+};
+
+// What WriteDirectoryIndex did.
+struct DirectoryIndexReport {
+  std::string index_path;
+  uint64_t files = 0;    // entries written
+  uint64_t records = 0;  // over all entries
+  uint64_t payload_bytes = 0;
+  uint64_t from_file_indexes = 0;  // entries taken from an up-to-date FILE.idx
+  // Regular files left out, with the reason: compressed, not TFRecord or
+  // damaged (the scan's error), or changed while counted. FILE.idx files,
+  // hidden temporary files and the index itself are left out silently.
+  std::vector<std::pair<std::string, std::string>> skipped;
+};
+
+// Counts the records of every regular file in `dir` (from its FILE.idx when
+// ReadIndex trusts it, else by a scan with both CRCs checked; files in
+// parallel) and writes the index to `output_dir` (default: `dir`)/
+// kDirectoryIndexName atomically. A file modified within the clock tick in
+// which it was examined is counted again once the clock has moved on, so
+// that no entry can miss a later change of the same size in the same tick.
+// Error: NotFound when `dir` cannot be listed; InvalidArgument when the
+// index exists and !overwrite.
+Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir,
+                                                 const std::string& output_dir, bool overwrite);
+
+// What a directory index says about some files of its folder.
+struct DirectoryLookup {
+  bool found = false;               // the folder has an index
+  std::string problem;              // why the index was ignored as a whole (then nothing matched)
+  std::vector<uint8_t> matched;     // per name: 1 when its entry describes the file
+  std::vector<FileRecords> counts;  // per name, where matched
+  uint64_t stale = 0;               // names whose entry does not describe the file
+};
+
+// A folder's directory index, read, and checked entry by entry against the
+// folder: one fstatat per checked entry, relative to the open folder (no
+// path resolution), in parallel; no file is opened. Checking can start
+// before the names it will be asked about are known (while a glob lists the
+// folder), for the entries a filter accepts. Thread-compatible.
+class DirectoryIndex {
+ public:
+  // Reads the index of `dir` ("" is the current folder) and checks the
+  // entries `check` accepts (none when it is empty). Never fails: without
+  // an index found() is false; a damaged one has a problem() and no entries.
+  static std::unique_ptr<DirectoryIndex> Open(
+      const std::string& dir, const std::function<bool(std::string_view)>& check = nullptr);
+  ~DirectoryIndex();
+  DirectoryIndex(const DirectoryIndex&) = delete;
+  DirectoryIndex& operator=(const DirectoryIndex&) = delete;
+
+  bool found() const { return found_; }
+  // The folder, open; -1 when it could not be opened.
+  int dir_fd() const { return dir_fd_; }
+  const std::string& problem() const { return problem_; }
+
+  // The counts for `names` (base names, sorted byte-wise, no duplicates).
+  // Entries not checked by Open are checked now.
+  DirectoryLookup LookUp(std::span<const std::string_view> names) const;
+
+ private:
+  enum class State : uint8_t { kUnchecked, kMatches, kStale };
+  struct Entry {
+    std::string_view name;  // into the mapped file
+    uint64_t size = 0;
+    int64_t mtime_ns = 0;
+    FileRecords count;
+    State state = State::kUnchecked;
+  };
+  DirectoryIndex() = default;
+  State Check(const Entry& e) const;
+
+  int dir_fd_ = -1;
+  bool found_ = false;
+  std::string problem_;
+  void* map_ = nullptr;  // the index file, mapped
+  size_t map_size_ = 0;
+  int64_t index_mtime_ns_ = 0;
+  std::vector<Entry> entries_;  // sorted by name
+};
+
+// DirectoryIndex::Open(dir)->LookUp(names), with found and problem.
+DirectoryLookup LookUpDirectoryIndex(const std::string& dir,
+                                     std::span<const std::string_view> names);
 
 }  // namespace tfdist::io
 

@@ -1,5 +1,6 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// tfdist index: DALI-format record indexes of uncompressed TFRecord files.
+// tfdist index: DALI-format record indexes of uncompressed TFRecord files,
+// or one directory index for a whole folder.
 
 #include <fmt/format.h>
 
@@ -14,12 +15,48 @@ namespace {
 
 struct IndexOptions {
   std::vector<std::string> patterns;
+  std::string directory;
   std::string output_dir;
   bool force = false;
   bool json = false;
 };
 
+int RunDirectoryIndex(const IndexOptions& o) {
+  Result<io::DirectoryIndexReport> r = io::WriteDirectoryIndex(o.directory, o.output_dir, o.force);
+  if (!r.ok()) return ReportError(r.status(), o.json);
+  // At most this many left-out files are named on stderr.
+  constexpr size_t kNamed = 20;
+  for (size_t i = 0; i < r->skipped.size() && i < kNamed; ++i) {
+    fmt::print(stderr, "tfdist: not indexed: {}: {}\n", r->skipped[i].first, r->skipped[i].second);
+  }
+  if (r->skipped.size() > kNamed) {
+    fmt::print(stderr, "tfdist: not indexed: {} more\n", r->skipped.size() - kNamed);
+  }
+  if (o.json) {
+    nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+    for (const auto& [path, why] : r->skipped) skipped.push_back({{"file", path}, {"reason", why}});
+    PrintJson({{"index", r->index_path},
+               {"files", r->files},
+               {"records", r->records},
+               {"bytes", r->payload_bytes},
+               {"from_index_files", r->from_file_indexes},
+               {"skipped", skipped}});
+  } else {
+    fmt::print("{}  {} file{}, {} record{} ({} from index files, {} scanned); {} not indexed\n",
+               r->index_path, r->files, r->files == 1 ? "" : "s", r->records,
+               r->records == 1 ? "" : "s", r->from_file_indexes, r->files - r->from_file_indexes,
+               r->skipped.size());
+  }
+  return 0;
+}
+
 int RunIndex(const IndexOptions& o) {
+  if (o.directory.empty() == o.patterns.empty()) {
+    return ReportError(
+        Status::InvalidArgument("give either files or --directory DIR (one index for the folder)"),
+        o.json);
+  }
+  if (!o.directory.empty()) return RunDirectoryIndex(o);
   Result<std::vector<std::string>> files = ExpandFilePatterns(o.patterns);
   if (!files.ok()) return ReportError(files.status(), o.json);
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -27,8 +64,10 @@ int RunIndex(const IndexOptions& o) {
     Result<io::IndexedCount> index = io::WriteIndex(path, o.output_dir, o.force);
     if (!index.ok()) return ReportError(index.status(), o.json);
     if (o.json) {
-      out.push_back({{"file", path}, {"index", index->index_path},
-                     {"records", index->count.records}, {"bytes", index->count.payload_bytes}});
+      out.push_back({{"file", path},
+                     {"index", index->index_path},
+                     {"records", index->count.records},
+                     {"bytes", index->count.payload_bytes}});
     } else {
       fmt::print("{}  {} record{}\n", index->index_path, index->count.records,
                  index->count.records == 1 ? "" : "s");
@@ -46,9 +85,12 @@ void AddIndexCommand(CLI::App& app, Action* action) {
       "index",
       "Write each uncompressed file's record index (FILE.idx: one \"offset size\" line per "
       "record, NVIDIA DALI's tfrecord2idx format); count and layout --format summary use it");
-  cmd->add_option("files", o->patterns, "Files or glob patterns")->required();
+  cmd->add_option("files", o->patterns, "Files or glob patterns");
+  cmd->add_option("--directory", o->directory,
+                  "Index every file of this folder in one file, DIR/.tfdist-index: a line per "
+                  "uncompressed TFRecord file with its size, mtime and record count");
   cmd->add_option("--output-dir", o->output_dir,
-                  "Write the indexes here (default: beside each file)");
+                  "Write the indexes here (default: beside each file; with --directory, in DIR)");
   cmd->add_flag("-f,--force", o->force, "Replace existing indexes");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, action] { *action = [o] { return RunIndex(*o); }; });

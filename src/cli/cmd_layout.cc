@@ -168,7 +168,26 @@ void PrintSummary(const dist::LayoutSummary& l, const std::string& source_text,
     const double mean = static_cast<double>(total_records) / static_cast<double>(l.workers.size());
     fmt::print("imbalance (max/mean records): {:.2f}\n", static_cast<double>(max_records) / mean);
   }
-  if (d.applied == dist::AutoShardPolicy::kData && l.topology.workers > 1) {
+  // Bytes read from the files, when the pipeline ran (not for a summary
+  // computed from record counts).
+  std::string read;
+  size_t listed = 0;
+  for (const auto& r : l.workers) {
+    if (!r.bytes_read || (only && *only != r.worker)) continue;
+    if (++listed > 16) {
+      read += ", ...";
+      break;
+    }
+    read += fmt::format("{}{}", read.empty() ? "" : ", ", *r.bytes_read);
+  }
+  if (!read.empty()) {
+    fmt::print("bytes read {}: {}\n", only ? fmt::format("by worker {}", *only) : "per worker",
+               read);
+  }
+  if (d.applied == dist::AutoShardPolicy::kData && l.topology.workers > 1 && d.record_index) {
+    fmt::print("read amplification: 1x (DATA with index files: each worker reads only its own "
+               "records)\n");
+  } else if (d.applied == dist::AutoShardPolicy::kData && l.topology.workers > 1) {
     fmt::print("read amplification: {}x (every worker reads the whole dataset)\n",
                l.topology.workers);
   } else if (d.applied == dist::AutoShardPolicy::kOff && l.topology.workers > 1) {
@@ -194,6 +213,8 @@ int RunLayout(const LayoutOptions& o) {
   Result<data::Pipeline> pipeline = ParsePipelineArgs(o.pipeline, json);
   if (!pipeline.ok()) return ExitCodeFor(pipeline.status());
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
+  data::BuildOptions build = o.pipeline.build_options();
+  build.use_record_index = !o.distribute.no_index;
   if (o.format == "summary") {
     // The summary is over all workers (short steps and imbalance need them
     // all); --worker only selects the rows shown.
@@ -213,11 +234,11 @@ int RunLayout(const LayoutOptions& o) {
         dist::SummarizeFiles(*pipeline, all, o.pipeline.build_options(), progress);
     if (!fast.ok()) return ReportPipelineError(fast.status(), *pipeline, json);
     if (*fast) return shown(**fast);
-    Result<dist::Layout> layout = dist::PlanLayout(*pipeline, all, o.pipeline.build_options());
+    Result<dist::Layout> layout = dist::PlanLayout(*pipeline, all, build);
     if (!layout.ok()) return ReportPipelineError(layout.status(), *pipeline, json);
     return shown(dist::Summarize(*layout));
   }
-  Result<dist::Layout> layout = dist::PlanLayout(*pipeline, d, o.pipeline.build_options());
+  Result<dist::Layout> layout = dist::PlanLayout(*pipeline, d, build);
   if (!layout.ok()) return ReportPipelineError(layout.status(), *pipeline, json);
   if (json) {
     PrintJson(LayoutJson(*layout, mode, source));

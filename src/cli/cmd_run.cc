@@ -176,6 +176,7 @@ int RunRun(const RunArgs& o) {
     d.worker = 0;
   }
   options.build = o.pipeline.build_options();
+  options.build.use_record_index = !o.distribute.no_index;
   options.epochs = o.epochs;
   Result<device::DeviceKind> kind = device::ParseDeviceKind(o.device);
   if (!kind.ok()) return ReportError(kind.status(), json);

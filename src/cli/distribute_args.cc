@@ -29,6 +29,9 @@ void AddDistributeArgs(CLI::App& cmd, DistributeArgs* args, const std::string& w
                  "(RebatchDataset), none")
       ->default_str("auto");
   cmd.add_option("--steps", args->steps, steps_help);
+  cmd.add_flag("--no-index", args->no_index,
+               "Under DATA sharding, read every file on every worker even where up-to-date "
+               "index files (tfdist index) let each worker read only its own records");
 }
 
 Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o) {

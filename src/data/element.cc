@@ -43,6 +43,8 @@ std::string Element::Label(LabelMode mode) const {
       return fmt::format("{}", value);
     case Kind::kPair:
       return fmt::format("{}:{}", value, items.empty() ? std::string() : items[0].Label(mode));
+    case Kind::kRecordRef:
+      return fmt::format("{}:{}", origin.file ? *origin.file : std::string("?"), origin.index);
     case Kind::kBatch:
       break;
   }

@@ -53,7 +53,12 @@ class SequentialInterleave final : public Iterator {
         }
         // Read on this thread, as TensorFlow's sequential interleave does:
         // parallel reading is what num_parallel_calls asks for.
-        TFDIST_ASSIGN_OR_RETURN(slot, OpenRecords(name, options_.compression, 0));
+        std::atomic<uint64_t>* counter = options_.bytes_read.get();
+        if (options_.deferred) {
+          TFDIST_ASSIGN_OR_RETURN(slot, OpenDeferredRecords(name, options_.compression, counter));
+        } else {
+          TFDIST_ASSIGN_OR_RETURN(slot, OpenRecords(name, options_.compression, 0, counter));
+        }
         ++open_;
       } else {
         Advance();
@@ -194,6 +199,10 @@ class ParallelInterleave final : public Iterator {
   };
 
   struct Slot {
+    ~Slot() {
+      if (bytes_read != nullptr && reader) bytes_read->fetch_add(reader->position());
+    }
+    std::atomic<uint64_t>* bytes_read = nullptr;  // InterleaveOptions::bytes_read
     Element input;                              // the file name
     const std::string* path = nullptr;          // interned input.bytes
     std::unique_ptr<io::RecordReader> reader;   // touched only by the task filling it
@@ -264,6 +273,7 @@ class ParallelInterleave final : public Iterator {
         break;
       }
       auto slot = std::make_unique<Slot>();
+      slot->bytes_read = options_.bytes_read.get();
       if (name.kind == Element::Kind::kName) slot->path = InternPath(name.bytes);
       slot->input = std::move(name);
       Refill(*slot);
@@ -397,7 +407,7 @@ class InterleaveDataset final : public Dataset {
 
   Result<std::unique_ptr<Iterator>> MakeIterator() const override {
     TFDIST_ASSIGN_OR_RETURN(auto in, input_->MakeIterator());
-    if (options_.parallelism > 0) {
+    if (options_.parallelism > 0 && !options_.deferred) {
       return std::unique_ptr<Iterator>(
           std::make_unique<ParallelInterleave>(std::move(in), options_));
     }

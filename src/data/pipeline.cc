@@ -779,7 +779,7 @@ class Builder {
     if (const auto* p = std::get_if<FromTensorSlicesOp>(&op.params))
       return NewNamesDataset(p->names);
     if (const auto* p = std::get_if<TFRecordOp>(&op.params)) {
-      InterleaveOptions o;
+      InterleaveOptions o = ReaderOptions();
       o.compression = p->compression;
       if (p->num_parallel_reads) {
         TFDIST_ASSIGN_OR_RETURN(
@@ -819,7 +819,7 @@ class Builder {
       return NewShardDataset(std::move(in), n, i);
     }
     if (const auto* p = std::get_if<InterleaveOp>(&op.params)) {
-      InterleaveOptions o;
+      InterleaveOptions o = ReaderOptions();
       o.compression = p->compression;
       if (!p->flat_map) {
         IntArg autotune;
@@ -884,6 +884,14 @@ class Builder {
     return ErrorAt(op.pos, fmt::format("{}() cannot be built", name));
   }
 
+  // What every reader stage takes from the build options.
+  InterleaveOptions ReaderOptions() const {
+    InterleaveOptions o;
+    o.deferred = options_.deferred_payloads;
+    o.bytes_read = options_.bytes_read;
+    return o;
+  }
+
   // A stage's seed: its own, else the run's (random unless given).
   uint64_t Seed(std::optional<int64_t> seed) const {
     return seed ? static_cast<uint64_t>(*seed) : seed_ + ++unseeded_;
@@ -900,7 +908,7 @@ class Builder {
 // map(parse_example) needs records: follows the kind of element each op
 // produces (batches keep their elements' kind).
 Status CheckMaps(const Pipeline& pipeline, Binder& binder) {
-  enum class Kind { kNames, kRecords, kInts, kPairs };
+  enum class Kind { kNames, kRecords, kInts, kPairs, kParsed };
   Kind kind = Kind::kRecords;
   bool batched = false;
   for (const Op& op : pipeline.ops) {
@@ -927,6 +935,9 @@ Status CheckMaps(const Pipeline& pipeline, Binder& binder) {
         case Kind::kPairs:
           what = "(index, element) pairs from enumerate(); apply it before enumerate()";
           break;
+        case Kind::kParsed:
+          what = "already parsed by an earlier map(parse_example); declare every feature in one";
+          break;
         case Kind::kRecords:
           break;
       }
@@ -941,6 +952,7 @@ Status CheckMaps(const Pipeline& pipeline, Binder& binder) {
                               "parse_single_example parses one record, but after batch() "
                               "each element is a batch; use parse_example");
       }
+      kind = Kind::kParsed;
     }
   }
   return Status::OK();

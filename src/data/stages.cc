@@ -10,6 +10,7 @@
 #include <atomic>
 #include <tuple>
 
+#include "tfdist/record_fetch.h"
 #include "tfdist/record_reader.h"
 #include "tfdist/synthetic.h"
 
@@ -72,8 +73,12 @@ class RangeDataset final : public Dataset {
 
 class RecordsIterator final : public Iterator {
  public:
-  RecordsIterator(std::unique_ptr<io::RecordReader> reader, const std::string* file)
-      : reader_(std::move(reader)), file_(std::move(file)) {}
+  RecordsIterator(std::unique_ptr<io::RecordReader> reader, const std::string* file,
+                  std::atomic<uint64_t>* bytes_read)
+      : reader_(std::move(reader)), file_(std::move(file)), bytes_read_(bytes_read) {}
+  ~RecordsIterator() override {
+    if (bytes_read_ != nullptr) bytes_read_->fetch_add(reader_->position());
+  }
 
   Status GetNext(Element& out, bool& end) override {
     std::string_view record;
@@ -92,6 +97,35 @@ class RecordsIterator final : public Iterator {
  private:
   std::unique_ptr<io::RecordReader> reader_;
   const std::string* file_;
+  std::atomic<uint64_t>* bytes_read_;
+};
+
+// A file's records from its index, without payloads.
+class DeferredRecordsIterator final : public Iterator {
+ public:
+  DeferredRecordsIterator(std::vector<io::RecordExtent> extents, const std::string* file)
+      : extents_(std::move(extents)), file_(file) {}
+
+  Status GetNext(Element& out, bool& end) override {
+    end = next_ >= extents_.size();
+    if (end) return Status::OK();
+    const io::RecordExtent& e = extents_[next_];
+    out.kind = Element::Kind::kRecordRef;
+    out.bytes.clear();
+    out.storage.reset();
+    out.view = {};
+    out.items.clear();
+    out.value = static_cast<int64_t>(e.size - 16);
+    out.origin.file = file_;
+    out.origin.index = next_++;
+    out.origin.offset = e.offset;
+    return Status::OK();
+  }
+
+ private:
+  std::vector<io::RecordExtent> extents_;
+  const std::string* file_;
+  size_t next_ = 0;
 };
 
 // A stage whose iterator wraps one iterator of its input: the dataset only
@@ -352,10 +386,26 @@ Result<std::unique_ptr<io::RecordReader>> OpenRecordReader(const Element& name,
 }
 
 Result<std::unique_ptr<Iterator>> OpenRecords(const Element& name, io::Compression compression,
-                                              int read_ahead) {
+                                              int read_ahead, std::atomic<uint64_t>* bytes_read) {
   TFDIST_ASSIGN_OR_RETURN(auto reader, OpenRecordReader(name, compression, read_ahead));
   return std::unique_ptr<Iterator>(
-      std::make_unique<RecordsIterator>(std::move(reader), InternPath(name.bytes)));
+      std::make_unique<RecordsIterator>(std::move(reader), InternPath(name.bytes), bytes_read));
+}
+
+Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
+                                                      io::Compression compression,
+                                                      std::atomic<uint64_t>* bytes_read) {
+  if (name.kind == Element::Kind::kName &&
+      (compression == io::Compression::kNone || compression == io::Compression::kAuto)) {
+    std::string stale;
+    std::optional<std::vector<io::RecordExtent>> extents =
+        io::ReadRecordExtents(name.bytes, &stale);
+    if (extents) {
+      return std::unique_ptr<Iterator>(
+          std::make_unique<DeferredRecordsIterator>(std::move(*extents), InternPath(name.bytes)));
+    }
+  }
+  return OpenRecords(name, compression, 0, bytes_read);
 }
 
 DatasetPtr NewShardDataset(DatasetPtr input, int64_t num_shards, int64_t index) {

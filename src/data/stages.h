@@ -4,6 +4,7 @@
 #ifndef TFDIST_DATA_STAGES_H_
 #define TFDIST_DATA_STAGES_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,9 +31,19 @@ Result<std::unique_ptr<io::RecordReader>> OpenRecordReader(const Element& name,
                                                            int read_ahead);
 
 // The records of one file, as the interleave function opens them.
-// `read_ahead`: see RecordReaderOptions. Error: NotFound/DataLoss.
+// `read_ahead`: see RecordReaderOptions. `bytes_read` (when not null) gets
+// the bytes the reader consumed once the iterator is destroyed.
+// Error: NotFound/DataLoss.
 Result<std::unique_ptr<Iterator>> OpenRecords(const Element& name, io::Compression compression,
-                                              int read_ahead);
+                                              int read_ahead,
+                                              std::atomic<uint64_t>* bytes_read = nullptr);
+
+// The records of one file without their payloads (Element::Kind::kRecordRef),
+// from its up-to-date index, when the file is uncompressed (or `compression`
+// is kAuto) and has one; otherwise OpenRecords(name, compression, 0, bytes_read).
+Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
+                                                      io::Compression compression,
+                                                      std::atomic<uint64_t>* bytes_read);
 
 // Elements at positions p % num_shards == index. REQUIRES: 0 <= index < num_shards.
 DatasetPtr NewShardDataset(DatasetPtr input, int64_t num_shards, int64_t index);
@@ -65,6 +76,11 @@ struct InterleaveOptions {
   // is the sequential one unless !deterministic.
   int64_t parallelism = 0;
   bool deterministic = true;
+  // Records without payloads where an index allows (BuildOptions::
+  // deferred_payloads); read sequentially, as nothing is read ahead.
+  bool deferred = false;
+  // BuildOptions::bytes_read.
+  std::shared_ptr<std::atomic<uint64_t>> bytes_read;
 };
 DatasetPtr NewInterleaveDataset(DatasetPtr input, const InterleaveOptions& options);
 

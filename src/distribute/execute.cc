@@ -11,6 +11,7 @@
 
 #include "plan.h"
 #include "policy.h"
+#include "record_index_plan.h"
 
 namespace tfdist::dist {
 
@@ -44,9 +45,13 @@ Status WorkerStream::Next(std::vector<data::Element>& out, bool& end) {
     for (auto& piece : pieces) {
       if (static_cast<int64_t>(pieces_ % static_cast<uint64_t>(keep_every_)) == keep_index_) {
         ready_.push_back(std::move(piece));
+        // Index files: the kept records are read now, by offset (the
+        // deque keeps the pieces in place until Fetch).
+        if (deferred_) fetcher_.Add(std::span(ready_.back()));
       }
       ++pieces_;
     }
+    if (deferred_) TFDIST_RETURN_IF_ERROR(fetcher_.Fetch());
     // DATA: every worker must get a share, unless there is nothing at all.
     if (input_done_ && keep_every_ > 1 && pieces_ > 0 &&
         pieces_ < static_cast<uint64_t>(keep_every_)) {
@@ -87,18 +92,7 @@ Result<Execution> Execution::Plan(const data::Pipeline& original,
   }
 
   if (options.api == Api::kFromFunction) {
-    d.applied = AutoShardPolicy::kOff;
-    d.reason =
-        "distribute_datasets_from_function: the input function is each worker's pipeline; "
-        "nothing is sharded or split by tf.distribute";
-    d.split = Split::kNone;
-    d.split_reason = "distribute_datasets_from_function does not split batches";
-    if (s.shard_after_unseeded_shuffle) {
-      d.warnings.push_back(
-          "shard() follows an unseeded shuffle of file names: each worker shuffles differently, "
-          "so workers disagree on the order and files are read twice or never; give the "
-          "shuffle a seed, or shard before shuffling");
-    }
+    DecideFromFunction(s, d);
     for (int64_t w : ex.workers_) {
       data::BuildOptions b = build;
       b.context = data::InputContext{W, w, N};
@@ -108,6 +102,10 @@ Result<Execution> Execution::Plan(const data::Pipeline& original,
   } else {
     TFDIST_RETURN_IF_ERROR(Decide(pipeline, s, options, build, d));
     const bool shard_files = d.applied == AutoShardPolicy::kFile && W > 1;
+    // DATA with index files: the workers' pipelines give records without
+    // payloads; each worker reads those it keeps (WorkerStream::Next).
+    TFDIST_ASSIGN_OR_RETURN(ex.deferred_, PlanRecordIndex(pipeline, s, options, build, d));
+    build.deferred_payloads = ex.deferred_;
     // A dataset of its own for each worker, even where all run the same
     // pipeline: each counts its own epochs, so their shuffles agree.
     for (int64_t w : ex.workers_) {
@@ -134,6 +132,7 @@ Result<std::unique_ptr<WorkerStream>> Execution::Open(int64_t worker) const {
   std::unique_ptr<WorkerStream> stream(new WorkerStream);
   TFDIST_ASSIGN_OR_RETURN(stream->it_, plan->dataset->MakeIterator());
   stream->batched_ = batched_;
+  stream->deferred_ = deferred_;
   const Topology& t = topology_;
   if (batched_) {
     std::vector<int64_t> sizes;

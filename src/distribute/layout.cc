@@ -11,12 +11,15 @@
 #include <atomic>
 #include <fstream>
 #include <map>
-#include <unordered_map>
 #include <numeric>
 #include <random>
+#include <span>
+#include <thread>
+#include <unordered_map>
 
 #include "plan.h"
 #include "policy.h"
+#include "record_index_plan.h"
 #include "tfdist/file_list.h"
 #include "tfdist/record_index.h"
 #include "tfdist/record_reader.h"
@@ -156,6 +159,28 @@ Result<std::vector<std::string>> RunNames(const data::Pipeline& names,
   return Names(*elements);
 }
 
+// The file names a pipeline's reader gets, as a set, without running it: a
+// tfrecord source's list, or a list of names followed only by shuffles and
+// prefetches with literal arguments (which change only the order); nullptr
+// where other ops or symbolic arguments need the pipeline run.
+const std::vector<std::string>* StaticNames(const data::Pipeline& p, const Structure& s) {
+  if (!s.reader) return nullptr;
+  if (const auto* t = std::get_if<data::TFRecordOp>(&p.ops[0].params)) return &t->files;
+  const auto* listed = std::get_if<data::FromTensorSlicesOp>(&p.ops[0].params);
+  if (listed == nullptr) return nullptr;
+  using Symbol = data::IntArg::Symbol;
+  for (size_t i = 1; i < *s.reader; ++i) {
+    if (const auto* sh = std::get_if<data::ShuffleOp>(&p.ops[i].params)) {
+      if (sh->buffer_size.symbol != Symbol::kLiteral || sh->buffer_size.value < 1) return nullptr;
+    } else if (const auto* pf = std::get_if<data::PrefetchOp>(&p.ops[i].params)) {
+      if (pf->buffer_size.symbol != Symbol::kLiteral || pf->buffer_size.value < 0) return nullptr;
+    } else {
+      return nullptr;
+    }
+  }
+  return &listed->names;
+}
+
 Status CheckTopology(const DistributeOptions& options) {
   const int64_t W = options.topology.workers, R = options.topology.replicas;
   if (W < 1 || R < 1) {
@@ -257,19 +282,40 @@ Status Decide(const data::Pipeline& pipeline, const Structure& s, const Distribu
     }
   }
 
-  // FILE with several workers: are there enough files?
+  // FILE with several workers: are there enough files? (Counted up to W.)
   if (applied == AutoShardPolicy::kFile && W > 1) {
-    TFDIST_ASSIGN_OR_RETURN(auto names, Run(FileNames(pipeline, s), build, W, false, 0));
-    d.num_files = names.size();
-    if (!names.empty() && static_cast<int64_t>(names.size()) < W) {
+    uint64_t found = 0;
+    if (const std::vector<std::string>* listed = StaticNames(pipeline, s)) {
+      found = std::min<uint64_t>(listed->size(), static_cast<uint64_t>(W));
+    } else {
+      TFDIST_ASSIGN_OR_RETURN(auto names, Run(FileNames(pipeline, s), build, W, false, 0));
+      found = names.size();
+    }
+    d.num_files = found;
+    if (found > 0 && found < static_cast<uint64_t>(W)) {
       return Status::InvalidArgument(fmt::format(
           "FILE sharding needs at least {0} files for {0} workers; found {1} (use --policy "
           "DATA, or split the data into more files with tfdist reshard)",
-          W, names.size()));
+          W, found));
     }
   }
 
   return Status::OK();
+}
+
+void DecideFromFunction(const Structure& s, Decision& d) {
+  d.applied = AutoShardPolicy::kOff;
+  d.reason =
+      "distribute_datasets_from_function: the input function is each worker's pipeline; "
+      "nothing is sharded or split by tf.distribute";
+  d.split = Split::kNone;
+  d.split_reason = "distribute_datasets_from_function does not split batches";
+  if (s.shard_after_unseeded_shuffle) {
+    d.warnings.push_back(
+        "shard() follows an unseeded shuffle of file names: each worker shuffles differently, "
+        "so workers disagree on the order and files are read twice or never; give the "
+        "shuffle a seed, or shard before shuffling");
+  }
 }
 
 Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in) {
@@ -333,22 +379,13 @@ Result<Layout> PlanLayout(const data::Pipeline& original, const DistributeOption
   };
 
   if (options.api == Api::kFromFunction) {
-    d.applied = AutoShardPolicy::kOff;
-    d.reason =
-        "distribute_datasets_from_function: the input function is each worker's pipeline; "
-        "nothing is sharded or split by tf.distribute";
-    d.split = Split::kNone;
-    d.split_reason = "distribute_datasets_from_function does not split batches";
-    if (s.shard_after_unseeded_shuffle) {
-      d.warnings.push_back(
-          "shard() follows an unseeded shuffle of file names: each worker shuffles differently, "
-          "so workers disagree on the order and files are read twice or never; give the "
-          "shuffle a seed, or shard before shuffling");
-    }
+    DecideFromFunction(s, d);
     for (int64_t w = 0; w < W; ++w) {
       data::BuildOptions b = build;
       b.context = data::InputContext{W, w, N};
+      b.bytes_read = std::make_shared<std::atomic<uint64_t>>(0);
       TFDIST_ASSIGN_OR_RETURN(auto elements, Run(pipeline, b, limit, limit_is_error, w));
+      layout.workers[static_cast<size_t>(w)].bytes_read = b.bytes_read->load();
       TFDIST_ASSIGN_OR_RETURN(layout.workers[static_cast<size_t>(w)].files, files_of(pipeline, b));
       if (s.batched) {
         per_worker[static_cast<size_t>(w)] = ItemsOf(std::move(elements));
@@ -360,15 +397,21 @@ Result<Layout> PlanLayout(const data::Pipeline& original, const DistributeOption
     TFDIST_RETURN_IF_ERROR(Decide(pipeline, s, options, build, d));
     const AutoShardPolicy applied = d.applied;
     const bool shard_files = applied == AutoShardPolicy::kFile && W > 1;
+    // DATA with index files: the pipeline runs over records without their
+    // payloads, and each worker reads only those it keeps (below).
+    TFDIST_ASSIGN_OR_RETURN(const bool deferred, PlanRecordIndex(pipeline, s, options, build, d));
+    build.deferred_payloads = deferred;
 
     // Each worker's elements.
     const bool same_for_all = !shard_files && applied != AutoShardPolicy::kHint;
     std::vector<data::Element> shared;
+    uint64_t shared_bytes_read = 0;
     bool truncated = false;  // --steps stopped the reading early
     for (int64_t w = 0; w < W; ++w) {
       data::Pipeline p = shard_files ? ShardFiles(pipeline, s, W, w) : pipeline;
       data::BuildOptions b = build;
       if (applied == AutoShardPolicy::kHint) b.shard_hint = std::make_pair(W, w);
+      b.bytes_read = std::make_shared<std::atomic<uint64_t>>(0);
       std::vector<data::Element> elements;
       if (same_for_all && w > 0) {
         elements = shared;
@@ -376,7 +419,10 @@ Result<Layout> PlanLayout(const data::Pipeline& original, const DistributeOption
         TFDIST_ASSIGN_OR_RETURN(elements, Run(p, b, limit, limit_is_error, w));
         truncated = truncated || static_cast<int64_t>(elements.size()) >= limit;
         if (same_for_all) shared = elements;
+        shared_bytes_read = b.bytes_read->load();
       }
+      // Workers running the same pipeline read the same bytes.
+      layout.workers[static_cast<size_t>(w)].bytes_read = shared_bytes_read;
       TFDIST_ASSIGN_OR_RETURN(layout.workers[static_cast<size_t>(w)].files, files_of(p, b));
       if (!s.batched) {
         streams[static_cast<size_t>(w)] = std::move(elements);
@@ -417,6 +463,15 @@ Result<Layout> PlanLayout(const data::Pipeline& original, const DistributeOption
               Shard(std::move(per_worker[static_cast<size_t>(w)]), W, w);
         } else {
           streams[static_cast<size_t>(w)] = Shard(std::move(streams[static_cast<size_t>(w)]), W, w);
+        }
+        // Index files: read the payloads of this worker's records (only the
+        // worker shown, with --worker).
+        if (deferred && (!options.worker || *options.worker == w)) {
+          data::PayloadFetcher fetcher;
+          for (auto& piece : per_worker[static_cast<size_t>(w)]) fetcher.Add(std::span(piece));
+          fetcher.Add(std::span(streams[static_cast<size_t>(w)]));
+          TFDIST_RETURN_IF_ERROR(fetcher.Fetch());
+          layout.workers[static_cast<size_t>(w)].bytes_read += fetcher.bytes_read();
         }
       }
     }
@@ -545,6 +600,7 @@ LayoutSummary Summarize(const Layout& l) {
     WorkerSummary& r = rows[w.worker];
     r.worker = w.worker;
     r.files = w.files.size();
+    r.bytes_read = w.bytes_read;
     for (const auto& e : w.elements) {
       ++r.records;
       r.bytes += e.PayloadBytes();
@@ -581,10 +637,43 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
     const data::BuildOptions& build_in, const std::function<void(uint64_t, uint64_t)>& progress) {
   using None = std::optional<LayoutSummary>;
   if (options.api != Api::kDistribute || options.max_steps || options.worker) return None();
+  // While list_files lists a folder (one core, mostly in the kernel), that
+  // folder's directory index is read and the entries its patterns match are
+  // checked (stat) on the other core, where the summary will likely apply.
+  std::map<std::string, std::unique_ptr<io::DirectoryIndex>> early;  // by folder
+  std::jthread checker;
+  if (const auto* l = std::get_if<data::ListFilesOp>(&original.ops[0].params)) {
+    const Structure s0 = Analyze(original);
+    const bool may_apply =
+        s0.batched && s0.global_batch_size && s0.reader && !s0.drop_remainder &&
+        (options.policy == AutoShardPolicy::kFile ||
+         (options.policy == AutoShardPolicy::kAuto && s0.file_blocker.empty()));
+    const auto* reader =
+        s0.reader ? std::get_if<data::InterleaveOp>(&original.ops[*s0.reader].params) : nullptr;
+    if (may_apply && reader != nullptr && reader->compression != io::Compression::kGzip &&
+        reader->compression != io::Compression::kZlib) {
+      std::map<std::string, std::vector<FolderPattern>> by_dir;
+      for (const std::string& pattern : l->patterns) {
+        if (std::optional<FolderPattern> f = FolderPattern::Split(pattern)) {
+          by_dir[f->dir].push_back(std::move(*f));
+        }
+      }
+      for (const auto& [dir, patterns] : by_dir) early[dir];  // the thread fills in the values
+      checker = std::jthread([&early, by_dir = std::move(by_dir)] {
+        for (const auto& [dir, patterns] : by_dir) {
+          early[dir] = io::DirectoryIndex::Open(dir, [&](std::string_view name) {
+            return std::any_of(patterns.begin(), patterns.end(),
+                               [&](const FolderPattern& f) { return f.Matches(name); });
+          });
+        }
+      });
+    }
+  }
   TFDIST_ASSIGN_OR_RETURN(const data::Pipeline pipeline, ExpandListFiles(original));
   TFDIST_RETURN_IF_ERROR(CheckTopology(options));
   const Structure s = Analyze(pipeline);
   if (!s.batched || !s.global_batch_size || !s.reader || s.drop_remainder) return None();
+  if (*s.global_batch_size < 1) return None();  // the full layout reports it
   // Only ops that keep the record count between the reader and the end.
   int batches = 0;
   for (size_t i = *s.reader + 1; i < pipeline.ops.size(); ++i) {
@@ -611,98 +700,233 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
 
   // The file names in reading order before any shuffle: shuffles of names
   // move after the shard, so they change no worker's set of files.
-  data::Pipeline names = FileNames(pipeline, s);
-  std::erase_if(names.ops, [&](const data::Op& op) {
-    return &op != &names.ops[0] && std::holds_alternative<data::ShuffleOp>(op.params);
-  });
-  TFDIST_ASSIGN_OR_RETURN(const std::vector<std::string> files, RunNames(names, build));
+  std::vector<std::string> run_names;  // when the names come from running the pipeline
+  std::span<const std::string> files;
+  if (const std::vector<std::string>* listed = StaticNames(pipeline, s)) {
+    files = *listed;
+  } else {
+    data::Pipeline names = FileNames(pipeline, s);
+    std::erase_if(names.ops, [&](const data::Op& op) {
+      return &op != &names.ops[0] && std::holds_alternative<data::ShuffleOp>(op.params);
+    });
+    TFDIST_ASSIGN_OR_RETURN(run_names, RunNames(names, build));
+    files = run_names;
+  }
   io::Compression compression = io::Compression::kNone;
   if (const auto* t = std::get_if<data::TFRecordOp>(&pipeline.ops[0].params)) {
     compression = t->compression;
   } else if (const auto* i = std::get_if<data::InterleaveOp>(&pipeline.ops[*s.reader].params)) {
     compression = i->compression;
   }
+  const bool indexes_apply =
+      compression != io::Compression::kGzip && compression != io::Compression::kZlib;
 
-  // Records per distinct file: from the index, else by scanning it.
-  std::vector<std::string> unique;
-  std::unordered_map<std::string_view, size_t> slot_of;  // views into `files`
+  // Distinct files: adjacent in a sorted list (list_files'), else by hashing.
+  std::vector<std::string_view> unique;  // views into `files`
   std::vector<size_t> file_slot(files.size());
-  for (size_t f = 0; f < files.size(); ++f) {
-    auto [it, inserted] = slot_of.emplace(files[f], unique.size());
-    if (inserted) unique.push_back(files[f]);
-    file_slot[f] = it->second;
+  bool sorted = true;
+  for (size_t f = 0; f < files.size() && sorted; ++f) {
+    const int order = f == 0 ? -1 : files[f - 1].compare(files[f]);
+    if (order < 0) unique.push_back(files[f]);
+    sorted = order <= 0;
+    file_slot[f] = unique.size() - 1;
   }
-  std::vector<io::RecordCount> counts(unique.size());
-  std::vector<char> indexed(unique.size(), 0);
+  if (!sorted) {
+    unique.clear();
+    std::unordered_map<std::string_view, size_t> slot_of;
+    for (size_t f = 0; f < files.size(); ++f) {
+      auto [it, inserted] = slot_of.emplace(files[f], unique.size());
+      if (inserted) unique.push_back(files[f]);
+      file_slot[f] = it->second;
+    }
+  }
+
+  // Records per distinct file: from its folder's directory index when an
+  // entry matches the file, else from FILE.idx, else by scanning it.
+  enum Source : uint8_t { kScanned, kFileIndex, kDirectoryIndex };
+  std::vector<io::FileRecords> counts(unique.size());
+  std::vector<uint8_t> source(unique.size(), kScanned);
   std::atomic<uint64_t> done{0};
-  tbb::parallel_for(size_t{0}, unique.size(), [&](size_t i) {
-    if (compression != io::Compression::kGzip && compression != io::Compression::kZlib) {
-      std::string stale;
-      if (std::optional<io::IndexedCount> c = io::ReadIndex(unique[i], "", &stale)) {
-        counts[i] = c->count;
-        indexed[i] = 1;
+  uint64_t stale = 0;
+  bool directory_index_found = false;
+  // Each file's folder, open (its DirectoryIndex), and base name: FILE.idx
+  // is then read relative to the folder.
+  std::vector<std::unique_ptr<io::DirectoryIndex>> opened;
+  std::vector<const io::DirectoryIndex*> folder_of_slot(unique.size(), nullptr);
+  std::vector<std::string_view> folder_name_of_slot(unique.size());
+  std::vector<std::string_view> base_of_slot(unique.size());
+  if (indexes_apply) {
+    struct Folder {
+      std::vector<std::string_view> names;  // base names
+      std::vector<size_t> slots;
+    };
+    std::vector<std::string_view> folder_dirs;
+    std::vector<Folder> folders;
+    std::unordered_map<std::string_view, size_t> folder_of;
+    size_t last = 0;
+    for (size_t u = 0; u < unique.size(); ++u) {
+      const std::string_view path = unique[u];
+      if (path == "-") continue;  // standard input
+      const size_t slash = path.rfind('/');
+      const std::string_view dir = slash == std::string_view::npos ? std::string_view()
+                                   : slash == 0                    ? path.substr(0, 1)
+                                                                   : path.substr(0, slash);
+      const std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+      if (folders.empty() || folder_dirs[last] != dir) {
+        auto [it, inserted] = folder_of.emplace(dir, folders.size());
+        if (inserted) {
+          folder_dirs.push_back(dir);
+          folders.emplace_back();
+        }
+        last = it->second;
+      }
+      folders[last].names.push_back(base);
+      folders[last].slots.push_back(u);
+    }
+    if (checker.joinable()) checker.join();
+    for (size_t k = 0; k < folders.size(); ++k) {
+      Folder& folder = folders[k];
+      // In a sorted list, each folder's names come sorted.
+      if (!sorted && !std::is_sorted(folder.names.begin(), folder.names.end())) {
+        std::vector<size_t> order(folder.names.size());
+        std::iota(order.begin(), order.end(), size_t{0});
+        std::sort(order.begin(), order.end(),
+                  [&](size_t a, size_t b) { return folder.names[a] < folder.names[b]; });
+        Folder by_name;
+        for (size_t i : order) {
+          by_name.names.push_back(folder.names[i]);
+          by_name.slots.push_back(folder.slots[i]);
+        }
+        folder = std::move(by_name);
+      }
+      const std::string dir(folder_dirs[k]);
+      auto checked = early.find(dir);
+      const io::DirectoryIndex* index = nullptr;
+      if (checked != early.end() && checked->second) {
+        index = checked->second.get();
+      } else {
+        opened.push_back(io::DirectoryIndex::Open(dir));
+        index = opened.back().get();
+      }
+      for (size_t i = 0; i < folder.names.size(); ++i) {
+        folder_of_slot[folder.slots[i]] = index;
+        folder_name_of_slot[folder.slots[i]] = folder_dirs[k];
+        base_of_slot[folder.slots[i]] = folder.names[i];
+      }
+      if (!index->found()) continue;
+      const io::DirectoryLookup found = index->LookUp(folder.names);
+      directory_index_found = true;
+      if (!found.problem.empty()) {
+        d.warnings.push_back(fmt::format(
+            "{}/{} is ignored: {}; rewrite it with tfdist index --directory {} --force",
+            dir.empty() ? "." : dir, io::kDirectoryIndexName, found.problem,
+            dir.empty() ? "." : dir));
+        continue;
+      }
+      stale += found.stale;
+      for (size_t i = 0; i < folder.names.size(); ++i) {
+        if (!found.matched[i]) continue;
+        counts[folder.slots[i]] = found.counts[i];
+        source[folder.slots[i]] = kDirectoryIndex;
+        ++done;
       }
     }
-    if (!indexed[i]) {
+    if (progress && done > 0) progress(done, unique.size());
+  }
+  std::vector<size_t> todo;
+  for (size_t u = 0; u < unique.size(); ++u) {
+    if (source[u] != kDirectoryIndex) todo.push_back(u);
+  }
+  std::vector<Status> errors(todo.size());
+  tbb::parallel_for(size_t{0}, todo.size(), [&](size_t t) {
+    const size_t u = todo[t];
+    const std::string path(unique[u]);
+    std::string why;
+    if (indexes_apply) {
+      const io::DirectoryIndex* folder = folder_of_slot[u];
+      std::optional<io::IndexedCount> c =
+          folder != nullptr && folder->dir_fd() >= 0
+              ? io::ReadIndexAt(folder->dir_fd(), std::string(folder_name_of_slot[u]),
+                                std::string(base_of_slot[u]), &why)
+              : io::ReadIndex(path, "", &why);
+      if (c) {
+        counts[u] = {c->count.records, c->count.payload_bytes};
+        source[u] = kFileIndex;
+      }
+    }
+    if (source[u] == kScanned) {
       io::RecordReaderOptions o;
       o.compression = compression;
-      counts[i] = io::CountRecords(unique[i], o);
+      io::RecordCount c = io::CountRecords(path, o);
+      counts[u] = {c.records, c.payload_bytes};
+      errors[t] = std::move(c.status);
     }
     const uint64_t n = ++done;
     if (progress && (n % 1024 == 0 || n == unique.size())) progress(n, unique.size());
   });
-  for (const auto& c : counts) TFDIST_RETURN_IF_ERROR(c.status);
-  const uint64_t from_index = static_cast<uint64_t>(std::count(indexed.begin(), indexed.end(), 1));
-  out.records_source = fmt::format("{} file{} from index files, {} by scanning", from_index,
-                                   from_index == 1 ? "" : "s", unique.size() - from_index);
+  for (const Status& e : errors) TFDIST_RETURN_IF_ERROR(e);
+  const auto from = [&](Source k) {
+    return static_cast<uint64_t>(std::count(source.begin(), source.end(), k));
+  };
+  const uint64_t from_directory = from(kDirectoryIndex), from_file = from(kFileIndex);
+  const uint64_t scanned = unique.size() - from_directory - from_file;
+  if (directory_index_found) {
+    out.records_source = fmt::format(
+        "{} file{} from {}, {} from index files, {} by scanning{}", from_directory,
+        from_directory == 1 ? "" : "s", io::kDirectoryIndexName, from_file, scanned,
+        stale == 0 ? ""
+                   : fmt::format("; {} stale {} entr{} ignored", stale, io::kDirectoryIndexName,
+                                 stale == 1 ? "y" : "ies"));
+  } else {
+    out.records_source = fmt::format("{} file{} from index files, {} by scanning", from_file,
+                                     from_file == 1 ? "" : "s", scanned);
+  }
 
+  // Per worker: its files' records, then its per-replica batches counted
+  // one worker at a time; only per-step totals are kept across workers.
   const int64_t W = options.topology.workers, R = options.topology.replicas;
-  std::vector<std::vector<uint64_t>> outputs(static_cast<size_t>(W));
+  const int64_t G = *s.global_batch_size;
+  const uint64_t R64 = static_cast<uint64_t>(R);
+  std::vector<uint64_t> step_total;  // records per global step
+  std::vector<uint64_t> lengths(static_cast<size_t>(W));
+  bool guide_warned = false;
   out.workers.resize(static_cast<size_t>(W));
   for (int64_t w = 0; w < W; ++w) {
     WorkerSummary& r = out.workers[static_cast<size_t>(w)];
     r.worker = w;
     for (size_t f = static_cast<size_t>(w); f < files.size(); f += static_cast<size_t>(W)) {
-      const size_t u = file_slot[f];
+      const io::FileRecords& c = counts[file_slot[f]];
       ++r.files;
-      r.records += counts[u].records;
-      r.bytes += counts[u].payload_bytes;
+      r.records += c.records;
+      r.bytes += c.payload_bytes;
     }
-    outputs[static_cast<size_t>(w)] =
-        OutputSizes(r.records, *s.global_batch_size, false, d.split, W, R, w);
-    if (d.split == Split::kBatchSizes) {
-      WarnGuideVersusCode(d, OutputSizes(r.records, *s.global_batch_size, false, Split::kNone, W, R, w),
-                          outputs[static_cast<size_t>(w)],
-                          OutputSizes(r.records, *s.global_batch_size, false, Split::kLegacy, W, R, w));
+    const std::vector<uint64_t> outputs = OutputSizes(r.records, G, false, d.split, W, R, w);
+    if (d.split == Split::kBatchSizes && !guide_warned) {
+      const size_t before = d.warnings.size();
+      WarnGuideVersusCode(d, OutputSizes(r.records, G, false, Split::kNone, W, R, w), outputs,
+                          OutputSizes(r.records, G, false, Split::kLegacy, W, R, w));
+      guide_warned = d.warnings.size() > before;
     }
+    lengths[static_cast<size_t>(w)] = outputs.size();
+    r.batches = outputs.size();
+    r.empty_batches = static_cast<uint64_t>(std::count(outputs.begin(), outputs.end(), 0));
+    step_total.resize(std::max(step_total.size(), (outputs.size() + R64 - 1) / R64), 0);
+    for (size_t i = 0; i < outputs.size(); ++i) step_total[i / R64] += outputs[i];
   }
-  size_t steps = 0;
-  for (const auto& o : outputs) steps = std::max(steps, (o.size() + R - 1) / static_cast<size_t>(R));
-  uint64_t padded_steps = 0;
-  for (size_t k = 0; k < steps; ++k) {
-    uint64_t total = 0;
-    bool padded = false;
-    for (int64_t w = 0; w < W; ++w) {
-      WorkerSummary& r = out.workers[static_cast<size_t>(w)];
-      const auto& o = outputs[static_cast<size_t>(w)];
-      bool has_data = false;
-      for (int64_t rep = 0; rep < R; ++rep) {
-        const size_t i = k * static_cast<size_t>(R) + static_cast<size_t>(rep);
-        if (i >= o.size()) {
-          ++r.empty_batches;
-          padded = true;
-          continue;
-        }
-        has_data = true;
-        ++r.batches;
-        if (o[i] == 0) ++r.empty_batches;
-        total += o[i];
-      }
-      r.idle_steps += has_data ? 0 : 1;
-    }
-    if (total < static_cast<uint64_t>(*s.global_batch_size)) ++out.short_steps;
-    padded_steps += padded ? 1 : 0;
+  // Step k pads worker w's replicas where k*R + r >= its batches; the worker
+  // sits idle in the steps after its last batch.
+  const uint64_t steps = step_total.size();
+  for (int64_t w = 0; w < W; ++w) {
+    WorkerSummary& r = out.workers[static_cast<size_t>(w)];
+    const uint64_t n = lengths[static_cast<size_t>(w)];
+    r.empty_batches += steps * R64 - n;
+    r.idle_steps = steps - (n + R64 - 1) / R64;
   }
+  out.short_steps = static_cast<uint64_t>(
+      std::count_if(step_total.begin(), step_total.end(),
+                    [&](uint64_t t) { return t < static_cast<uint64_t>(G); }));
+  const uint64_t fewest = *std::min_element(lengths.begin(), lengths.end());
+  const uint64_t padded_steps = steps - std::min(steps, fewest / R64);
   out.steps = steps;
   if (W > 1) {
     std::vector<uint64_t> records;

@@ -19,6 +19,10 @@ Status CheckTopology(const DistributeOptions& options);
 Status Decide(const data::Pipeline& pipeline, const Structure& s, const DistributeOptions& options,
               const data::BuildOptions& build, Decision& d);
 
+// What distribute_datasets_from_function does: no policy, no split; and the
+// warning for a shard after an unseeded shuffle of file names.
+void DecideFromFunction(const Structure& s, Decision& d);
+
 // list_files() expanded once for all workers: from_tensor_slices() of the
 // sorted matches, then the shuffle list_files(shuffle=True) stands for.
 Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in);

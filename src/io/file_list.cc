@@ -3,9 +3,18 @@
 
 #include "tfdist/file_list.h"
 
+#include <dirent.h>
+#include <fnmatch.h>
 #include <glob.h>
+#include <limits.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <optional>
 #include <string_view>
 
 namespace tfdist {
@@ -17,29 +26,195 @@ bool IsDotEntry(std::string_view path) {
   return base == "." || base == "..";
 }
 
+// `*` and `?` only, byte-wise, a leading dot matched like any byte: fnmatch
+// with no flags in the C locale, for the patterns FolderPattern accepts.
+bool MatchStarQuestion(std::string_view pattern, std::string_view name) {
+  size_t p = 0, n = 0;
+  size_t star = std::string_view::npos, resume = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p;
+      ++n;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
 }  // namespace
 
+// glob(3) lists one folder for such a pattern and matches the names with
+// fnmatch, which readdir and the same match do with less work. Escapes, and
+// brackets that are not the only wildcards, are left to glob(3), whose rules
+// for them (an unclosed '[' is literal) are subtle.
+std::optional<FolderPattern> FolderPattern::Split(const std::string& pattern) {
+  const size_t slash = pattern.rfind('/');
+  FolderPattern s;
+  if (slash == std::string::npos) {
+    s.base = pattern;
+  } else {
+    s.dir = pattern.substr(0, slash == 0 ? 1 : slash);
+    s.prefix = pattern.substr(0, slash + 1);
+    s.base = pattern.substr(slash + 1);
+    // "a//*" and the like: glob's own joining of the parts decides.
+    if (slash > 0 && pattern[slash - 1] == '/') return std::nullopt;
+    if (s.dir.find_first_of("*?[\\") != std::string::npos) return std::nullopt;
+  }
+  if (s.base.find('\\') != std::string::npos) return std::nullopt;
+  if (s.base.find_first_of("*?") == std::string::npos) return std::nullopt;
+  s.brackets = s.base.find('[') != std::string::npos;
+  return s;
+}
+
+bool FolderPattern::Matches(std::string_view name) const {
+  if (name == "." || name == "..") return false;
+  if (!brackets) return MatchStarQuestion(base, name);
+  char terminated[NAME_MAX + 1];
+  if (name.size() > NAME_MAX) return false;  // no such file name
+  std::memcpy(terminated, name.data(), name.size());
+  terminated[name.size()] = '\0';
+  return fnmatch(base.c_str(), terminated, 0) == 0;
+}
+
+namespace {
+
+// Matches, their bytes back to back in large blocks (few allocations and
+// no copies for many names).
+class Matches {
+ public:
+  void Add(std::string_view prefix, std::string_view name) {
+    const size_t size = prefix.size() + name.size();
+    if (blocks_.empty() || used_ + size > block_size_) {
+      block_size_ = std::max<size_t>(size, 1 << 20);
+      blocks_.push_back(std::make_unique_for_overwrite<char[]>(block_size_));
+      used_ = 0;
+    }
+    char* at = blocks_.back().get() + used_;
+    std::memcpy(at, prefix.data(), prefix.size());
+    std::memcpy(at + prefix.size(), name.data(), name.size());
+    names_.emplace_back(at, size);
+    used_ += size;
+  }
+  std::vector<std::string_view>& names() { return names_; }
+
+ private:
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t block_size_ = 0;
+  size_t used_ = 0;
+  std::vector<std::string_view> names_;
+};
+
+// Adds the matches of `s`; returns how many.
+size_t ListFolder(const FolderPattern& s, Matches& out) {
+  DIR* dir = opendir(s.dir.empty() ? "." : s.dir.c_str());
+  if (dir == nullptr) return 0;  // as glob(3) without GLOB_ERR: no match
+  size_t matched = 0;
+  while (const dirent* e = readdir(dir)) {
+    const std::string_view name(e->d_name);
+    if (name == "." || name == "..") continue;
+    const bool match =
+        s.brackets ? fnmatch(s.base.c_str(), e->d_name, 0) == 0 : MatchStarQuestion(s.base, name);
+    if (!match) continue;
+    out.Add(s.prefix, name);
+    ++matched;
+  }
+  closedir(dir);
+  return matched;
+}
+
+size_t ListWithGlob(const std::string& pattern, Matches& out) {
+  glob_t g{};
+  // GLOB_NOSORT: the matches of all patterns are sorted together afterwards.
+  const int rc = glob(pattern.c_str(), GLOB_PERIOD | GLOB_NOSORT, nullptr, &g);
+  size_t matched = 0;
+  if (rc == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) {
+      if (IsDotEntry(g.gl_pathv[i])) continue;
+      out.Add("", g.gl_pathv[i]);
+      ++matched;
+    }
+  }
+  globfree(&g);
+  return matched;
+}
+
+// Eight bytes of `s` from `at` as a big-endian number, zero-padded: the
+// order of the keys is the byte-wise order of those bytes (names hold no NUL).
+uint64_t KeyAt(std::string_view s, size_t at) {
+  uint64_t key = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    key = (key << 8) | (at + i < s.size() ? static_cast<unsigned char>(s[at + i]) : 0u);
+  }
+  return key;
+}
+
+}  // namespace
+
+void SortBytewise(std::vector<std::string_view>& names) {
+  const size_t n = names.size();
+  if (n < 4096 || n > std::numeric_limits<uint32_t>::max()) {
+    std::sort(names.begin(), names.end());
+    return;
+  }
+  // Matches share their folder and usually a stem: key on the 8 bytes after
+  // the common prefix, radix-sort the keys (one pass per byte that differs),
+  // and compare whole names only within runs of equal keys.
+  size_t common = names[0].size();
+  for (size_t i = 1; i < n && common > 0; ++i) {
+    const std::string_view s = names[i];
+    common = std::min(common, s.size());
+    common = static_cast<size_t>(
+        std::mismatch(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(common), names[0].begin())
+            .first -
+        s.begin());
+  }
+  struct Keyed {
+    uint64_t key;
+    uint32_t index;
+  };
+  std::vector<Keyed> a(n), b(n);
+  for (size_t i = 0; i < n; ++i) a[i] = {KeyAt(names[i], common), static_cast<uint32_t>(i)};
+  for (int shift = 0; shift < 64; shift += 8) {
+    std::array<size_t, 257> start{};
+    for (const Keyed& k : a) ++start[((k.key >> shift) & 0xff) + 1];
+    if (std::find(start.begin() + 1, start.end(), n) != start.end()) continue;  // one bucket
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    for (const Keyed& k : a) b[start[(k.key >> shift) & 0xff]++] = k;
+    a.swap(b);
+  }
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && a[j].key == a[i].key) ++j;
+    if (j - i > 1) {
+      std::sort(a.begin() + static_cast<std::ptrdiff_t>(i),
+                a.begin() + static_cast<std::ptrdiff_t>(j),
+                [&](const Keyed& x, const Keyed& y) { return names[x.index] < names[y.index]; });
+    }
+    i = j;
+  }
+  std::vector<std::string_view> sorted(n);
+  for (size_t i = 0; i < n; ++i) sorted[i] = names[a[i].index];
+  names.swap(sorted);
+}
+
 Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string> patterns) {
-  std::vector<std::string> files;
+  Matches matches;
   std::vector<std::string> unmatched;
   for (const std::string& pattern : patterns) {
     if (pattern == "-") {
-      files.push_back(pattern);
+      matches.Add("", pattern);
       continue;
     }
-    glob_t g{};
-    // GLOB_NOSORT: the matches of all patterns are sorted together below, byte-wise
-    // (glob's own sort collates by locale, and costs more than the listing).
-    const int rc = glob(pattern.c_str(), GLOB_PERIOD | GLOB_NOSORT, nullptr, &g);
-    size_t matched = 0;
-    if (rc == 0) {
-      for (size_t i = 0; i < g.gl_pathc; ++i) {
-        if (IsDotEntry(g.gl_pathv[i])) continue;
-        files.emplace_back(g.gl_pathv[i]);
-        ++matched;
-      }
-    }
-    globfree(&g);
+    std::optional<FolderPattern> folder = FolderPattern::Split(pattern);
+    const size_t matched = folder ? ListFolder(*folder, matches) : ListWithGlob(pattern, matches);
     if (matched == 0) unmatched.push_back(pattern);
   }
   if (!unmatched.empty()) {
@@ -48,7 +223,13 @@ Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string>
       list += fmt::format("{}'{}'", list.empty() ? "" : ", ", p);
     return Status::InvalidArgument(fmt::format("no files match {}", list));
   }
-  std::sort(files.begin(), files.end());
+  std::vector<std::string_view>& names = matches.names();
+  SortBytewise(names);
+  // Made in sorted order, the strings lie in memory in the order they are
+  // read from then on.
+  std::vector<std::string> files;
+  files.reserve(names.size());
+  for (std::string_view name : names) files.emplace_back(name);
   return files;
 }
 

@@ -1,19 +1,84 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// DALI-format record indexes: writing them from a scan, and trusting them
-// only when they fit their file.
+// DALI-format record indexes and directory indexes: writing them from a
+// scan, and trusting them only when they fit their files.
 
 #include "tfdist/record_index.h"
 
-#include <fmt/format.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <limits.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <tbb/parallel_for.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <numeric>
+#include <thread>
 
 #include "tfdist/byte_stream.h"
 
 namespace tfdist::io {
+namespace {
+
+int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+// The clock file timestamps are taken from (the coarse real-time clock).
+int64_t CoarseNowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Parses "SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME" from [p, end) (no newline).
+bool ParseEntryLine(const char* p, const char* end, uint64_t& size, int64_t& mtime_ns,
+                    uint64_t& records, uint64_t& payload_bytes, std::string_view& name) {
+  auto number = [&](auto& v) {
+    const auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc() || next == end || *next != ' ') return false;
+    p = next + 1;
+    return true;
+  };
+  if (!number(size) || !number(mtime_ns) || !number(records) || !number(payload_bytes)) {
+    return false;
+  }
+  if (end > p && end[-1] == '\r') --end;
+  name = std::string_view(p, static_cast<size_t>(end - p));
+  return !name.empty() && name.find('/') == std::string_view::npos;
+}
+
+// `name` in folder `dir` ("" is the current folder).
+std::string JoinPath(std::string_view dir, std::string_view name) {
+  if (dir.empty()) return std::string(name);
+  return fmt::format("{}{}{}", dir, dir.ends_with('/') ? "" : "/", name);
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
 
 std::string IndexPathFor(const std::string& path, const std::string& dir) {
   if (dir.empty()) return path + ".idx";
@@ -21,18 +86,17 @@ std::string IndexPathFor(const std::string& path, const std::string& dir) {
   return fmt::format("{}/{}.idx", dir, slash == std::string::npos ? path : path.substr(slash + 1));
 }
 
-std::optional<IndexedCount> ReadIndex(const std::string& path, const std::string& dir,
-                                      std::string* stale) {
-  stale->clear();
-  IndexedCount out;
-  out.index_path = IndexPathFor(path, dir);
-  // One open, two stats and a read: layouts check an index per file, for
-  // many thousands of files.
-  const int fd = open(out.index_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+namespace {
+
+// ReadIndex once the index is open as `fd` (closed here); `stat_file` stats
+// the file it describes. One open, two stats and a read: layouts check an
+// index per file, for many thousands of files.
+template <typename StatFile>
+std::optional<IndexedCount> ReadOpenIndex(int fd, StatFile stat_file, IndexedCount out,
+                                          std::string_view path, std::string* stale) {
   struct stat file_st, index_st;
   std::string text;
-  const bool ok = fstat(fd, &index_st) == 0 && stat(path.c_str(), &file_st) == 0;
+  const bool ok = fstat(fd, &index_st) == 0 && stat_file(file_st);
   if (ok) {
     text.resize(static_cast<size_t>(index_st.st_size));
     size_t done = 0;
@@ -64,8 +128,8 @@ std::optional<IndexedCount> ReadIndex(const std::string& path, const std::string
     if (p == limit) break;
     uint64_t offset = 0, size = 0;
     if (!number(offset) || !number(size)) {
-      *stale = fmt::format("{}: line {} is not \"offset size\"", out.index_path,
-                           out.count.records + 1);
+      *stale =
+          fmt::format("{}: line {} is not \"offset size\"", out.index_path, out.count.records + 1);
       return std::nullopt;
     }
     if (offset != end || size < 16) {
@@ -83,6 +147,32 @@ std::optional<IndexedCount> ReadIndex(const std::string& path, const std::string
     return std::nullopt;
   }
   return out;
+}
+
+}  // namespace
+
+std::optional<IndexedCount> ReadIndex(const std::string& path, const std::string& dir,
+                                      std::string* stale) {
+  stale->clear();
+  IndexedCount out;
+  out.index_path = IndexPathFor(path, dir);
+  const int fd = open(out.index_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  auto stat_file = [&](struct stat& st) { return stat(path.c_str(), &st) == 0; };
+  return ReadOpenIndex(fd, stat_file, std::move(out), path, stale);
+}
+
+std::optional<IndexedCount> ReadIndexAt(int dir_fd, const std::string& dir, const std::string& name,
+                                        std::string* stale) {
+  stale->clear();
+  IndexedCount out;
+  const std::string index_name = name + ".idx";
+  const int fd = openat(dir_fd, index_name.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  out.index_path = JoinPath(dir, index_name);
+  const std::string path = JoinPath(dir, name);
+  auto stat_file = [&](struct stat& st) { return fstatat(dir_fd, name.c_str(), &st, 0) == 0; };
+  return ReadOpenIndex(fd, stat_file, std::move(out), path, stale);
 }
 
 Result<IndexedCount> WriteIndex(const std::string& path, const std::string& dir, bool overwrite) {
@@ -118,6 +208,352 @@ Result<IndexedCount> WriteIndex(const std::string& path, const std::string& dir,
   sink.reset();
   TFDIST_RETURN_IF_ERROR(file->Commit());
   return out;
+}
+
+std::string FormatDirectoryIndex(std::span<const DirectoryIndexEntry> entries) {
+  std::string text = fmt::format("{}\n", kDirectoryIndexHeader);
+  text.reserve(text.size() + entries.size() * 64);
+  for (const DirectoryIndexEntry& e : entries) {
+    fmt::format_to(std::back_inserter(text), "{} {} {} {} {}\n", e.size, e.mtime_ns, e.records,
+                   e.payload_bytes, e.name);
+  }
+  return text;
+}
+
+Result<std::vector<DirectoryIndexEntry>> ParseDirectoryIndex(std::string_view text) {
+  const size_t header_end = text.find('\n');
+  std::string_view header = text.substr(0, header_end);
+  if (!header.empty() && header.back() == '\r') header.remove_suffix(1);
+  if (header != kDirectoryIndexHeader) {
+    return Status::InvalidArgument(
+        fmt::format("line 1 is not \"{}\" (another format or version)", kDirectoryIndexHeader));
+  }
+  std::vector<DirectoryIndexEntry> entries;
+  size_t line = 1;
+  for (size_t at = header_end == std::string_view::npos ? text.size() : header_end + 1;
+       at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    ++line;
+    DirectoryIndexEntry e;
+    std::string_view name;
+    if (!ParseEntryLine(text.data() + at, text.data() + end, e.size, e.mtime_ns, e.records,
+                        e.payload_bytes, name)) {
+      return Status::InvalidArgument(
+          fmt::format("line {} is not \"SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME\"", line));
+    }
+    e.name = name;
+    entries.push_back(std::move(e));
+    at = end + 1;
+  }
+  return entries;
+}
+
+namespace {
+
+// One file examined for a directory index.
+struct Examined {
+  std::string name;
+  DirectoryIndexEntry entry;
+  bool from_file_index = false;
+  std::string skipped;  // why it is left out; empty when it is listed
+  bool regular = true;
+  bool racy = false;  // modified in the clock tick it was examined in
+};
+
+// Stats, counts and stats `e` again; the counts hold only when both stats agree.
+void Examine(int dir_fd, const std::string& dir, Examined& e) {
+  e.skipped.clear();
+  e.racy = false;
+  const int64_t before_ns = CoarseNowNs();
+  struct stat st;
+  if (fstatat(dir_fd, e.name.c_str(), &st, 0) != 0) {
+    e.skipped = fmt::format("cannot stat: {}", std::strerror(errno));
+    return;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    e.regular = false;
+    return;
+  }
+  e.entry.name = e.name;
+  e.entry.size = static_cast<uint64_t>(st.st_size);
+  e.entry.mtime_ns = MtimeNs(st);
+  const std::string path = JoinPath(dir, e.name);
+  std::string stale;
+  if (std::optional<IndexedCount> c = ReadIndexAt(dir_fd, dir, e.name, &stale)) {
+    e.entry.records = c->count.records;
+    e.entry.payload_bytes = c->count.payload_bytes;
+    e.from_file_index = true;
+  } else {
+    e.from_file_index = false;
+    RecordReaderOptions options;
+    options.compression = Compression::kAuto;
+    Result<std::unique_ptr<RecordReader>> reader = RecordReader::Open(path, options);
+    // The reasons are listed after the path: drop it from the messages.
+    auto reason = [&](const Status& status) {
+      std::string_view m = status.message();
+      if (m.starts_with(path) && m.substr(path.size()).starts_with(": "))
+        m.remove_prefix(path.size() + 2);
+      return std::string(m);
+    };
+    if (!reader.ok()) {
+      e.skipped = reason(reader.status());
+      return;
+    }
+    if ((*reader)->compression() != Compression::kNone) {
+      e.skipped = fmt::format("{}-compressed", CompressionName((*reader)->compression()));
+      return;
+    }
+    e.entry.records = e.entry.payload_bytes = 0;
+    while ((*reader)->SkipRecord()) {
+      ++e.entry.records;
+      e.entry.payload_bytes += (*reader)->last_record_size();
+    }
+    if (!(*reader)->status().ok()) {
+      e.skipped = reason((*reader)->status());
+      return;
+    }
+  }
+  struct stat after;
+  if (fstatat(dir_fd, e.name.c_str(), &after, 0) != 0 || after.st_size != st.st_size ||
+      MtimeNs(after) != e.entry.mtime_ns) {
+    e.skipped = "changed while it was counted";
+    return;
+  }
+  e.racy = e.entry.mtime_ns >= before_ns;
+}
+
+}  // namespace
+
+Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
+                                                 const std::string& output_dir, bool overwrite) {
+  std::string dir = dir_in;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  const Fd dir_fd(open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() < 0) {
+    return Status::NotFound(
+        fmt::format("{}: cannot open the folder: {}", dir, std::strerror(errno)));
+  }
+  DirectoryIndexReport report;
+  const std::string& out_dir = output_dir.empty() ? dir : output_dir;
+  report.index_path = JoinPath(out_dir, kDirectoryIndexName);
+  // Fail before counting anything when the index exists.
+  TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(report.index_path, overwrite));
+
+  std::vector<Examined> files;
+  {
+    DIR* d = fdopendir(dup(dir_fd.get()));
+    if (d == nullptr) {
+      return Status::NotFound(
+          fmt::format("{}: cannot list the folder: {}", dir, std::strerror(errno)));
+    }
+    while (const dirent* e = readdir(d)) {
+      const std::string_view name(e->d_name);
+      if (name == "." || name == ".." || name == kDirectoryIndexName || name.ends_with(".idx") ||
+          name.find('\n') != std::string_view::npos ||
+          (name.starts_with('.') && name.find(".tmp-") != std::string_view::npos)) {
+        continue;
+      }
+      files.emplace_back().name = name;
+    }
+    closedir(d);
+  }
+  tbb::parallel_for(size_t{0}, files.size(),
+                    [&](size_t i) { Examine(dir_fd.get(), dir, files[i]); });
+  // Files modified in the tick they were examined in could change again in
+  // that tick without changing size or mtime: count them again once the
+  // clock has moved past their mtime (a few milliseconds).
+  int64_t racy_until = 0;
+  for (const Examined& e : files) {
+    if (e.regular && e.skipped.empty() && e.racy)
+      racy_until = std::max(racy_until, e.entry.mtime_ns);
+  }
+  if (racy_until > 0 && racy_until < CoarseNowNs() + 1'000'000'000) {
+    while (CoarseNowNs() <= racy_until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  for (Examined& e : files) {
+    if (!e.regular || !e.skipped.empty() || !e.racy) continue;
+    Examine(dir_fd.get(), dir, e);
+    if (e.skipped.empty() && e.racy) e.skipped = "modified while it was counted, or in the future";
+  }
+
+  std::vector<DirectoryIndexEntry> entries;
+  for (Examined& e : files) {
+    if (!e.regular) continue;
+    if (!e.skipped.empty()) {
+      report.skipped.emplace_back(JoinPath(dir, e.name), std::move(e.skipped));
+      continue;
+    }
+    ++report.files;
+    report.records += e.entry.records;
+    report.payload_bytes += e.entry.payload_bytes;
+    report.from_file_indexes += e.from_file_index ? 1 : 0;
+    entries.push_back(std::move(e.entry));
+  }
+  std::sort(
+      entries.begin(), entries.end(),
+      [](const DirectoryIndexEntry& a, const DirectoryIndexEntry& b) { return a.name < b.name; });
+  std::sort(report.skipped.begin(), report.skipped.end());
+  // No fsync, as for FILE.idx: the index is derived data, checked entry by
+  // entry against its files when read.
+  std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
+  TFDIST_RETURN_IF_ERROR(sink->Write(FormatDirectoryIndex(entries)));
+  TFDIST_RETURN_IF_ERROR(sink->Finish());
+  sink.reset();
+  TFDIST_RETURN_IF_ERROR(file->Commit());
+  return report;
+}
+
+DirectoryIndex::~DirectoryIndex() {
+  if (map_ != nullptr) munmap(map_, map_size_);
+  if (dir_fd_ >= 0) close(dir_fd_);
+}
+
+DirectoryIndex::State DirectoryIndex::Check(const Entry& e) const {
+  // fstatat needs the name NUL-terminated; the text is not written to, so
+  // that checks can run while other threads read it.
+  char name[NAME_MAX + 1];
+  if (e.name.size() > NAME_MAX) return State::kStale;
+  std::memcpy(name, e.name.data(), e.name.size());
+  name[e.name.size()] = '\0';
+  struct stat st;
+  const bool matches = fstatat(dir_fd_, name, &st, 0) == 0 && S_ISREG(st.st_mode) &&
+                       static_cast<uint64_t>(st.st_size) == e.size && MtimeNs(st) == e.mtime_ns &&
+                       e.mtime_ns < index_mtime_ns_;
+  return matches ? State::kMatches : State::kStale;
+}
+
+std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(
+    const std::string& dir, const std::function<bool(std::string_view)>& check) {
+  std::unique_ptr<DirectoryIndex> index(new DirectoryIndex());
+  index->dir_fd_ = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (index->dir_fd_ < 0) return index;
+  const Fd fd(openat(index->dir_fd_, kDirectoryIndexName, O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return index;
+  index->found_ = true;
+  struct stat index_st;
+  if (fstat(fd.get(), &index_st) != 0) {
+    index->problem_ = fmt::format("cannot be read: {}", std::strerror(errno));
+    return index;
+  }
+  index->index_mtime_ns_ = MtimeNs(index_st);
+  // Mapped, not read: tens of megabytes for a million files, used in place.
+  if (index_st.st_size > 0) {
+    void* map = mmap(nullptr, static_cast<size_t>(index_st.st_size), PROT_READ,
+                     MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    if (map == MAP_FAILED) {
+      index->problem_ = fmt::format("cannot be read: {}", std::strerror(errno));
+      return index;
+    }
+    index->map_ = map;
+    index->map_size_ = static_cast<size_t>(index_st.st_size);
+  }
+  const std::string_view text(static_cast<const char*>(index->map_), index->map_size_);
+  size_t body = text.find('\n');
+  std::string_view header = text.substr(0, body);
+  if (!header.empty() && header.back() == '\r') header.remove_suffix(1);
+  if (header != kDirectoryIndexHeader) {
+    index->problem_ =
+        fmt::format("line 1 is not \"{}\" (another format or version)", kDirectoryIndexHeader);
+    return index;
+  }
+  body = body == std::string_view::npos ? text.size() : body + 1;
+  // Chunks of whole lines, parsed (and their entries checked) in parallel,
+  // each into its own part of entries_ (sized by counting lines first).
+  constexpr size_t kChunk = 1 << 18;
+  std::vector<size_t> starts;
+  for (size_t at = body; at < text.size();) {
+    starts.push_back(at);
+    const size_t nl = text.find('\n', std::min(text.size(), at + kChunk));
+    at = nl == std::string_view::npos ? text.size() : nl + 1;
+  }
+  starts.push_back(text.size());
+  const size_t num_chunks = starts.size() - 1;
+  std::vector<size_t> first(num_chunks + 1, 0);  // each chunk's first entry
+  tbb::parallel_for(size_t{0}, num_chunks, [&](size_t c) {
+    const std::string_view chunk = text.substr(starts[c], starts[c + 1] - starts[c]);
+    first[c + 1] = static_cast<size_t>(std::count(chunk.begin(), chunk.end(), '\n')) +
+                   (chunk.ends_with('\n') ? 0 : 1);
+  });
+  std::partial_sum(first.begin(), first.end(), first.begin());
+  index->entries_.resize(first.back());
+  std::atomic<size_t> bad_line_at{std::numeric_limits<size_t>::max()};
+  const DirectoryIndex& self = *index;
+  tbb::parallel_for(size_t{0}, num_chunks, [&](size_t c) {
+    Entry* e = index->entries_.data() + first[c];
+    for (size_t at = starts[c]; at < starts[c + 1]; ++e) {
+      size_t end = text.find('\n', at);
+      if (end == std::string_view::npos || end > starts[c + 1]) end = starts[c + 1];
+      if (!ParseEntryLine(text.data() + at, text.data() + end, e->size, e->mtime_ns,
+                          e->count.records, e->count.payload_bytes, e->name)) {
+        size_t seen = bad_line_at.load();
+        while (at < seen && !bad_line_at.compare_exchange_weak(seen, at)) {
+        }
+        break;
+      }
+      if (check && check(e->name)) e->state = self.Check(*e);
+      at = end + 1;
+    }
+  });
+  if (const size_t at = bad_line_at.load(); at != std::numeric_limits<size_t>::max()) {
+    index->problem_ = fmt::format(
+        "line {} is not \"SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME\"",
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+    index->entries_.clear();
+    return index;
+  }
+  auto by_name = [](const Entry& a, const Entry& b) { return a.name < b.name; };
+  if (!std::is_sorted(index->entries_.begin(), index->entries_.end(), by_name)) {
+    std::stable_sort(index->entries_.begin(), index->entries_.end(), by_name);
+  }
+  return index;
+}
+
+DirectoryLookup DirectoryIndex::LookUp(std::span<const std::string_view> names) const {
+  DirectoryLookup out;
+  out.found = found_;
+  out.problem = problem_;
+  out.matched.assign(names.size(), 0);
+  out.counts.resize(names.size());
+  if (!problem_.empty()) return out;
+  // Merge the sorted names with the sorted entries (a repeated entry name:
+  // the first one counts).
+  std::vector<std::pair<size_t, size_t>> unchecked;  // name, entry
+  size_t e = 0;
+  for (size_t i = 0; i < names.size() && e < entries_.size(); ++i) {
+    while (e < entries_.size() && entries_[e].name < names[i]) ++e;
+    if (e == entries_.size() || entries_[e].name != names[i]) continue;
+    switch (entries_[e].state) {
+      case State::kMatches:
+        out.matched[i] = 1;
+        out.counts[i] = entries_[e].count;
+        break;
+      case State::kStale:
+        ++out.stale;
+        break;
+      case State::kUnchecked:
+        unchecked.emplace_back(i, e);
+        break;
+    }
+    ++e;
+  }
+  std::atomic<uint64_t> stale{0};
+  tbb::parallel_for(size_t{0}, unchecked.size(), [&](size_t k) {
+    const auto [i, j] = unchecked[k];
+    if (Check(entries_[j]) == State::kMatches) {
+      out.matched[i] = 1;
+      out.counts[i] = entries_[j].count;
+    } else {
+      ++stale;
+    }
+  });
+  out.stale += stale.load();
+  return out;
+}
+
+DirectoryLookup LookUpDirectoryIndex(const std::string& dir,
+                                     std::span<const std::string_view> names) {
+  return DirectoryIndex::Open(dir)->LookUp(names);
 }
 
 }  // namespace tfdist::io

@@ -545,6 +545,10 @@ TEST_CASE("map(parse_example) errors name the column and the rule") {
               "tf.int64)}))") ==
         "column 24: parse_single_example parses one record, but after batch() each element is a "
         "batch; use parse_example");
+  // A second map would parse dicts, as TensorFlow's would fail to.
+  CHECK(Error("tfrecord('a').map(" + spec + ").map(" + spec + ")") ==
+        "column 72: map(parse_example) parses records; here the elements are already parsed by an "
+        "earlier map(parse_example); declare every feature in one");
 }
 
 TEST_CASE("literals: floats, negative numbers, tuples and dicts leave old syntax alone") {

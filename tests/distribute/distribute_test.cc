@@ -9,6 +9,7 @@
 #include <map>
 
 #include "test_util.h"
+#include "tfdist/record_index.h"
 #include "tfdist/record_writer.h"
 #include "tfdist/synthetic.h"
 
@@ -287,6 +288,19 @@ TEST_CASE("the FILE summary from record counts equals the summary of the full la
       REQUIRE((*w)->Close().ok());
       files.push_back(path);
     }
+    // Every other trial counts records from a directory index (written after
+    // the files, so the earlier trials' files are listed too), and every
+    // fourth changes a file after it, so that its entry is stale.
+    const bool indexed = trial % 2 == 1, stale = trial % 4 == 3;
+    if (indexed) {
+      REQUIRE(io::WriteDirectoryIndex(dir.path(), "", true).ok());
+      if (stale) {
+        auto w = io::RecordWriter::Open(files[0], {io::Compression::kNone, -1, true, false});
+        REQUIRE(w.ok());
+        for (uint64_t r = 0, n = rng.Uniform(1, 25); r < n; ++r) REQUIRE((*w)->Write("yy").ok());
+        REQUIRE((*w)->Close().ok());
+      }
+    }
     const std::string expr =
         fmt::format("list_files(\"{}/u{}f*\").interleave(tfrecord, cycle_length=2).shuffle(5).batch({})",
                     dir.path(), trial, G);
@@ -308,6 +322,13 @@ TEST_CASE("the FILE summary from record counts equals the summary of the full la
       auto full = PlanLayout(*p, o, b);
       REQUIRE(full.ok());
       CheckSame(**fast, Summarize(*full));
+      if (indexed) {
+        const size_t n = files.size() - (stale ? 1 : 0);
+        CHECK((*fast)->records_source ==
+              fmt::format("{} file{} from .tfdist-index, 0 from index files, {} by scanning{}", n,
+                          n == 1 ? "" : "s", stale ? 1 : 0,
+                          stale ? "; 1 stale .tfdist-index entry ignored" : ""));
+      }
     }
   }
 }

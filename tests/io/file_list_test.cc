@@ -4,6 +4,13 @@
 #include "tfdist/file_list.h"
 
 #include <doctest/doctest.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
 
 #include "test_util.h"
 
@@ -34,6 +41,156 @@ TEST_CASE("a pattern that matches nothing is InvalidArgument naming it") {
   auto files = ExpandFilePatterns(std::vector<std::string>{dir.File("a"), dir.File("nope*")});
   CHECK(files.status().code() == StatusCode::kInvalidArgument);
   CHECK(files.status().message().find("nope*") != std::string::npos);
+}
+
+// What list_files gave when every pattern went through glob(3): its
+// matches without "." and "..", all sorted together byte-wise.
+std::vector<std::string> GlobReference(const std::vector<std::string>& patterns) {
+  std::vector<std::string> files;
+  for (const std::string& pattern : patterns) {
+    glob_t g{};
+    if (glob(pattern.c_str(), GLOB_PERIOD | GLOB_NOSORT, nullptr, &g) == 0) {
+      for (size_t i = 0; i < g.gl_pathc; ++i) {
+        const std::string path = g.gl_pathv[i];
+        const std::string base = path.substr(path.rfind('/') + 1);
+        if (base != "." && base != "..") files.push_back(path);
+      }
+    }
+    globfree(&g);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST_CASE("expansion matches glob(3) on tricky names and patterns") {
+  testing::TempDir dir;
+  const std::vector<std::string> names = {".hidden",
+                                          "..double",
+                                          ".a.tfrecord",
+                                          "a.tfrecord",
+                                          "a.tfrecord.idx",
+                                          "b[1].tfrecord",
+                                          "b1.tfrecord",
+                                          "[",
+                                          "]",
+                                          "x*y",
+                                          "x?y",
+                                          "with space",
+                                          "caf\xc3\xa9",
+                                          "\xff\x01",
+                                          "A",
+                                          "a",
+                                          "aa",
+                                          "aaa",
+                                          "-",
+                                          "part-00001-of-00002",
+                                          "part-00000-of-00002"};
+  for (const auto& n : names) testing::WriteFile(dir.File(n), "");
+  REQUIRE(mkdir(dir.File("sub").c_str(), 0755) == 0);
+  REQUIRE(mkdir(dir.File("sub2").c_str(), 0755) == 0);
+  REQUIRE(mkdir(dir.File(".subhidden").c_str(), 0755) == 0);
+  for (const char* n : {"p.tfrecord", ".q", "r"}) {
+    testing::WriteFile(dir.File(std::string("sub/") + n), "");
+    testing::WriteFile(dir.File(std::string("sub2/") + n), "");
+    testing::WriteFile(dir.File(std::string(".subhidden/") + n), "");
+  }
+  const std::string d = dir.path();
+  const std::vector<std::vector<std::string>> cases = {
+      {d + "/*"},
+      {d + "/.*"},
+      {d + "/?"},
+      {d + "/*.tfrecord"},
+      {d + "/b[1].tfrecord"},    // a bracket expression, matching "b1.tfrecord"
+      {d + "/b[[]1].tfrecord"},  // brackets with a literal '['
+      {d + "/b[1]*"},
+      {d + "/[*"},     // an unclosed '[' with a wildcard
+      {d + "/x\\*y"},  // an escaped star: glob(3)'s path
+      {d + "/*y"},
+      {d + "/*/*"},  // wildcards in two components: glob(3)'s path
+      {d + "/*/.*"},
+      {d + "/sub*/p.tfrecord"},
+      {d + "/a*", d + "/a*", d + "/aa"},  // duplicates kept
+      {d + "/part-*", d + "/a.*", d + "/sub/*"},
+      {d + "//*"},
+      {d + "/sub/../a*"},
+      {d + "/*a*a*"},
+      {d + "/caf?*"},
+      {d + "/with *"},
+  };
+  for (const auto& patterns : cases) {
+    CAPTURE(patterns.front());
+    const std::vector<std::string> want = GlobReference(patterns);
+    REQUIRE_FALSE(want.empty());
+    auto got = ExpandFilePatterns(patterns);
+    REQUIRE(got.ok());
+    CHECK(*got == want);
+  }
+  // Relative to the current folder, with no folder in the pattern.
+  const std::string cwd = std::filesystem::current_path();
+  std::filesystem::current_path(d);
+  auto here = ExpandFilePatterns(std::vector<std::string>{"*.tfrecord", "./a*"});
+  const std::vector<std::string> want_here = GlobReference({"*.tfrecord", "./a*"});
+  std::filesystem::current_path(cwd);
+  REQUIRE(here.ok());
+  CHECK(*here == want_here);
+  CHECK(std::find(here->begin(), here->end(), ".a.tfrecord") != here->end());
+}
+
+TEST_CASE("a folder pattern splits at its last '/' and matches names as fnmatch does") {
+  auto f = FolderPattern::Split("data/train/part-*");
+  REQUIRE(f.has_value());
+  CHECK(f->dir == "data/train");
+  CHECK(f->prefix == "data/train/");
+  CHECK(f->base == "part-*");
+  auto root = FolderPattern::Split("/x?");
+  REQUIRE(root.has_value());
+  CHECK(root->dir == "/");
+  CHECK(root->prefix == "/");
+  auto here = FolderPattern::Split("*.tfrecord");
+  REQUIRE(here.has_value());
+  CHECK(here->dir.empty());
+  CHECK(here->prefix.empty());
+  // Left to glob(3): wildcards in the folder, escapes, only brackets, none.
+  for (const char* p : {"a*/b*", "a/x\\*", "a/b[12]", "a/plain", "a//*"}) {
+    CAPTURE(p);
+    CHECK_FALSE(FolderPattern::Split(p).has_value());
+  }
+  const std::vector<std::string> names = {"",     ".",  "..",  ".a",  "a", "ab", "abc", "a.b",
+                                          "b[1]", "b1", "x*y", "xzy", "*", "?",  "[",   "a]"};
+  for (const char* base : {"*", "?", "a*", "*b", "a?c", "*.*", "?*?", "b[1]*", "b[[]1]*", "x*y",
+                           "[*", "*]", "*a*b*c*"}) {
+    auto p = FolderPattern::Split(std::string("d/") + base);
+    REQUIRE(p.has_value());
+    for (const std::string& name : names) {
+      CAPTURE(base);
+      CAPTURE(name);
+      const bool want = name != "." && name != ".." && fnmatch(base, name.c_str(), 0) == 0;
+      CHECK(p->Matches(name) == want);
+    }
+  }
+}
+
+TEST_CASE("SortBytewise orders as std::sort does, stems and ties included") {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 6; ++trial) {
+    std::vector<std::string> names;
+    const size_t n = trial < 2 ? 100 : 20000;
+    const std::string stem = trial % 2 ? "/data/train/part-" : "";
+    for (size_t i = 0; i < n; ++i) {
+      std::string s = stem;
+      // Short, long, prefix-of-another, equal for 8+ bytes, high bytes.
+      const size_t len = rng() % 24;
+      const uint64_t alphabet = trial >= 4 ? 3 : 255;
+      for (size_t k = 0; k < len; ++k) s += static_cast<char>(1 + rng() % alphabet);
+      names.push_back(s);
+      if (rng() % 5 == 0) names.push_back(s);  // duplicates
+    }
+    std::vector<std::string_view> views(names.begin(), names.end());
+    std::vector<std::string_view> want = views;
+    std::sort(want.begin(), want.end());
+    SortBytewise(views);
+    CHECK(views == want);
+  }
 }
 
 TEST_CASE("'-' stands for standard input and is passed through") {

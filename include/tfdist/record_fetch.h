@@ -1,0 +1,58 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// Reading chosen records of an uncompressed TFRecord file by offset: the
+// record extents an up-to-date index gives, and the positioned reads that
+// fetch payloads at those offsets (record-level DATA sharding).
+
+#ifndef TFDIST_RECORD_FETCH_H_
+#define TFDIST_RECORD_FETCH_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tfdist/result.h"
+#include "tfdist/status.h"
+
+namespace tfdist::io {
+
+// One framed record as a DALI index line gives it.
+struct RecordExtent {
+  uint64_t offset = 0;  // of the record's header
+  uint64_t size = 0;    // framed: payload + 16
+};
+
+// The records of `path` from its index `path`.idx, when io::ReadIndex trusts
+// it (not older than the file, records back to back, ending at the file's
+// size). Return values: the extents in file order; nullopt with `stale` set
+// to the reason when an index exists but does not fit (or changed while
+// read); nullopt with `stale` empty when there is none.
+std::optional<std::vector<RecordExtent>> ReadRecordExtents(const std::string& path,
+                                                           std::string* stale);
+
+// One record to fetch: where it is, and (on success) its payload.
+struct FetchRequest {
+  uint64_t offset = 0;        // of the header
+  uint64_t payload_size = 0;  // as the index says
+  // Out: the payload, inside `storage` (shared by the records read in one go).
+  std::shared_ptr<const std::string> storage;
+  std::string_view payload;
+};
+
+// Reads the records `requests` name from `path` with positioned reads, in
+// offset order whatever the order given (duplicates are read once).
+// Adjacent records are read in one go, up to 4 MiB a read.
+// Both CRCs are checked and the length field must equal payload_size.
+// `bytes_read` (when given) is increased by the bytes read from the file.
+// Error: NotFound when the file cannot be opened; DataLoss "PATH: truncated
+// record at N" / "PATH: corrupted record at N" as RecordReader words them
+// (N: the header offset, or the payload offset for a bad data CRC).
+Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
+                    uint64_t* bytes_read = nullptr);
+
+}  // namespace tfdist::io
+
+#endif  // TFDIST_RECORD_FETCH_H_

@@ -1,0 +1,198 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// Record extents from index files, and positioned reads of chosen records.
+
+#include "tfdist/record_fetch.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "record_format.h"
+#include "tfdist/record_index.h"
+
+namespace tfdist::io {
+namespace {
+
+// Records this close are read together. 0: only adjacent records, so that
+// a worker reads no byte of another worker's records.
+constexpr uint64_t kMaxGap = 0;
+// The most one read covers (a single larger record is read alone).
+constexpr uint64_t kMaxRun = uint64_t{4} << 20;
+
+bool ReadWhole(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = std::move(ss).str();
+  return !in.bad();
+}
+
+// Reads [offset, offset + n) into `dst`; returns the bytes read before the
+// end of the file, or -1 (errno set) on an error.
+int64_t ReadAt(int fd, char* dst, uint64_t n, uint64_t offset) {
+  uint64_t done = 0;
+  while (done < n) {
+    const ssize_t got = pread(fd, dst + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (got == 0) break;
+    done += static_cast<uint64_t>(got);
+  }
+  return static_cast<int64_t>(done);
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+std::optional<std::vector<RecordExtent>> ReadRecordExtents(const std::string& path,
+                                                           std::string* stale) {
+  // ReadIndex decides whether the index fits the file; its lines are read
+  // again here for the offsets, and must say the same.
+  const std::optional<IndexedCount> count = ReadIndex(path, "", stale);
+  if (!count) return std::nullopt;
+  std::string text;
+  if (!ReadWhole(count->index_path, text)) {
+    *stale = fmt::format("{} could not be read", count->index_path);
+    return std::nullopt;
+  }
+  std::vector<RecordExtent> out;
+  out.reserve(count->count.records);
+  const char* p = text.data();
+  const char* const limit = p + text.size();
+  auto skip_space = [&] {
+    while (p < limit && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) ++p;
+  };
+  auto number = [&](uint64_t& v) {
+    skip_space();
+    const auto [next, ec] = std::from_chars(p, limit, v);
+    if (ec != std::errc()) return false;
+    p = next;
+    return true;
+  };
+  uint64_t end = 0;
+  for (;;) {
+    skip_space();
+    if (p == limit) break;
+    RecordExtent e;
+    if (!number(e.offset) || !number(e.size) || e.offset != end ||
+        e.size < kRecordHeaderSize + kRecordFooterSize) {
+      *stale = fmt::format("{} changed while it was read", count->index_path);
+      return std::nullopt;
+    }
+    end = e.offset + e.size;
+    out.push_back(e);
+  }
+  if (out.size() != count->count.records) {
+    *stale = fmt::format("{} changed while it was read", count->index_path);
+    return std::nullopt;
+  }
+  return out;
+}
+
+Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
+                    uint64_t* bytes_read) {
+  if (requests.empty()) return Status::OK();
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    return Status::NotFound(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  }
+  std::vector<size_t> order(requests.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return requests[a].offset < requests[b].offset; });
+  auto end_of = [&](size_t i) {
+    return requests[i].offset + requests[i].payload_size + kRecordHeaderSize + kRecordFooterSize;
+  };
+  for (size_t first = 0; first < order.size();) {
+    // A run: records in offset order, each starting within kMaxGap of the
+    // end so far, up to kMaxRun bytes.
+    const uint64_t begin = requests[order[first]].offset;
+    uint64_t end = end_of(order[first]);
+    size_t last = first + 1;
+    while (last < order.size()) {
+      const FetchRequest& r = requests[order[last]];
+      const uint64_t next_end = std::max(end, end_of(order[last]));
+      // (A record inside the run so far, a duplicate, always joins it.)
+      if (r.offset > end + kMaxGap || (next_end > end && next_end - begin > kMaxRun)) break;
+      end = next_end;
+      ++last;
+    }
+    auto buffer = std::make_shared<std::string>();
+    buffer->resize(end - begin);
+    const int64_t got = ReadAt(fd.get(), buffer->data(), end - begin, begin);
+    if (got < 0) {
+      return Status::DataLoss(
+          fmt::format("{}: read error at {}: {}", path, begin, std::strerror(errno)));
+    }
+    if (bytes_read != nullptr) *bytes_read += static_cast<uint64_t>(got);
+    const uint64_t available = static_cast<uint64_t>(got);
+    for (size_t k = first; k < last; ++k) {
+      FetchRequest& r = requests[order[k]];
+      const uint64_t at = r.offset - begin;
+      const uint64_t data_offset = r.offset + kRecordHeaderSize;
+      if (available < at + kRecordHeaderSize) {
+        return Status::DataLoss(fmt::format(
+            "{}: truncated record at {}: {} of the {} header bytes before the end of the file",
+            path, r.offset, available > at ? available - at : 0, kRecordHeaderSize));
+      }
+      const char* header = buffer->data() + at;
+      const uint64_t length = DecodeFixed64(header);
+      if (!HeaderIsValid(std::string_view(header, kRecordHeaderSize))) {
+        return Status::DataLoss(
+            fmt::format("{}: corrupted record at {}: length CRC mismatch (length field {:#018x})",
+                        path, r.offset, length));
+      }
+      if (length != r.payload_size) {
+        return Status::DataLoss(fmt::format(
+            "{}: corrupted record at {}: the length field says {} bytes, the index {} (the index "
+            "does not describe the file; write it again with tfdist index --force)",
+            path, r.offset, length, r.payload_size));
+      }
+      const uint64_t rest = available - at - kRecordHeaderSize;
+      if (rest < length + kRecordFooterSize) {
+        return Status::DataLoss(fmt::format(
+            "{}: truncated record at {}: {} of the {} payload and footer bytes before the end "
+            "of the file",
+            path, rest == 0 ? r.offset : data_offset, rest, length + kRecordFooterSize));
+      }
+      const char* payload = header + kRecordHeaderSize;
+      const uint32_t crc = crc32c::Value(payload, length);
+      if (crc32c::Unmask(DecodeFixed32(payload + length)) != crc) {
+        return Status::DataLoss(fmt::format(
+            "{}: corrupted record at {}: data CRC mismatch in the {}-byte payload of the record "
+            "at {}",
+            path, data_offset, length, r.offset));
+      }
+      r.storage = buffer;
+      r.payload = std::string_view(payload, length);
+    }
+    first = last;
+  }
+  return Status::OK();
+}
+
+}  // namespace tfdist::io
