@@ -17,6 +17,7 @@
 
 #include "record_format.h"
 #include "tfdist/record_index.h"
+#include "unique_fd.h"
 
 namespace tfdist::io {
 namespace {
@@ -51,20 +52,6 @@ int64_t ReadAt(int fd, char* dst, uint64_t n, uint64_t offset) {
   }
   return static_cast<int64_t>(done);
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -116,7 +103,7 @@ std::optional<std::vector<RecordExtent>> ReadRecordExtents(const std::string& pa
 Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
                     uint64_t* bytes_read) {
   if (requests.empty()) return Status::OK();
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     return Status::NotFound(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }

@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "tfdist/byte_stream.h"
+#include "unique_fd.h"
 
 namespace tfdist::io {
 namespace {
@@ -63,20 +64,6 @@ std::string JoinPath(std::string_view dir, std::string_view name) {
   if (dir.empty()) return std::string(name);
   return fmt::format("{}{}{}", dir, dir.ends_with('/') ? "" : "/", name);
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -329,7 +316,7 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
                                                  const std::string& output_dir, bool overwrite) {
   std::string dir = dir_in;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  const Fd dir_fd(open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const UniqueFd dir_fd(open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir_fd.get() < 0) {
     return Status::NotFound(
         fmt::format("{}: cannot open the folder: {}", dir, std::strerror(errno)));
@@ -428,7 +415,7 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(
   std::unique_ptr<DirectoryIndex> index(new DirectoryIndex());
   index->dir_fd_ = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (index->dir_fd_ < 0) return index;
-  const Fd fd(openat(index->dir_fd_, kDirectoryIndexName, O_RDONLY | O_CLOEXEC));
+  const UniqueFd fd(openat(index->dir_fd_, kDirectoryIndexName, O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return index;
   index->found_ = true;
   struct stat index_st;
