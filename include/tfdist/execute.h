@@ -6,6 +6,7 @@
 #ifndef TFDIST_EXECUTE_H_
 #define TFDIST_EXECUTE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -81,10 +82,16 @@ class Execution {
   // REQUIRES: `worker` is one of workers().
   Result<std::unique_ptr<WorkerStream>> Open(int64_t worker) const;
 
+  // Bytes worker `worker`'s readers took from its files so far (framed
+  // records, counted as each file is closed), not counting the payloads a
+  // WorkerStream fetched by offset (WorkerStream::fetched_bytes).
+  uint64_t FileBytesRead(int64_t worker) const;
+
  private:
   struct WorkerPlan {
     int64_t worker = 0;
     std::shared_ptr<const data::Dataset> dataset;
+    std::shared_ptr<std::atomic<uint64_t>> bytes_read;  // BuildOptions::bytes_read
   };
 
   Decision decision_;

@@ -109,6 +109,9 @@ struct RunReport {
   double step_seconds = 0;  // simulated training steps
   bool verified = false;
   std::vector<ReplicaReport> replicas;
+  // Per worker run (as `workers`): framed record bytes read from its files,
+  // the whole dataset under DATA without index files.
+  std::vector<uint64_t> worker_bytes_read;
   std::vector<StageReport> stages;
 };
 

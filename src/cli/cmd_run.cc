@@ -67,6 +67,10 @@ nlohmann::ordered_json ReportJson(const runner::RunReport& r, const nlohmann::or
   out["seconds"] = r.seconds;
   out["records_per_s"] = Rate(static_cast<double>(r.records), r.seconds);
   out["mb_per_s"] = Rate(static_cast<double>(r.bytes) / 1e6, r.seconds);
+  out["bytes_read"] = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < r.workers.size() && i < r.worker_bytes_read.size(); ++i) {
+    out["bytes_read"].push_back({{"worker", r.workers[i]}, {"bytes", r.worker_bytes_read[i]}});
+  }
   out["wait_seconds"] = r.wait_seconds;
   out["wait_share"] = r.seconds > 0 ? r.wait_seconds / r.seconds : 0.0;
   out["verified"] = r.verified;
@@ -117,6 +121,14 @@ void PrintReport(const runner::RunReport& r, const std::string& source_text) {
              Rate(static_cast<double>(r.records), r.seconds),
              Rate(static_cast<double>(r.bytes) / 1e6, r.seconds),
              r.verified ? "; every batch verified" : "");
+  if (r.workers.size() > 1) {
+    std::string per;
+    for (size_t i = 0; i < r.worker_bytes_read.size() && i < 16; ++i) {
+      per += fmt::format("{}{}", i ? ", " : "", r.worker_bytes_read[i]);
+    }
+    if (r.worker_bytes_read.size() > 16) per += ", ...";
+    fmt::print("read:     bytes read from files per worker: {}\n", per);
+  }
   if (r.dropped_steps > 0) {
     fmt::print("dropped:  {} short step{} (one worker, statically shaped batches)\n",
                r.dropped_steps, r.dropped_steps == 1 ? "" : "s");

@@ -96,8 +96,9 @@ Result<Execution> Execution::Plan(const data::Pipeline& original,
     for (int64_t w : ex.workers_) {
       data::BuildOptions b = build;
       b.context = data::InputContext{W, w, N};
+      b.bytes_read = std::make_shared<std::atomic<uint64_t>>(0);
       TFDIST_ASSIGN_OR_RETURN(auto dataset, data::BuildDataset(pipeline, b));
-      ex.plans_.push_back({w, std::move(dataset)});
+      ex.plans_.push_back({w, std::move(dataset), b.bytes_read});
     }
   } else {
     TFDIST_RETURN_IF_ERROR(Decide(pipeline, s, options, build, d));
@@ -111,14 +112,22 @@ Result<Execution> Execution::Plan(const data::Pipeline& original,
     for (int64_t w : ex.workers_) {
       data::BuildOptions b = build;
       if (d.applied == AutoShardPolicy::kHint) b.shard_hint = std::make_pair(W, w);
+      b.bytes_read = std::make_shared<std::atomic<uint64_t>>(0);
       TFDIST_ASSIGN_OR_RETURN(
           auto dataset,
           data::BuildDataset(shard_files ? ShardFiles(pipeline, s, W, w) : pipeline, b));
-      ex.plans_.push_back({w, std::move(dataset)});
+      ex.plans_.push_back({w, std::move(dataset), b.bytes_read});
     }
   }
   ex.drops_short_step_ = s.batched && W == 1 && d.split == Split::kNone && s.drop_remainder;
   return ex;
+}
+
+uint64_t Execution::FileBytesRead(int64_t worker) const {
+  for (const WorkerPlan& p : plans_) {
+    if (p.worker == worker) return p.bytes_read->load();
+  }
+  return 0;
 }
 
 Result<std::unique_ptr<WorkerStream>> Execution::Open(int64_t worker) const {

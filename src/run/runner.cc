@@ -110,6 +110,7 @@ struct Worker {
   std::vector<std::unique_ptr<Packer>> packers;  // none: the producer packs
   double read_seconds = 0;   // written by the producer, read after join
   double split_seconds = 0;  // of read_seconds, the split
+  uint64_t fetched_bytes = 0;  // payloads read by offset (DATA with index files)
   uint64_t read_batches = 0;
 };
 
@@ -174,6 +175,7 @@ void Runner::Produce(Worker& w) {
     Result<std::unique_ptr<dist::WorkerStream>> stream = ex_.Open(w.worker);
     if (!stream.ok()) return failure_.Set(stream.status());
     const double split_before = w.split_seconds;
+    const uint64_t fetched_before = w.fetched_bytes;
     for (uint64_t i = 0;; ++i) {
       if (stop_.load(std::memory_order_relaxed)) return;
       std::vector<data::Element> batch;
@@ -182,6 +184,7 @@ void Runner::Produce(Worker& w) {
       Status s = (*stream)->Next(batch, end);
       w.read_seconds += Since(start);
       if (!s.ok()) return failure_.Set(std::move(s));
+      w.fetched_bytes = fetched_before + (*stream)->fetched_bytes();
       if (end) break;
       w.split_seconds = split_before + (*stream)->split_seconds();
       ++w.read_batches;
@@ -454,7 +457,9 @@ Result<RunReport> Runner::Run(RunReport report) {
   if (failure_.failed()) return failure_.status();
 
   // The report.
-  StageReport read{"read", "the whole pipeline: read, CRC checks, decompression, shuffle, batch",
+  StageReport read{"read",
+                   "the whole pipeline: read, CRC checks, decompression, shuffle, batch; MB "
+                   "read from the files",
                    0, 0, 0, "batches"};
   StageReport split{"split", "global batches into per-replica batches (part of read)", 0, 0, 0,
                     "batches"};
@@ -465,6 +470,9 @@ Result<RunReport> Runner::Run(RunReport report) {
   StageReport copy{"host-to-device", "cudaMemcpyAsync from the slots, timed by CUDA events", 0,
                    0, 0, "batches"};
   for (auto& w : workers_) {
+    const uint64_t file_bytes = ex_.FileBytesRead(w->worker) + w->fetched_bytes;
+    report.worker_bytes_read.push_back(file_bytes);
+    read.bytes += file_bytes;
     read.seconds += w->read_seconds;
     split.seconds += w->split_seconds;
     split.items += w->read_batches;
@@ -487,7 +495,6 @@ Result<RunReport> Runner::Run(RunReport report) {
       report.replicas.push_back(rr);
     }
   }
-  read.bytes = report.bytes;
   const io::InflateTotals inflated = io::ProcessInflateTotals();
   report.stages = {read};
   if (inflated.bytes > inflate_before_.bytes) {

@@ -6,10 +6,13 @@
 # naming the CUDA call, nothing is printed to a pipe while it runs, and an
 # interrupt ends it with 130.
 # Usage: run_test.py TFDIST
+import glob
 import json
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 TEXT = 'list_files("testdata/text-*.tfrecord", shuffle=False).interleave(tfrecord, cycle_length=2)'
@@ -64,6 +67,41 @@ def main():
             check(report["bytes"] == total["bytes"] * copies, f"{policy}: bytes")
             check(report["verified"] is True, f"{policy}: verified")
             check(proc.stderr == "", f"{policy}: stderr not empty when piped: {proc.stderr!r}")
+
+    # The keys of SPEC.md section 5's run --json contract.
+    for key in ("device", "records", "bytes", "batches", "steps", "seconds", "records_per_s",
+                "mb_per_s", "verified", "replicas", "stages"):
+        check(key in report, f"run --json has {key}")
+    for key in ("worker", "replica", "device", "records", "bytes", "h2d_gb_per_s"):
+        check(all(key in r for r in report["replicas"]), f"run --json replicas have {key}")
+    for key in ("name", "seconds", "bytes"):
+        check(all(key in s for s in report["stages"]), f"run --json stages have {key}")
+    check(report["stages"][0]["name"] == "plan" and report["stages"][1]["name"] == "read",
+          "the stages start with plan and read")
+
+    # Bytes read from the files: every worker reads everything under DATA,
+    # its own files under FILE, and under DATA with index files only the
+    # records it keeps.
+    framed = sum(f["file_bytes"] for f in total["files"])
+    def bytes_read(pipeline, *flags):
+        report = json.loads(tfdist("run", pipeline, "--workers", "2", "--all-workers", "--json",
+                                   *flags).stdout)
+        return [w["bytes"] for w in report["bytes_read"]]
+    check(bytes_read(TEXT + ".batch(2)", "--policy", "DATA") == [framed, framed],
+          "DATA: each worker reads every file")
+    check(sum(bytes_read(TEXT + ".batch(2)", "--policy", "FILE")) == framed,
+          "FILE: the workers read the files once between them")
+    with tempfile.TemporaryDirectory(prefix="tfdist-run-") as tmp:
+        for f in total["files"]:
+            shutil.copy(f["path"], tmp)
+        tfdist("index", *glob.glob(tmp + "/*.tfrecord"))
+        indexed = (f'list_files("{tmp}/*.tfrecord", shuffle=False)'
+                   '.interleave(tfrecord, cycle_length=2).batch(2)')
+        got = bytes_read(indexed, "--policy", "DATA")
+        check(sum(got) == framed and all(0 < b < framed for b in got),
+              f"DATA with index files: each worker reads only its records: {got}")
+        check(bytes_read(indexed, "--policy", "DATA", "--no-index") == [framed, framed],
+              "DATA --no-index reads everything again")
 
     # One worker of two, chosen by flag or by the launcher's environment.
     one = json.loads(tfdist("run", TEXT + ".batch(4)", "--workers", "2", "--worker", "1",
