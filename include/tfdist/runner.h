@@ -59,8 +59,8 @@ struct RunOptions {
       on_batch;
   // Threads that pack (or parse) batches into staging slots, shared out
   // among the workers (at least one each, at most one per replica); 0 packs
-  // on each worker's producer thread (fewest hand-offs). -1: the cores less
-  // two (0 on two cores).
+  // on each worker's producer thread (fewest hand-offs). -1: for parsing,
+  // as many as cores; for raw records, the cores less two (0 on two cores).
   int64_t pack_threads = -1;
   // Tests: corrupt one staged batch of this local replica (of every worker)
   // after its checksum is taken, so --verify must fail.

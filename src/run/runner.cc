@@ -430,9 +430,13 @@ Result<RunReport> Runner::Run(RunReport report) {
   // Packers: shared out among the workers, each serving one worker's replicas.
   const size_t R = static_cast<size_t>(t.replicas);
   const size_t cores = std::thread::hardware_concurrency();
+  // By default: parsing is compute-bound and gains from a thread per replica
+  // even on two cores (191 against 243 ms for 800k Examples here); copying
+  // raw records is memory-bound and is fastest on the reading thread there.
   const size_t threads = options_.pack_threads >= 0 ? static_cast<size_t>(options_.pack_threads)
-                         : cores > 2                 ? cores - 2
-                                                     : 0;
+                         : parser_                  ? std::max<size_t>(cores, 1)
+                         : cores > 2                ? cores - 2
+                                                    : 0;
   const size_t per_worker =
       threads == 0 ? 0 : std::min(R, std::max<size_t>(1, threads / workers_.size()));
   const auto start = Clock::now();
