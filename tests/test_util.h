@@ -1,9 +1,11 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Helpers for tests: framing, byte damage, temporary folders.
+// Helpers for tests: framing, compression, byte damage, temporary folders,
+// batch labels.
 
 #ifndef TFDIST_TESTS_TEST_UTIL_H_
 #define TFDIST_TESTS_TEST_UTIL_H_
 
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "tfdist/byte_stream.h"
+#include "tfdist/dataset.h"
 #include "tfdist/record_writer.h"
 
 namespace tfdist::testing {
@@ -21,6 +25,16 @@ namespace tfdist::testing {
 inline std::string Frame(const std::vector<std::string>& records) {
   std::string out;
   for (const std::string& r : records) io::AppendRecord(&out, r);
+  return out;
+}
+
+// `raw` as a whole gzip or zlib stream (kNone: as it is).
+inline std::string Compress(const std::string& raw, io::Compression c) {
+  if (c == io::Compression::kNone) return raw;
+  std::string out;
+  auto sink = io::NewDeflatingSink(io::NewStringSink(&out), c, -1);
+  REQUIRE(sink->Write(raw).ok());
+  REQUIRE(sink->Finish().ok());
   return out;
 }
 
@@ -61,6 +75,13 @@ inline std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// "[a,b,c]": the labels of a batch's elements (SPEC.md section 5).
+inline std::string BatchLabels(const std::vector<data::Element>& batch) {
+  std::string out = "[";
+  for (size_t i = 0; i < batch.size(); ++i) out += (i ? "," : "") + batch[i].Label();
+  return out + "]";
 }
 
 }  // namespace tfdist::testing

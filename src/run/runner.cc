@@ -132,6 +132,11 @@ void AppendLeaves(const data::Element& e, std::vector<data::Element>& out) {
   for (const data::Element& item : e.items) AppendLeaves(item, out);
 }
 
+// Size of the kRecords wire format: n + 1 offsets, then the payloads.
+constexpr uint64_t RecordsWire(uint64_t records, uint64_t payload_bytes) {
+  return 8 * (records + 1) + payload_bytes;
+}
+
 uint64_t PayloadBytes(const std::vector<data::Element>& batch) {
   uint64_t n = 0;
   for (const data::Element& e : batch) n += e.PayloadBytes();
@@ -225,7 +230,7 @@ bool Runner::PackJob(Worker& w, Replica& r, Job job) {
     packed.records = job.elements.size();
     packed.bytes = PayloadBytes(job.elements);
     const uint64_t bound = parser_ ? parser_->MaxBatchBytes(packed.records, packed.bytes)
-                                   : 8 * (packed.records + 1) + packed.bytes;
+                                   : RecordsWire(packed.records, packed.bytes);
     Result<device::Staging::Slot*> slot = w.staging->Acquire(r.local, bound);
     if (!slot.ok()) {
       if (slot.status().code() != StatusCode::kCancelled) failure_.Set(slot.status());
@@ -529,7 +534,7 @@ Result<RunReport> Runner::Run(RunReport report) {
 }  // namespace
 
 uint64_t RecordsWireBytes(const std::vector<data::Element>& batch) {
-  return 8 * (batch.size() + 1) + PayloadBytes(batch);
+  return RecordsWire(batch.size(), PayloadBytes(batch));
 }
 
 void PackRecords(const std::vector<data::Element>& batch, char* out) {

@@ -12,18 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include "batch_bytes.h"
 #include "config.h"
 #include "tfdist/staging.h"
 
 namespace tfdist::device {
 namespace {
-
-std::string BatchBytes(int64_t r, uint64_t b, size_t n) {
-  std::string s(n, '\0');
-  std::mt19937_64 rng(r * 1000003 + b);
-  for (char& c : s) c = static_cast<char>(rng());
-  return s;
-}
 
 std::unique_ptr<Staging> MakeCuda(int64_t replicas, int64_t depth, bool verify) {
   StagingOptions o;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "batch_bytes.h"
 #include "config.h"
 
 namespace tfdist::device {
@@ -29,14 +30,6 @@ uint64_t ReferenceChecksum(const unsigned char* p, size_t n) {
     sum += w * (2 * i + 1);
   }
   return sum;
-}
-
-// Deterministic content of batch `b` of replica `r`.
-std::string BatchBytes(int64_t r, uint64_t b, size_t n) {
-  std::string s(n, '\0');
-  std::mt19937_64 rng(r * 1000003 + b);
-  for (char& c : s) c = static_cast<char>(rng());
-  return s;
 }
 
 std::unique_ptr<Staging> MakeHost(int64_t replicas, int64_t depth, bool verify) {

@@ -29,11 +29,7 @@ Batches Ints(std::initializer_list<std::initializer_list<int64_t>> batches) {
 
 std::string Text(const Batches& batches) {
   std::string out;
-  for (const auto& b : batches) {
-    out += "[";
-    for (size_t i = 0; i < b.size(); ++i) out += (i ? "," : "") + b[i].Label();
-    out += "]";
-  }
+  for (const auto& b : batches) out += testing::BatchLabels(b);
   return out;
 }
 

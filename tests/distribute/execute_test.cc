@@ -13,11 +13,7 @@
 namespace tfdist::dist {
 namespace {
 
-std::string Labels(const std::vector<data::Element>& batch) {
-  std::string out = "[";
-  for (size_t i = 0; i < batch.size(); ++i) out += (i ? "," : "") + batch[i].Label();
-  return out + "]";
-}
+using testing::BatchLabels;
 
 // Every batch worker `w` streams, as text.
 Result<std::vector<std::string>> Stream(const Execution& ex, int64_t w) {
@@ -28,16 +24,16 @@ Result<std::vector<std::string>> Stream(const Execution& ex, int64_t w) {
     bool end = false;
     TFDIST_RETURN_IF_ERROR(stream->Next(batch, end));
     if (end) return out;
-    out.push_back(Labels(batch));
+    out.push_back(BatchLabels(batch));
   }
 }
 
 std::vector<std::string> Expected(const WorkerLayout& wl, bool batched) {
   std::vector<std::string> out;
   if (batched) {
-    for (const auto& b : wl.batches) out.push_back(Labels(b));
+    for (const auto& b : wl.batches) out.push_back(BatchLabels(b));
   } else {
-    for (const auto& e : wl.elements) out.push_back(Labels({e}));
+    for (const auto& e : wl.elements) out.push_back(BatchLabels({e}));
   }
   return out;
 }

@@ -18,17 +18,9 @@ namespace tfdist::io {
 namespace {
 
 using testing::FlipByte;
+using testing::Compress;
 using testing::Frame;
 using testing::Truncate;
-
-std::string Compress(const std::string& raw, Compression c) {
-  if (c == Compression::kNone) return raw;
-  std::string out;
-  auto sink = NewDeflatingSink(NewStringSink(&out), c, -1);
-  REQUIRE(sink->Write(raw).ok());
-  REQUIRE(sink->Finish().ok());
-  return out;
-}
 
 struct ReadOutcome {
   std::vector<std::string> records;

@@ -21,6 +21,7 @@
 namespace tfdist::io {
 namespace {
 
+using testing::Compress;
 using testing::Frame;
 using testing::TempDir;
 using testing::WriteFile;
@@ -32,15 +33,6 @@ std::vector<std::string> Listing(const std::string& dir) {
   }
   std::sort(names.begin(), names.end());
   return names;
-}
-
-std::string Compress(const std::string& raw, Compression c) {
-  if (c == Compression::kNone) return raw;
-  std::string out;
-  auto sink = NewDeflatingSink(NewStringSink(&out), c, -1);
-  REQUIRE(sink->Write(raw).ok());
-  REQUIRE(sink->Finish().ok());
-  return out;
 }
 
 std::vector<std::string> ReadRecords(const std::string& path) {

@@ -18,11 +18,7 @@
 namespace tfdist::runner {
 namespace {
 
-std::string Labels(const std::vector<data::Element>& batch) {
-  std::string out = "[";
-  for (size_t i = 0; i < batch.size(); ++i) out += (i ? "," : "") + batch[i].Label();
-  return out + "]";
-}
+using testing::BatchLabels;
 
 // step -> "w/r=[...]" for every batch, as the runner delivered or layout planned.
 using Deliveries = std::map<int64_t, std::vector<std::string>>;
@@ -32,7 +28,7 @@ Deliveries Planned(const dist::Layout& l) {
   for (const dist::Step& s : l.steps) {
     if (s.dropped) continue;
     for (const dist::ReplicaBatch& b : s.batches) {
-      out[s.step].push_back(fmt::format("{}/{}={}", b.worker, b.replica, Labels(b.elements)));
+      out[s.step].push_back(fmt::format("{}/{}={}", b.worker, b.replica, BatchLabels(b.elements)));
     }
   }
   return out;
@@ -53,7 +49,7 @@ Result<RunReport> RunCollecting(const std::string& expr, RunOptions o, Deliverie
   std::mutex mu;
   o.on_batch = [&](int64_t w, int64_t r, int64_t step, const std::vector<data::Element>& b) {
     std::lock_guard lock(mu);
-    (*got)[step].push_back(fmt::format("{}/{}={}", w, r, Labels(b)));
+    (*got)[step].push_back(fmt::format("{}/{}={}", w, r, BatchLabels(b)));
   };
   return Run(*pipeline, o);
 }
