@@ -7,11 +7,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <random>
 
 #include "plan.h"
 #include "policy.h"
-#include "record_index_plan.h"
 
 namespace tfdist::dist {
 
@@ -65,61 +63,32 @@ Status WorkerStream::Next(std::vector<data::Element>& out, bool& end) {
 
 Result<Execution> Execution::Plan(const data::Pipeline& original,
                                   const DistributeOptions& options,
-                                  const data::BuildOptions& build_in) {
-  TFDIST_ASSIGN_OR_RETURN(const data::Pipeline pipeline, ExpandListFiles(original));
-  TFDIST_RETURN_IF_ERROR(CheckTopology(options));
+                                  const data::BuildOptions& build) {
+  TFDIST_ASSIGN_OR_RETURN(const Distribution dist, PlanDistribution(original, options, build));
   const Topology& t = options.topology;
-  const int64_t W = t.workers, N = t.num_replicas_in_sync();
-  data::BuildOptions build = build_in;
-  // One seed for the run, so every worker draws the same unseeded shuffles.
-  if (!build.default_seed)
-    build.default_seed = (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
-
+  const Structure& s = dist.structure;
   Execution ex;
   ex.topology_ = t;
-  const Structure s = Analyze(pipeline);
-  Decision& d = ex.decision_;
-  d.requested = options.policy;
-  d.batched = s.batched;
-  d.global_batch_size = s.global_batch_size;
-  d.drop_remainder = s.drop_remainder;
+  ex.decision_ = dist.decision;
+  const Decision& d = ex.decision_;
   ex.batched_ = s.batched;
-
+  // DATA with index files: the workers' pipelines give records without
+  // payloads; each worker reads those it keeps (WorkerStream::Next).
+  ex.deferred_ = dist.build.deferred_payloads;
   if (options.worker) {
     ex.workers_.push_back(*options.worker);
   } else {
-    for (int64_t w = 0; w < W; ++w) ex.workers_.push_back(w);
+    for (int64_t w = 0; w < t.workers; ++w) ex.workers_.push_back(w);
   }
-
-  if (options.api == Api::kFromFunction) {
-    DecideFromFunction(s, d);
-    for (int64_t w : ex.workers_) {
-      data::BuildOptions b = build;
-      b.context = data::InputContext{W, w, N};
-      b.bytes_read = std::make_shared<std::atomic<uint64_t>>(0);
-      TFDIST_ASSIGN_OR_RETURN(auto dataset, data::BuildDataset(pipeline, b));
-      ex.plans_.push_back({w, std::move(dataset), b.bytes_read});
-    }
-  } else {
-    TFDIST_RETURN_IF_ERROR(Decide(pipeline, s, options, build, d));
-    const bool shard_files = d.applied == AutoShardPolicy::kFile && W > 1;
-    // DATA with index files: the workers' pipelines give records without
-    // payloads; each worker reads those it keeps (WorkerStream::Next).
-    TFDIST_ASSIGN_OR_RETURN(ex.deferred_, PlanRecordIndex(pipeline, s, options, build, d));
-    build.deferred_payloads = ex.deferred_;
-    // A dataset of its own for each worker, even where all run the same
-    // pipeline: each counts its own epochs, so their shuffles agree.
-    for (int64_t w : ex.workers_) {
-      data::BuildOptions b = build;
-      if (d.applied == AutoShardPolicy::kHint) b.shard_hint = std::make_pair(W, w);
-      b.bytes_read = std::make_shared<std::atomic<uint64_t>>(0);
-      TFDIST_ASSIGN_OR_RETURN(
-          auto dataset,
-          data::BuildDataset(shard_files ? ShardFiles(pipeline, s, W, w) : pipeline, b));
-      ex.plans_.push_back({w, std::move(dataset), b.bytes_read});
-    }
+  // A dataset of its own for each worker, even where all run the same
+  // pipeline: each counts its own epochs, so their shuffles agree.
+  for (int64_t w : ex.workers_) {
+    const std::optional<data::Pipeline> shard = dist.WorkerShard(options, w);
+    const data::BuildOptions b = dist.WorkerBuild(options, w);
+    TFDIST_ASSIGN_OR_RETURN(auto dataset, data::BuildDataset(shard ? *shard : dist.pipeline, b));
+    ex.plans_.push_back({w, std::move(dataset), b.bytes_read});
   }
-  ex.drops_short_step_ = s.batched && W == 1 && d.split == Split::kNone && s.drop_remainder;
+  ex.drops_short_step_ = s.batched && t.workers == 1 && d.split == Split::kNone && s.drop_remainder;
   return ex;
 }
 

@@ -340,26 +340,65 @@ Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in) {
   return out;
 }
 
+Result<Distribution> PlanDistribution(const data::Pipeline& original,
+                                      const DistributeOptions& options,
+                                      const data::BuildOptions& build) {
+  Distribution out;
+  TFDIST_ASSIGN_OR_RETURN(out.pipeline, ExpandListFiles(original));
+  TFDIST_RETURN_IF_ERROR(CheckTopology(options));
+  out.build = build;
+  if (!out.build.default_seed)
+    out.build.default_seed = (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+  const Structure& s = out.structure = Analyze(out.pipeline);
+  Decision& d = out.decision;
+  d.requested = options.policy;
+  d.batched = s.batched;
+  d.global_batch_size = s.global_batch_size;
+  d.drop_remainder = s.drop_remainder;
+  if (options.api == Api::kFromFunction) {
+    DecideFromFunction(s, d);
+    return out;
+  }
+  TFDIST_RETURN_IF_ERROR(Decide(out.pipeline, s, options, out.build, d));
+  out.shard_files = d.applied == AutoShardPolicy::kFile && options.topology.workers > 1;
+  // DATA with index files: the pipeline runs over records without their
+  // payloads, and each worker reads only those it keeps.
+  TFDIST_ASSIGN_OR_RETURN(out.build.deferred_payloads,
+                          PlanRecordIndex(out.pipeline, s, options, out.build, d));
+  return out;
+}
+
+std::optional<data::Pipeline> Distribution::WorkerShard(const DistributeOptions& options,
+                                                        int64_t w) const {
+  if (!shard_files) return std::nullopt;
+  return ShardFiles(pipeline, structure, options.topology.workers, w);
+}
+
+data::BuildOptions Distribution::WorkerBuild(const DistributeOptions& options, int64_t w) const {
+  const Topology& t = options.topology;
+  data::BuildOptions b = build;
+  if (options.api == Api::kFromFunction) {
+    b.context = data::InputContext{t.workers, w, t.num_replicas_in_sync()};
+  } else if (decision.applied == AutoShardPolicy::kHint) {
+    b.shard_hint = std::make_pair(t.workers, w);
+  }
+  b.bytes_read = std::make_shared<std::atomic<uint64_t>>(0);
+  return b;
+}
+
 Result<Layout> PlanLayout(const data::Pipeline& original, const DistributeOptions& options,
                           const data::BuildOptions& build_in) {
-  TFDIST_ASSIGN_OR_RETURN(const data::Pipeline pipeline, ExpandListFiles(original));
+  TFDIST_ASSIGN_OR_RETURN(const Distribution dist, PlanDistribution(original, options, build_in));
+  const data::Pipeline& pipeline = dist.pipeline;
+  const Structure& s = dist.structure;
   const Topology& t = options.topology;
   const int64_t W = t.workers, R = t.replicas, N = t.num_replicas_in_sync();
-  TFDIST_RETURN_IF_ERROR(CheckTopology(options));
-  data::BuildOptions build = build_in;
-  // One seed for the run, so every worker draws the same unseeded shuffles.
-  if (!build.default_seed)
-    build.default_seed = (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
 
   Layout layout;
   layout.topology = t;
   layout.api = options.api;
   Decision& d = layout.decision;
-  const Structure s = Analyze(pipeline);
-  d.requested = options.policy;
-  d.batched = s.batched;
-  d.global_batch_size = s.global_batch_size;
-  d.drop_remainder = s.drop_remainder;
+  d = dist.decision;
 
   // With --steps, read enough for that many steps on every worker: DATA keeps
   // one element (or piece) in W, so read W times as much; more is harmless.
@@ -379,11 +418,8 @@ Result<Layout> PlanLayout(const data::Pipeline& original, const DistributeOption
   };
 
   if (options.api == Api::kFromFunction) {
-    DecideFromFunction(s, d);
     for (int64_t w = 0; w < W; ++w) {
-      data::BuildOptions b = build;
-      b.context = data::InputContext{W, w, N};
-      b.bytes_read = std::make_shared<std::atomic<uint64_t>>(0);
+      const data::BuildOptions b = dist.WorkerBuild(options, w);
       TFDIST_ASSIGN_OR_RETURN(auto elements, Run(pipeline, b, limit, limit_is_error, w));
       layout.workers[static_cast<size_t>(w)].bytes_read = b.bytes_read->load();
       TFDIST_ASSIGN_OR_RETURN(layout.workers[static_cast<size_t>(w)].files, files_of(pipeline, b));
@@ -394,13 +430,9 @@ Result<Layout> PlanLayout(const data::Pipeline& original, const DistributeOption
       }
     }
   } else {
-    TFDIST_RETURN_IF_ERROR(Decide(pipeline, s, options, build, d));
     const AutoShardPolicy applied = d.applied;
-    const bool shard_files = applied == AutoShardPolicy::kFile && W > 1;
-    // DATA with index files: the pipeline runs over records without their
-    // payloads, and each worker reads only those it keeps (below).
-    TFDIST_ASSIGN_OR_RETURN(const bool deferred, PlanRecordIndex(pipeline, s, options, build, d));
-    build.deferred_payloads = deferred;
+    const bool shard_files = dist.shard_files;
+    const bool deferred = dist.build.deferred_payloads;  // each worker reads what it keeps (below)
 
     // Each worker's elements.
     const bool same_for_all = !shard_files && applied != AutoShardPolicy::kHint;
@@ -408,10 +440,9 @@ Result<Layout> PlanLayout(const data::Pipeline& original, const DistributeOption
     uint64_t shared_bytes_read = 0;
     bool truncated = false;  // --steps stopped the reading early
     for (int64_t w = 0; w < W; ++w) {
-      data::Pipeline p = shard_files ? ShardFiles(pipeline, s, W, w) : pipeline;
-      data::BuildOptions b = build;
-      if (applied == AutoShardPolicy::kHint) b.shard_hint = std::make_pair(W, w);
-      b.bytes_read = std::make_shared<std::atomic<uint64_t>>(0);
+      const std::optional<data::Pipeline> shard = dist.WorkerShard(options, w);
+      const data::Pipeline& p = shard ? *shard : pipeline;
+      const data::BuildOptions b = dist.WorkerBuild(options, w);
       std::vector<data::Element> elements;
       if (same_for_all && w > 0) {
         elements = shared;
