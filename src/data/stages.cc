@@ -277,6 +277,8 @@ class BatchIterator final : public Iterator {
   Status GetNext(Element& out, bool& end) override {
     out = Element();
     out.kind = Element::Kind::kBatch;
+    // Grown once, not by doubling: each regrowth moves every element so far.
+    out.items.reserve(std::min<size_t>(size_, kMaxReserve));
     while (!input_done_ && out.items.size() < size_) {
       Element e;
       bool in_end = false;
@@ -292,6 +294,8 @@ class BatchIterator final : public Iterator {
   }
 
  private:
+  // A batch_size far above any real dataset must not allocate up front.
+  static constexpr size_t kMaxReserve = size_t{1} << 16;
   std::unique_ptr<Iterator> in_;
   size_t size_;
   bool drop_;

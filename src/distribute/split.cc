@@ -116,8 +116,16 @@ void BatchSplitter::Add(std::vector<data::Element> batch,
     started_ = true;
     Advance(out);
   }
-  for (auto& e : batch) {
-    current_.push_back(std::move(e));
+  // A range at a time, into a piece sized once: per element, the piece's
+  // regrowth (which moves every element again) would cost more than the move.
+  for (auto it = batch.begin(); it != batch.end();) {
+    const auto want = static_cast<size_t>(sizes_[index_]);
+    // (Not beyond what a real batch holds: a huge batch_size must not allocate up front.)
+    if (current_.capacity() < want) current_.reserve(std::min<size_t>(want, size_t{1} << 16));
+    const auto take = static_cast<std::ptrdiff_t>(
+        std::min<size_t>(want - current_.size(), static_cast<size_t>(batch.end() - it)));
+    current_.insert(current_.end(), std::make_move_iterator(it), std::make_move_iterator(it + take));
+    it += take;
     Advance(out);
   }
 }

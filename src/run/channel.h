@@ -21,10 +21,13 @@ class Channel {
 
   // False if the channel was closed (the item is dropped).
   bool Push(T item) {
-    std::unique_lock lock(mu_);
-    not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
-    if (closed_) return false;
-    items_.push_back(std::move(item));
+    {
+      std::unique_lock lock(mu_);
+      not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+      if (closed_) return false;
+      items_.push_back(std::move(item));
+    }
+    // After unlocking: a waiter woken under the lock would only block on it.
     not_empty_.notify_one();
     return true;
   }
@@ -33,13 +36,15 @@ class Channel {
 
   // Waits up to `timeout` for an item.
   PopResult PopFor(T& out, std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    if (!not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); })) {
-      return PopResult::kTimeout;
+    {
+      std::unique_lock lock(mu_);
+      if (!not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); })) {
+        return PopResult::kTimeout;
+      }
+      if (items_.empty()) return PopResult::kClosed;
+      out = std::move(items_.front());
+      items_.pop_front();
     }
-    if (items_.empty()) return PopResult::kClosed;
-    out = std::move(items_.front());
-    items_.pop_front();
     not_full_.notify_one();
     return PopResult::kItem;
   }

@@ -321,8 +321,11 @@ Status Runner::Consume(RunReport& report) {
     for (;;) {
       if (max_steps && static_cast<int64_t>(report.steps) >= *max_steps) return Status::OK();
       // Every replica's next item: a batch, or the end of its epoch.
+      // Last replica first: a worker stages its replicas' batches in order,
+      // so the loop is woken once a step rather than once a replica.
       bool any_batch = false, any_end = false;
-      for (Replica* r : all) {
+      for (auto it = all.rbegin(); it != all.rend(); ++it) {
+        Replica* r = *it;
         if (!Fill(*r, report.wait_seconds)) return failure_.status();
         any_batch = any_batch || !r->head->end_of_epoch;
         any_end = any_end || r->head->end_of_epoch;
