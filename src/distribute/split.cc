@@ -116,9 +116,21 @@ void BatchSplitter::Add(std::vector<data::Element> batch,
     started_ = true;
     Advance(out);
   }
-  // A range at a time, into a piece sized once: per element, the piece's
-  // regrowth (which moves every element again) would cost more than the move.
-  for (auto it = batch.begin(); it != batch.end();) {
+  // A piece that starts the input batch is the batch itself, cut to size at
+  // the end; the others are moved a range at a time into a piece sized once.
+  // (Per element, a piece's regrowth, which moves every element again, would
+  // cost more than the move.)
+  auto it = batch.begin();
+  size_t head = out.size();  // out[head] is batch's own prefix, when head_size > 0
+  size_t head_size = 0;
+  if (current_.empty() && static_cast<size_t>(sizes_[index_]) <= batch.size()) {
+    head_size = static_cast<size_t>(sizes_[index_]);
+    out.emplace_back();
+    it += static_cast<std::ptrdiff_t>(head_size);
+    index_ = (index_ + 1) % sizes_.size();
+    Advance(out);  // pieces of size 0 after it
+  }
+  while (it != batch.end()) {
     const auto want = static_cast<size_t>(sizes_[index_]);
     // (Not beyond what a real batch holds: a huge batch_size must not allocate up front.)
     if (current_.capacity() < want) current_.reserve(std::min<size_t>(want, size_t{1} << 16));
@@ -127,6 +139,10 @@ void BatchSplitter::Add(std::vector<data::Element> batch,
     current_.insert(current_.end(), std::make_move_iterator(it), std::make_move_iterator(it + take));
     it += take;
     Advance(out);
+  }
+  if (head_size > 0) {
+    batch.resize(head_size);
+    out[head] = std::move(batch);
   }
 }
 

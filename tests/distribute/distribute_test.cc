@@ -6,7 +6,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
+#include <random>
 
 #include "test_util.h"
 #include "tfdist/record_index.h"
@@ -53,6 +55,49 @@ TEST_CASE("the batch-sizes split crosses batch boundaries, as RebatchDatasetV2 d
   CHECK(Text(RebatchBySizes(Ints({{0, 1, 2, 3, 4}}), {2, 2}, false)) == "[0,1][2,3][4]");
   CHECK(Text(RebatchBySizes(Ints({{0, 1, 2, 3, 4}}), {2, 2}, true)) == "[0,1][2,3]");
   CHECK(RebatchBySizes({}, {1, 1}, false).empty());
+}
+
+// RebatchDatasetV2 element by element: the reference for the splitter, which
+// moves whole ranges and reuses the input batch for a piece that starts it.
+Batches ReferenceRebatch(const Batches& batches, const std::vector<int64_t>& sizes, bool drop) {
+  Batches out;
+  if (std::none_of(sizes.begin(), sizes.end(), [](int64_t n) { return n > 0; })) return out;
+  size_t index = 0;
+  std::vector<data::Element> current;
+  auto advance = [&] {
+    while (static_cast<int64_t>(current.size()) >= sizes[index]) {
+      out.push_back(std::move(current));
+      current.clear();
+      index = (index + 1) % sizes.size();
+    }
+  };
+  advance();
+  for (const auto& b : batches) {
+    for (const auto& e : b) {
+      current.push_back(e);
+      advance();
+    }
+  }
+  if (!current.empty() && !drop) out.push_back(std::move(current));
+  return out;
+}
+
+TEST_CASE("the batch-sizes split equals the element-by-element rebatch on random input") {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<int64_t> sizes(1 + rng() % 5);
+    for (auto& n : sizes) n = static_cast<int64_t>(rng() % 5);
+    Batches batches(rng() % 6);
+    int64_t next = 0;
+    for (auto& b : batches) {
+      const size_t n = rng() % 9;
+      for (size_t i = 0; i < n; ++i) b.push_back(data::Element::Int(next++));
+    }
+    const bool drop = rng() % 2 == 0;
+    CAPTURE(trial);
+    CHECK(Text(RebatchBySizes(batches, sizes, drop)) ==
+          Text(ReferenceRebatch(batches, sizes, drop)));
+  }
 }
 
 TEST_CASE("the legacy split makes n pieces of ceil(b / n) per batch, never crossing") {
