@@ -156,17 +156,19 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 int main(int argc, char** argv) {
   uint64_t records = 200000, batch_size = 256;
   int repeat = 5;
+  int only = -1;  // --set K: only the K-th data set (0, 1, 2)
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const uint64_t v = std::strtoull(argv[i + 1], nullptr, 10);
     if (flag == "--records") records = v;
     if (flag == "--batch") batch_size = v;
     if (flag == "--repeat") repeat = static_cast<int>(v);
+    if (flag == "--set") only = static_cast<int>(v);
   }
   std::vector<DataSet> sets;
-  sets.push_back(Generated(records, 100));
-  sets.push_back(Generated(records, 1024));
-  sets.push_back(Dense(records));
+  if (only < 0 || only == 0) sets.push_back(Generated(records, 100));
+  if (only < 0 || only == 1) sets.push_back(Generated(records, 1024));
+  if (only < 0 || only == 2) sets.push_back(Dense(records));
 
   fmt::print("{:<66} {:>12} {:>12} {:>7}\n", "records", "dense rec/s", "protobuf/s", "ratio");
   for (const DataSet& d : sets) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -183,6 +184,24 @@ uint64_t HashKey(const char* p, size_t n) {
   return h * 0x9e3779b97f4a7c15ull;
 }
 
+// Key equality without a call to memcmp: feature names are short.
+bool SameKey(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  size_t n = a.size();
+  for (; n >= 8; n -= 8, p += 8, q += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, p, 8);
+    std::memcpy(&y, q, 8);
+    if (x != y) return false;
+  }
+  for (; n > 0; --n) {
+    if (*p++ != *q++) return false;
+  }
+  return true;
+}
+
 std::string RecordName(const data::Element& e) {
   return fmt::format("{}:{} at byte {}", e.origin.file ? *e.origin.file : "<unnamed>",
                      e.origin.index, e.origin.offset);
@@ -297,7 +316,7 @@ int DenseParser::Find(std::string_view name) const {
   for (size_t s = HashKey(name.data(), name.size()) & mask;; s = (s + 1) & mask) {
     const uint32_t f = slots_[s];
     if (f == 0) return -1;
-    if (features_[f - 1].name == name) return static_cast<int>(f - 1);
+    if (SameKey(features_[f - 1].name, name)) return static_cast<int>(f - 1);
   }
 }
 
@@ -356,7 +375,7 @@ class BatchParser {
         }
         Cursor fs;
         if (!ex.Delimited(fs)) return Malformed(e, base, at, "features run past the end");
-        while (!fs.AtEnd()) {
+        for (size_t ordinal = 0; !fs.AtEnd(); ++ordinal) {
           at = fs.pos();
           if (!fs.Tag(field, wire)) return Malformed(e, base, at, "bad field tag in features");
           if (field != 1 || wire != kLen) {  // not a map entry
@@ -365,7 +384,7 @@ class BatchParser {
           }
           Cursor entry;
           if (!fs.Delimited(entry)) return Malformed(e, base, at, "map entry runs past the end");
-          TFDIST_RETURN_IF_ERROR(ScanEntry(e, base, entry, find, w));
+          TFDIST_RETURN_IF_ERROR(ScanEntry(e, base, entry, ordinal, find, w));
         }
       }
       for (size_t f = 0; f < nf; ++f) {
@@ -408,8 +427,8 @@ class BatchParser {
 
  private:
   template <typename FindFn>
-  Status ScanEntry(const data::Element& e, const uint8_t* base, Cursor entry, const FindFn& find,
-                   Winner* w) {
+  Status ScanEntry(const data::Element& e, const uint8_t* base, Cursor entry, size_t ordinal,
+                   const FindFn& find, Winner* w) {
     const Cursor start = entry;
     std::string_view key;
     bool has_value = false;
@@ -429,7 +448,7 @@ class BatchParser {
         return Malformed(e, base, at, "bad unknown field in a map entry");
       }
     }
-    const int f = find(key);
+    const int f = find(key, ordinal);
     if (f < 0 || !has_value) return Status::OK();
     // The Feature of a declared key: which list it holds (the last one set,
     // as a oneof keeps; value fields repeated in the entry merge).
@@ -684,7 +703,31 @@ Result<ColumnLayout> DenseParser::ParseBatch(std::span<const data::Element> reco
                     out.size(), records.size(), need));
   }
   BatchParser batch(features_, records, out);
-  TFDIST_RETURN_IF_ERROR(batch.Scan([this](std::string_view key) { return Find(key); }));
+  // Records of one dataset often list their features in the same order
+  // (protobuf's map order is not fixed, so not always): the key the previous
+  // record had at an entry's position, and what it was found to be, are
+  // tried first: one comparison instead of a hash and a probe, also for keys
+  // nobody declared. Guessing stops for the batch once misses outnumber
+  // hits, as a mispredicted guess costs more than it saves. (The keys are
+  // views into the batch's records, which outlive the parse.)
+  struct Guess {
+    std::string_view key;
+    int feature = -1;
+  };
+  constexpr size_t kMaxGuesses = 256;
+  std::array<Guess, kMaxGuesses> guesses{};
+  int64_t score = 0;  // hits - misses
+  TFDIST_RETURN_IF_ERROR(batch.Scan([&](std::string_view key, size_t ordinal) {
+    if (ordinal >= kMaxGuesses || score < -16) return Find(key);
+    Guess& g = guesses[ordinal];
+    if (g.key.data() != nullptr && SameKey(g.key, key)) {
+      ++score;
+      return g.feature;
+    }
+    --score;
+    g = Guess{key, Find(key)};
+    return g.feature;
+  }));
   return batch.Write();
 }
 
