@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+# Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+# layout with index files, from the command line: the FILE summary takes its
+# record counts from FILE.idx files and then from the directory index, with
+# the same table as a scan; a file changed after indexing is scanned again
+# (its entry is stale); DATA with index files gives the same elements as
+# DATA without, while each worker reads only its own records.
+# Usage: index_layout_test.py TFDIST
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILURES = []
+
+
+def check(ok, what):
+    if not ok:
+        FAILURES.append(what)
+        print("FAIL:", what)
+
+
+def tfdist(*args, expect=0):
+    proc = subprocess.run([TFDIST, *args], capture_output=True, text=True, timeout=120)
+    check(proc.returncode == expect,
+          f"tfdist {' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stderr}")
+    return proc
+
+
+def summary(pipeline, *flags):
+    """(the per-worker table, the records: line) of layout --format summary."""
+    out = tfdist("layout", pipeline, "--workers", "2", "--format", "summary", *flags).stdout
+    lines = out.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("worker "))
+    end = next(i for i, l in enumerate(lines) if l.startswith("steps:"))
+    records = next((l for l in lines if l.startswith("records:")), "")
+    bytes_read = next((l for l in lines if l.startswith("bytes read per worker:")), "")
+    return lines[start:end], records, bytes_read
+
+
+def main():
+    global TFDIST
+    TFDIST = sys.argv[1]
+    with tempfile.TemporaryDirectory(prefix="tfdist-index-layout-") as tmp:
+        for f in sorted(glob.glob("testdata/text-*.tfrecord")):
+            shutil.copy(f, tmp)
+        files = sorted(glob.glob(tmp + "/*.tfrecord"))
+        pipeline = (f'list_files("{tmp}/*.tfrecord", shuffle=False)'
+                    '.interleave(tfrecord, cycle_length=2).batch(4)')
+
+        scanned, records, _ = summary(pipeline, "--policy", "FILE")
+        check(records == "records: 0 files from index files, 2 by scanning",
+              f"no index: counted by scanning: {records!r}")
+        data_plain = json.loads(tfdist("layout", pipeline, "--workers", "2", "--policy", "DATA",
+                                       "--format", "json").stdout)
+        _, _, read_plain = summary(pipeline, "--policy", "DATA")
+
+        tfdist("index", *files)
+        table, records, _ = summary(pipeline, "--policy", "FILE")
+        check(table == scanned, f"FILE.idx counts give the scan's table:\n{table}\n{scanned}")
+        check(records == "records: 2 files from index files, 0 by scanning",
+              f"FILE.idx files are used: {records!r}")
+
+        # DATA with index files: the same elements, and a worker reads less.
+        data_indexed = json.loads(tfdist("layout", pipeline, "--workers", "2", "--policy",
+                                         "DATA", "--format", "json").stdout)
+        check(data_indexed["steps"] == data_plain["steps"],
+              "DATA with index files gives the same steps and elements")
+        _, _, read_indexed = summary(pipeline, "--policy", "DATA")
+        _, _, read_no_index = summary(pipeline, "--policy", "DATA", "--no-index")
+        check(read_no_index == read_plain, f"--no-index reads as without index files: "
+                                           f"{read_no_index!r} vs {read_plain!r}")
+        plain = [int(x) for x in read_plain.split(":")[1].split(",")]
+        indexed = [int(x) for x in read_indexed.split(":")[1].split(",")]
+        check(all(0 < i < p for i, p in zip(indexed, plain)) and sum(indexed) == plain[0],
+              f"with index files each worker reads only its records: {indexed} vs {plain}")
+
+        tfdist("index", "--directory", tmp)
+        table, records, _ = summary(pipeline, "--policy", "FILE")
+        check(table == scanned, f"directory index counts give the scan's table:\n{table}")
+        check(records.startswith("records: 2 files from .tfdist-index"),
+              f"the directory index is used: {records!r}")
+
+        # A file grown after indexing: its entries are stale, it is scanned,
+        # and the table is that of the new contents.
+        time.sleep(0.05)
+        with open(files[1], "rb") as src, open(files[0], "ab") as dst:
+            dst.write(src.read())
+        os.utime(files[0], None)
+        table, records, _ = summary(pipeline, "--policy", "FILE")
+        for idx in glob.glob(tmp + "/*.idx") + [os.path.join(tmp, ".tfdist-index")]:
+            os.remove(idx)
+        rescanned, _, _ = summary(pipeline, "--policy", "FILE")
+        check(table == rescanned, f"a stale entry is not used:\n{table}\n{rescanned}")
+        check("1 by scanning" in records and "1 stale .tfdist-index entry ignored" in records,
+              f"the changed file is scanned and its entry counted stale: {records!r}")
+
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
