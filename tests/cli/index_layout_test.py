@@ -10,25 +10,12 @@ import glob
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
-FAILURES = []
-
-
-def check(ok, what):
-    if not ok:
-        FAILURES.append(what)
-        print("FAIL:", what)
-
-
-def tfdist(*args, expect=0):
-    proc = subprocess.run([TFDIST, *args], capture_output=True, text=True, timeout=120)
-    check(proc.returncode == expect,
-          f"tfdist {' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stderr}")
-    return proc
+import checks
+from checks import check, tfdist
 
 
 def summary(pipeline, *flags):
@@ -43,8 +30,7 @@ def summary(pipeline, *flags):
 
 
 def main():
-    global TFDIST
-    TFDIST = sys.argv[1]
+    checks.TFDIST = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="tfdist-index-layout-") as tmp:
         for f in sorted(glob.glob("testdata/text-*.tfrecord")):
             shutil.copy(f, tmp)
@@ -99,10 +85,7 @@ def main():
         check("1 by scanning" in records and "1 stale .tfdist-index entry ignored" in records,
               f"the changed file is scanned and its entry counted stale: {records!r}")
 
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed")
-        return 1
-    return 0
+    return checks.finish()
 
 
 if __name__ == "__main__":

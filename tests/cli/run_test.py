@@ -15,21 +15,10 @@ import sys
 import tempfile
 import time
 
+import checks
+from checks import check, tfdist
+
 TEXT = 'list_files("testdata/text-*.tfrecord", shuffle=False).interleave(tfrecord, cycle_length=2)'
-FAILURES = []
-
-
-def check(ok, what):
-    if not ok:
-        FAILURES.append(what)
-        print("FAIL:", what)
-
-
-def tfdist(*args, expect=0):
-    proc = subprocess.run([TFDIST, *args], capture_output=True, text=True, timeout=120)
-    check(proc.returncode == expect,
-          f"tfdist {' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stderr}")
-    return proc
 
 
 def planned(pipeline, *topology):
@@ -50,8 +39,7 @@ def delivered(report):
 
 
 def main():
-    global TFDIST
-    TFDIST = sys.argv[1]
+    checks.TFDIST = sys.argv[1]
     total = json.loads(tfdist("count", "testdata/text-*.tfrecord", "--json").stdout)
 
     # Per replica, what layout plans; in all, the dataset (W copies under OFF).
@@ -128,7 +116,7 @@ def main():
           f"a corrupt record names file and offset: {proc.stderr}")
 
     # An interrupt stops a long run with 130.
-    run = subprocess.Popen([TFDIST, "run", "range(1000000000).batch(64)", "--step-time-ms", "1"],
+    run = subprocess.Popen([checks.TFDIST, "run", "range(1000000000).batch(64)", "--step-time-ms", "1"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.5)
     run.send_signal(signal.SIGINT)
@@ -139,8 +127,7 @@ def main():
         run.kill()
         check(False, "SIGINT did not stop the run within 20 s")
 
-    print(f"{len(FAILURES)} failures")
-    return 1 if FAILURES else 0
+    return checks.finish()
 
 
 if __name__ == "__main__":
