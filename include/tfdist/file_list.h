@@ -4,6 +4,8 @@
 #ifndef TFDIST_FILE_LIST_H_
 #define TFDIST_FILE_LIST_H_
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -24,6 +26,15 @@ namespace tfdist {
 // patterns go through glob(3). Both give the same matches.
 // Error: InvalidArgument naming every pattern that matched nothing.
 Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string> patterns);
+
+// Folders whose names are known without listing them (a directory index's
+// listing, io::DirectoryIndex::Listing), by FolderPattern::dir.
+using FolderListings = std::map<std::string, std::vector<std::string_view>, std::less<>>;
+
+// ExpandFilePatterns, matching a folder pattern against `listings`' names
+// for its folder when they are there, instead of reading the folder.
+Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string> patterns,
+                                                    const FolderListings& listings);
 
 // A pattern whose wildcards are all in its last component ("data/part-*"),
 // split there: every match is `prefix` + a name in folder `dir` that

@@ -51,18 +51,33 @@ Result<IndexedCount> WriteIndex(const std::string& path, const std::string& dir,
 // The directory index: one file in a folder, named kDirectoryIndexName,
 // holding the record counts of the folder's uncompressed TFRecord files, so
 // that a FILE layout summary checks each file with one stat instead of
-// opening and reading its FILE.idx. Text, one line each:
-//   tfdist-directory-index 1
+// opening and reading its FILE.idx, and, while the folder is as it was
+// indexed, the folder's names, so that its glob need not list it. Text, one
+// line each:
+//   tfdist-directory-index 2
+//   listing MTIME_NS
 //   SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME
-// SIZE is the file's size in bytes and MTIME_NS its modification time in
-// nanoseconds since the epoch, both as they were when it was counted;
-// PAYLOAD_BYTES sums the record payloads; NAME is the file's base name, to
-// the end of the line (last, so that it may hold spaces; names holding a
-// newline are not listed). Lines are sorted byte-wise by NAME. An entry
-// describes its file while the file's size and mtime equal it and that mtime
-// is older than the index file's own.
+//   - NAME
+// The listing line gives the folder's own modification time (19 digits)
+// once the names below were checked to be all of the folder's entries
+// after the index was renamed into place; 0 when they were not (another
+// output folder, a name with a newline, or the folder changed meanwhile).
+// The names are current while the folder's mtime still equals it, as any
+// entry added, removed or renamed since would have set a later mtime (the
+// writer waited for the clock to pass it before checking).
+// An entry line describes a file: SIZE is its size in bytes and MTIME_NS its
+// modification time in nanoseconds since the epoch, both as they were when it
+// was counted; PAYLOAD_BYTES sums the record payloads; NAME is the file's
+// base name, to the end of the line (last, so that it may hold spaces). A
+// "- NAME" line is an entry of the folder that is not counted: a folder, a
+// compressed or damaged file, an index file, the index itself. Lines after
+// the listing line are sorted byte-wise by NAME. An entry line describes its
+// file while the file's size and mtime equal it and that mtime is older than
+// the index file's own. Version 1 (no listing line, no "- " lines) is read
+// too.
 inline constexpr char kDirectoryIndexName[] = ".tfdist-index";
-inline constexpr char kDirectoryIndexHeader[] = "tfdist-directory-index 1";
+inline constexpr char kDirectoryIndexHeader[] = "tfdist-directory-index 2";
+inline constexpr char kDirectoryIndexHeaderV1[] = "tfdist-directory-index 1";
 
 struct DirectoryIndexEntry {
   std::string name;  // base name
@@ -74,13 +89,23 @@ struct DirectoryIndexEntry {
   bool operator==(const DirectoryIndexEntry&) const = default;
 };
 
-// The text of an index of `entries`, which must be sorted by name and hold
-// no name with a newline.
-std::string FormatDirectoryIndex(std::span<const DirectoryIndexEntry> entries);
+// A directory index's contents.
+struct DirectoryIndexContents {
+  std::vector<DirectoryIndexEntry> entries;  // sorted by name
+  std::vector<std::string> others;           // "- NAME" lines, sorted
+  int64_t listing_mtime_ns = 0;              // 0: no listing
+
+  bool operator==(const DirectoryIndexContents&) const = default;
+};
+
+// The text of an index. REQUIRES: entries and others sorted by name, no
+// name with a newline.
+std::string FormatDirectoryIndex(const DirectoryIndexContents& contents);
 
 // Error: InvalidArgument for another header (format version) or a line that
-// is not "SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME", naming its number.
-Result<std::vector<DirectoryIndexEntry>> ParseDirectoryIndex(std::string_view text);
+// is not "SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME" or "- NAME", naming its
+// number.
+Result<DirectoryIndexContents> ParseDirectoryIndex(std::string_view text);
 
 // A file's records and their payload bytes.
 struct FileRecords {
@@ -95,6 +120,7 @@ struct DirectoryIndexReport {
   uint64_t records = 0;  // over all entries
   uint64_t payload_bytes = 0;
   uint64_t from_file_indexes = 0;  // entries taken from an up-to-date FILE.idx
+  bool listing = false;            // the folder's names were recorded (the listing line)
   // Regular files left out, with the reason: compressed, not TFRecord or
   // damaged (the scan's error), or changed while counted. FILE.idx files,
   // hidden temporary files and the index itself are left out silently.
@@ -107,6 +133,9 @@ struct DirectoryIndexReport {
 // kDirectoryIndexName atomically. A file modified within the clock tick in
 // which it was examined is counted again once the clock has moved on, so
 // that no entry can miss a later change of the same size in the same tick.
+// In the folder itself, the listing line is then filled in (in place), once
+// the clock has passed the folder's mtime and a second listing shows the
+// same names.
 // Error: NotFound when `dir` cannot be listed; InvalidArgument when the
 // index exists and !overwrite.
 Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir,
@@ -143,8 +172,16 @@ class DirectoryIndex {
   const std::string& problem() const { return problem_; }
 
   // The counts for `names` (base names, sorted byte-wise, no duplicates).
-  // Entries not checked by Open are checked now.
+  // Entries not checked by Open or Check are checked now.
   DirectoryLookup LookUp(std::span<const std::string_view> names) const;
+
+  // Checks the entries `check` accepts, in parallel. Not concurrently with
+  // LookUp; Listing() may be read meanwhile.
+  void Check(const std::function<bool(std::string_view)>& check);
+
+  // All the folder's names (sorted, into the index), when the index has a
+  // listing and the folder's mtime still equals it; else nullopt.
+  std::optional<std::vector<std::string_view>> Listing() const;
 
  private:
   enum class State : uint8_t { kUnchecked, kMatches, kStale };
@@ -154,9 +191,10 @@ class DirectoryIndex {
     int64_t mtime_ns = 0;
     FileRecords count;
     State state = State::kUnchecked;
+    bool counted = true;  // false: a "- NAME" line
   };
   DirectoryIndex() = default;
-  State Check(const Entry& e) const;
+  State CheckEntry(const Entry& e) const;
 
   int dir_fd_ = -1;
   bool found_ = false;
@@ -164,7 +202,8 @@ class DirectoryIndex {
   void* map_ = nullptr;  // the index file, mapped
   size_t map_size_ = 0;
   int64_t index_mtime_ns_ = 0;
-  std::vector<Entry> entries_;  // sorted by name
+  bool listing_current_ = false;  // a listing line equal to the folder's mtime
+  std::vector<Entry> entries_;    // sorted by name
 };
 
 // DirectoryIndex::Open(dir)->LookUp(names), with found and problem.

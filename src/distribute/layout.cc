@@ -318,11 +318,11 @@ void DecideFromFunction(const Structure& s, Decision& d) {
   }
 }
 
-Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in) {
+Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in, const FolderListings& listings) {
   data::Pipeline out = in;
   const auto* l = std::get_if<data::ListFilesOp>(&in.ops[0].params);
   if (l == nullptr) return out;
-  Result<std::vector<std::string>> files = ExpandFilePatterns(l->patterns);
+  Result<std::vector<std::string>> files = ExpandFilePatterns(l->patterns, listings);
   if (!files.ok()) {
     return Status::InvalidArgument(fmt::format("{}: list_files: {}",
                                                data::DescribePosition(in.text, in.ops[0].pos),
@@ -668,10 +668,12 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
     const data::BuildOptions& build_in, const std::function<void(uint64_t, uint64_t)>& progress) {
   using None = std::optional<LayoutSummary>;
   if (options.api != Api::kDistribute || options.max_steps || options.worker) return None();
-  // While list_files lists a folder (one core, mostly in the kernel), that
-  // folder's directory index is read and the entries its patterns match are
-  // checked (stat) on the other core, where the summary will likely apply.
+  // The folders' directory indexes are read first. Where one's listing is
+  // current, list_files takes the folder's names from it instead of reading
+  // the folder. Meanwhile, the entries the patterns match are checked (one
+  // stat each) on the other core, where the summary will likely apply.
   std::map<std::string, std::unique_ptr<io::DirectoryIndex>> early;  // by folder
+  FolderListings listings;                                            // views into `early`
   std::jthread checker;
   if (const auto* l = std::get_if<data::ListFilesOp>(&original.ops[0].params)) {
     const Structure s0 = Analyze(original);
@@ -689,10 +691,15 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
           by_dir[f->dir].push_back(std::move(*f));
         }
       }
-      for (const auto& [dir, patterns] : by_dir) early[dir];  // the thread fills in the values
+      for (const auto& [dir, patterns] : by_dir) {
+        std::unique_ptr<io::DirectoryIndex>& index = early[dir];
+        index = io::DirectoryIndex::Open(dir);
+        if (auto names = index->Listing()) listings.emplace(dir, std::move(*names));
+      }
+      // (The thread only sets the entries' states; list_files reads their names.)
       checker = std::jthread([&early, by_dir = std::move(by_dir)] {
         for (const auto& [dir, patterns] : by_dir) {
-          early[dir] = io::DirectoryIndex::Open(dir, [&](std::string_view name) {
+          early.at(dir)->Check([&](std::string_view name) {
             return std::any_of(patterns.begin(), patterns.end(),
                                [&](const FolderPattern& f) { return f.Matches(name); });
           });
@@ -700,7 +707,7 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
       });
     }
   }
-  TFDIST_ASSIGN_OR_RETURN(const data::Pipeline pipeline, ExpandListFiles(original));
+  TFDIST_ASSIGN_OR_RETURN(const data::Pipeline pipeline, ExpandListFiles(original, listings));
   TFDIST_RETURN_IF_ERROR(CheckTopology(options));
   const Structure s = Analyze(pipeline);
   if (!s.batched || !s.global_batch_size || !s.reader || s.drop_remainder) return None();
@@ -922,15 +929,18 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
   std::vector<uint64_t> lengths(static_cast<size_t>(W));
   bool guide_warned = false;
   out.workers.resize(static_cast<size_t>(W));
+  // File f goes to worker f mod W: one pass in file order (a pass per worker,
+  // striding W files, missed the cache at every file).
+  for (size_t f = 0, w = 0; f < files.size(); ++f, w = w + 1 == out.workers.size() ? 0 : w + 1) {
+    WorkerSummary& r = out.workers[w];
+    const io::FileRecords& c = counts[file_slot[f]];
+    ++r.files;
+    r.records += c.records;
+    r.bytes += c.payload_bytes;
+  }
   for (int64_t w = 0; w < W; ++w) {
     WorkerSummary& r = out.workers[static_cast<size_t>(w)];
     r.worker = w;
-    for (size_t f = static_cast<size_t>(w); f < files.size(); f += static_cast<size_t>(W)) {
-      const io::FileRecords& c = counts[file_slot[f]];
-      ++r.files;
-      r.records += c.records;
-      r.bytes += c.payload_bytes;
-    }
     const std::vector<uint64_t> outputs = OutputSizes(r.records, G, false, d.split, W, R, w);
     if (d.split == Split::kBatchSizes && !guide_warned) {
       const size_t before = d.warnings.size();

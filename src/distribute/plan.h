@@ -10,6 +10,7 @@
 
 #include "policy.h"
 #include "tfdist/distribute.h"
+#include "tfdist/file_list.h"
 
 namespace tfdist::dist {
 
@@ -28,7 +29,8 @@ void DecideFromFunction(const Structure& s, Decision& d);
 
 // list_files() expanded once for all workers: from_tensor_slices() of the
 // sorted matches, then the shuffle list_files(shuffle=True) stands for.
-Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in);
+Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
+                                       const FolderListings& listings = FolderListings());
 
 // A distribution decided, before any worker runs.
 struct Distribution {

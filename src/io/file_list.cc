@@ -112,21 +112,40 @@ class Matches {
   std::vector<std::string_view> names_;
 };
 
+// Adds `name` (NUL-terminated) if it matches `s`; returns whether it did.
+bool AddIfMatches(const FolderPattern& s, const char* name, Matches& out) {
+  const std::string_view view(name);
+  if (view == "." || view == "..") return false;
+  if (!(s.brackets ? fnmatch(s.base.c_str(), name, 0) == 0 : MatchStarQuestion(s.base, view))) {
+    return false;
+  }
+  out.Add(s.prefix, view);
+  return true;
+}
+
 // Adds the matches of `s`; returns how many.
 size_t ListFolder(const FolderPattern& s, Matches& out) {
   DIR* dir = opendir(s.dir.empty() ? "." : s.dir.c_str());
   if (dir == nullptr) return 0;  // as glob(3) without GLOB_ERR: no match
   size_t matched = 0;
-  while (const dirent* e = readdir(dir)) {
-    const std::string_view name(e->d_name);
-    if (name == "." || name == "..") continue;
-    const bool match =
-        s.brackets ? fnmatch(s.base.c_str(), e->d_name, 0) == 0 : MatchStarQuestion(s.base, name);
-    if (!match) continue;
-    out.Add(s.prefix, name);
-    ++matched;
-  }
+  while (const dirent* e = readdir(dir)) matched += AddIfMatches(s, e->d_name, out) ? 1 : 0;
   closedir(dir);
+  return matched;
+}
+
+// ListFolder over names known to be the folder's.
+size_t MatchListed(const FolderPattern& s, std::span<const std::string_view> names, Matches& out) {
+  size_t matched = 0;
+  std::string name;  // NUL-terminated for fnmatch
+  for (std::string_view n : names) {
+    if (s.brackets) {
+      name.assign(n);
+      matched += AddIfMatches(s, name.c_str(), out) ? 1 : 0;
+    } else if (MatchStarQuestion(s.base, n)) {
+      out.Add(s.prefix, n);
+      ++matched;
+    }
+  }
   return matched;
 }
 
@@ -160,6 +179,8 @@ uint64_t KeyAt(std::string_view s, size_t at) {
 
 void SortBytewise(std::vector<std::string_view>& names) {
   const size_t n = names.size();
+  // Names from a directory index's listing come sorted: one pass tells.
+  if (std::is_sorted(names.begin(), names.end())) return;
   if (n < 4096 || n > std::numeric_limits<uint32_t>::max()) {
     std::sort(names.begin(), names.end());
     return;
@@ -206,6 +227,11 @@ void SortBytewise(std::vector<std::string_view>& names) {
 }
 
 Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string> patterns) {
+  return ExpandFilePatterns(patterns, FolderListings());
+}
+
+Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string> patterns,
+                                                    const FolderListings& listings) {
   Matches matches;
   std::vector<std::string> unmatched;
   for (const std::string& pattern : patterns) {
@@ -214,7 +240,14 @@ Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string>
       continue;
     }
     std::optional<FolderPattern> folder = FolderPattern::Split(pattern);
-    const size_t matched = folder ? ListFolder(*folder, matches) : ListWithGlob(pattern, matches);
+    size_t matched;
+    if (!folder) {
+      matched = ListWithGlob(pattern, matches);
+    } else if (auto listed = listings.find(folder->dir); listed != listings.end()) {
+      matched = MatchListed(*folder, listed->second, matches);
+    } else {
+      matched = ListFolder(*folder, matches);
+    }
     if (matched == 0) unmatched.push_back(pattern);
   }
   if (!unmatched.empty()) {

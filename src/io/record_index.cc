@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <time.h>
 #include <unistd.h>
@@ -197,43 +198,112 @@ Result<IndexedCount> WriteIndex(const std::string& path, const std::string& dir,
   return out;
 }
 
-std::string FormatDirectoryIndex(std::span<const DirectoryIndexEntry> entries) {
+namespace {
+
+constexpr char kListingPrefix[] = "listing ";
+constexpr int kListingDigits = 19;  // fixed: the writer fills it in in place
+
+std::string ListingLine(int64_t mtime_ns) {
+  return fmt::format("{}{:0{}}\n", kListingPrefix, std::max<int64_t>(mtime_ns, 0), kListingDigits);
+}
+
+// The header of `text` and where the lines after it start: kNone for
+// another header.
+enum class Version { kNone, kV1, kV2 };
+Version HeaderOf(std::string_view text, size_t& body) {
+  const size_t end = text.find('\n');
+  std::string_view header = text.substr(0, end);
+  if (!header.empty() && header.back() == '\r') header.remove_suffix(1);
+  body = end == std::string_view::npos ? text.size() : end + 1;
+  if (header == kDirectoryIndexHeader) return Version::kV2;
+  if (header == kDirectoryIndexHeaderV1) return Version::kV1;
+  return Version::kNone;
+}
+
+// Parses the listing line of a version 2 index at `body`, and moves `body`
+// past it. False when it is not one.
+bool ParseListingLine(std::string_view text, size_t& body, int64_t& mtime_ns) {
+  size_t end = text.find('\n', body);
+  if (end == std::string_view::npos) end = text.size();
+  std::string_view line = text.substr(body, end - body);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (!line.starts_with(kListingPrefix)) return false;
+  line.remove_prefix(sizeof kListingPrefix - 1);
+  const auto [next, ec] = std::from_chars(line.data(), line.data() + line.size(), mtime_ns);
+  if (ec != std::errc() || next != line.data() + line.size() || mtime_ns < 0) return false;
+  body = std::min(text.size(), end + 1);
+  return true;
+}
+
+// A "- NAME" line: a name of the folder that is not counted.
+bool ParseOtherLine(const char* p, const char* end, std::string_view& name) {
+  if (end - p < 2 || p[0] != '-' || p[1] != ' ') return false;
+  if (end[-1] == '\r') --end;
+  name = std::string_view(p + 2, static_cast<size_t>(end - p - 2));
+  return !name.empty() && name.find('/') == std::string_view::npos;
+}
+
+std::string BadLine(size_t line) {
+  return fmt::format(
+      "line {} is not \"SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME\" or \"- NAME\"", line);
+}
+
+std::string BadHeader() {
+  return fmt::format("line 1 is not \"{}\" (another format or version)", kDirectoryIndexHeader);
+}
+
+}  // namespace
+
+std::string FormatDirectoryIndex(const DirectoryIndexContents& contents) {
   std::string text = fmt::format("{}\n", kDirectoryIndexHeader);
-  text.reserve(text.size() + entries.size() * 64);
-  for (const DirectoryIndexEntry& e : entries) {
-    fmt::format_to(std::back_inserter(text), "{} {} {} {} {}\n", e.size, e.mtime_ns, e.records,
-                   e.payload_bytes, e.name);
+  text += ListingLine(contents.listing_mtime_ns);
+  text.reserve(text.size() + contents.entries.size() * 64 + contents.others.size() * 32);
+  // Both lists are sorted: merged, every line after the listing is sorted.
+  auto e = contents.entries.begin();
+  auto o = contents.others.begin();
+  while (e != contents.entries.end() || o != contents.others.end()) {
+    if (o == contents.others.end() || (e != contents.entries.end() && e->name < *o)) {
+      fmt::format_to(std::back_inserter(text), "{} {} {} {} {}\n", e->size, e->mtime_ns,
+                     e->records, e->payload_bytes, e->name);
+      ++e;
+    } else {
+      fmt::format_to(std::back_inserter(text), "- {}\n", *o);
+      ++o;
+    }
   }
   return text;
 }
 
-Result<std::vector<DirectoryIndexEntry>> ParseDirectoryIndex(std::string_view text) {
-  const size_t header_end = text.find('\n');
-  std::string_view header = text.substr(0, header_end);
-  if (!header.empty() && header.back() == '\r') header.remove_suffix(1);
-  if (header != kDirectoryIndexHeader) {
-    return Status::InvalidArgument(
-        fmt::format("line 1 is not \"{}\" (another format or version)", kDirectoryIndexHeader));
-  }
-  std::vector<DirectoryIndexEntry> entries;
+Result<DirectoryIndexContents> ParseDirectoryIndex(std::string_view text) {
+  size_t at = 0;
+  const Version version = HeaderOf(text, at);
+  if (version == Version::kNone) return Status::InvalidArgument(BadHeader());
+  DirectoryIndexContents out;
   size_t line = 1;
-  for (size_t at = header_end == std::string_view::npos ? text.size() : header_end + 1;
-       at < text.size();) {
+  if (version == Version::kV2) {
+    ++line;
+    if (!ParseListingLine(text, at, out.listing_mtime_ns)) {
+      return Status::InvalidArgument(fmt::format("line 2 is not \"{}MTIME_NS\"", kListingPrefix));
+    }
+  }
+  while (at < text.size()) {
     size_t end = text.find('\n', at);
     if (end == std::string_view::npos) end = text.size();
     ++line;
     DirectoryIndexEntry e;
     std::string_view name;
-    if (!ParseEntryLine(text.data() + at, text.data() + end, e.size, e.mtime_ns, e.records,
-                        e.payload_bytes, name)) {
-      return Status::InvalidArgument(
-          fmt::format("line {} is not \"SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME\"", line));
+    if (version == Version::kV2 && ParseOtherLine(text.data() + at, text.data() + end, name)) {
+      out.others.emplace_back(name);
+    } else if (ParseEntryLine(text.data() + at, text.data() + end, e.size, e.mtime_ns, e.records,
+                              e.payload_bytes, name)) {
+      e.name = name;
+      out.entries.push_back(std::move(e));
+    } else {
+      return Status::InvalidArgument(BadLine(line));
     }
-    e.name = name;
-    entries.push_back(std::move(e));
     at = end + 1;
   }
-  return entries;
+  return out;
 }
 
 namespace {
@@ -310,6 +380,66 @@ void Examine(int dir_fd, const std::string& dir, Examined& e) {
   e.racy = e.entry.mtime_ns >= before_ns;
 }
 
+std::string_view BaseName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+const std::string& Name(const std::string& s) { return s; }
+const std::string& Name(const DirectoryIndexEntry& e) { return e.name; }
+
+// The names in the folder open as `dir_fd` but "." and ".." and `except`.
+Result<std::vector<std::string>> ListNames(int dir_fd, const std::string& dir,
+                                           std::string_view except) {
+  const int fd = dup(dir_fd);
+  DIR* d = fd < 0 ? nullptr : fdopendir(fd);
+  if (d == nullptr) {
+    if (fd >= 0) close(fd);
+    return Status::NotFound(
+        fmt::format("{}: cannot list the folder: {}", dir.empty() ? "." : dir, std::strerror(errno)));
+  }
+  rewinddir(d);  // the duplicate shares its offset with dir_fd
+  std::vector<std::string> names;
+  while (const dirent* e = readdir(d)) {
+    const std::string_view name(e->d_name);
+    if (name == "." || name == ".." || name == except) continue;
+    names.emplace_back(name);
+  }
+  closedir(d);
+  return names;
+}
+
+// Whether `out_dir` is the folder open as `dir_fd`.
+bool SameFolder(int dir_fd, const std::string& out_dir) {
+  struct stat a, b;
+  return fstat(dir_fd, &a) == 0 && stat(out_dir.empty() ? "." : out_dir.c_str(), &b) == 0 &&
+         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+// Fills in the listing line of the index at `index_path`, just written into
+// the folder open as `dir_fd` from a listing of `names` (sorted, the index
+// included), if the folder still holds exactly those names once the clock
+// has passed the folder's mtime: a change after that sets a later mtime,
+// and one before it shows in the second listing. Returns whether it did.
+bool RecordListing(int dir_fd, const std::string& dir, const std::string& index_path,
+                   const std::vector<std::string>& names) {
+  struct stat st;
+  if (fstat(dir_fd, &st) != 0) return false;
+  const int64_t mtime_ns = MtimeNs(st);
+  if (mtime_ns <= 0 || mtime_ns > CoarseNowNs() + 1'000'000'000) return false;  // clock skew
+  while (CoarseNowNs() <= mtime_ns) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  Result<std::vector<std::string>> now = ListNames(dir_fd, dir, "");
+  if (!now.ok()) return false;
+  std::sort(now->begin(), now->end());
+  if (*now != names || fstat(dir_fd, &st) != 0 || MtimeNs(st) != mtime_ns) return false;
+  const UniqueFd fd(open(index_path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (fd.get() < 0) return false;
+  const std::string line = ListingLine(mtime_ns);
+  const off_t at = static_cast<off_t>(sizeof kDirectoryIndexHeader);  // after the header's \n
+  return pwrite(fd.get(), line.data(), line.size() - 1, at) ==
+         static_cast<ssize_t>(line.size() - 1);
+}
+
 }  // namespace
 
 Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
@@ -327,23 +457,18 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
   // Fail before counting anything when the index exists.
   TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(report.index_path, overwrite));
 
+  // The folder's names, but for our own temporary file (it becomes the
+  // index). Those of the files to count, and all of them for the listing.
+  const std::string_view own_temp = BaseName(file->temp_path());
+  TFDIST_ASSIGN_OR_RETURN(std::vector<std::string> names, ListNames(dir_fd.get(), dir, own_temp));
   std::vector<Examined> files;
-  {
-    DIR* d = fdopendir(dup(dir_fd.get()));
-    if (d == nullptr) {
-      return Status::NotFound(
-          fmt::format("{}: cannot list the folder: {}", dir, std::strerror(errno)));
+  for (const std::string& name : names) {
+    if (name == kDirectoryIndexName || name.ends_with(".idx") ||
+        name.find('\n') != std::string::npos ||
+        (name.starts_with('.') && name.find(".tmp-") != std::string::npos)) {
+      continue;
     }
-    while (const dirent* e = readdir(d)) {
-      const std::string_view name(e->d_name);
-      if (name == "." || name == ".." || name == kDirectoryIndexName || name.ends_with(".idx") ||
-          name.find('\n') != std::string_view::npos ||
-          (name.starts_with('.') && name.find(".tmp-") != std::string_view::npos)) {
-        continue;
-      }
-      files.emplace_back().name = name;
-    }
-    closedir(d);
+    files.emplace_back().name = name;
   }
   tbb::parallel_for(size_t{0}, files.size(),
                     [&](size_t i) { Examine(dir_fd.get(), dir, files[i]); });
@@ -381,13 +506,29 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
       entries.begin(), entries.end(),
       [](const DirectoryIndexEntry& a, const DirectoryIndexEntry& b) { return a.name < b.name; });
   std::sort(report.skipped.begin(), report.skipped.end());
+  DirectoryIndexContents contents;
+  contents.entries = std::move(entries);
+  // Every other name of the folder, and the index's own, for the listing.
+  names.emplace_back(kDirectoryIndexName);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::set_difference(names.begin(), names.end(), contents.entries.begin(),
+                      contents.entries.end(), std::back_inserter(contents.others),
+                      [](const auto& a, const auto& b) { return Name(a) < Name(b); });
+  const bool listable =
+      std::none_of(names.begin(), names.end(),
+                   [](const std::string& n) { return n.find('\n') != std::string::npos; });
+  if (!listable) contents.others.clear();  // a name the text cannot hold: no listing
   // No fsync, as for FILE.idx: the index is derived data, checked entry by
   // entry against its files when read.
   std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
-  TFDIST_RETURN_IF_ERROR(sink->Write(FormatDirectoryIndex(entries)));
+  TFDIST_RETURN_IF_ERROR(sink->Write(FormatDirectoryIndex(contents)));
   TFDIST_RETURN_IF_ERROR(sink->Finish());
   sink.reset();
   TFDIST_RETURN_IF_ERROR(file->Commit());
+  if (listable && SameFolder(dir_fd.get(), out_dir)) {
+    report.listing = RecordListing(dir_fd.get(), dir, report.index_path, names);
+  }
   return report;
 }
 
@@ -396,7 +537,7 @@ DirectoryIndex::~DirectoryIndex() {
   if (dir_fd_ >= 0) close(dir_fd_);
 }
 
-DirectoryIndex::State DirectoryIndex::Check(const Entry& e) const {
+DirectoryIndex::State DirectoryIndex::CheckEntry(const Entry& e) const {
   // fstatat needs the name NUL-terminated; the text is not written to, so
   // that checks can run while other threads read it.
   char name[NAME_MAX + 1];
@@ -436,17 +577,22 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(
     index->map_size_ = static_cast<size_t>(index_st.st_size);
   }
   const std::string_view text(static_cast<const char*>(index->map_), index->map_size_);
-  size_t body = text.find('\n');
-  std::string_view header = text.substr(0, body);
-  if (!header.empty() && header.back() == '\r') header.remove_suffix(1);
-  if (header != kDirectoryIndexHeader) {
-    index->problem_ =
-        fmt::format("line 1 is not \"{}\" (another format or version)", kDirectoryIndexHeader);
+  size_t body = 0;
+  const Version version = HeaderOf(text, body);
+  if (version == Version::kNone) {
+    index->problem_ = BadHeader();
     return index;
   }
-  body = body == std::string_view::npos ? text.size() : body + 1;
-  // Chunks of whole lines, parsed (and their entries checked) in parallel,
-  // each into its own part of entries_ (sized by counting lines first).
+  int64_t listing_mtime_ns = 0;
+  if (version == Version::kV2 && !ParseListingLine(text, body, listing_mtime_ns)) {
+    index->problem_ = fmt::format("line 2 is not \"{}MTIME_NS\"", kListingPrefix);
+    return index;
+  }
+  struct stat dir_st;
+  index->listing_current_ = listing_mtime_ns > 0 && fstat(index->dir_fd_, &dir_st) == 0 &&
+                            MtimeNs(dir_st) == listing_mtime_ns;
+  // Chunks of whole lines, parsed in parallel, each into its own part of
+  // entries_ (sized by counting lines first).
   constexpr size_t kChunk = 1 << 18;
   std::vector<size_t> starts;
   for (size_t at = body; at < text.size();) {
@@ -465,35 +611,64 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(
   std::partial_sum(first.begin(), first.end(), first.begin());
   index->entries_.resize(first.back());
   std::atomic<size_t> bad_line_at{std::numeric_limits<size_t>::max()};
-  const DirectoryIndex& self = *index;
   tbb::parallel_for(size_t{0}, num_chunks, [&](size_t c) {
     Entry* e = index->entries_.data() + first[c];
     for (size_t at = starts[c]; at < starts[c + 1]; ++e) {
       size_t end = text.find('\n', at);
       if (end == std::string_view::npos || end > starts[c + 1]) end = starts[c + 1];
-      if (!ParseEntryLine(text.data() + at, text.data() + end, e->size, e->mtime_ns,
-                          e->count.records, e->count.payload_bytes, e->name)) {
+      const char* p = text.data() + at;
+      const char* q = text.data() + end;
+      bool ok;
+      if (version == Version::kV2 && ParseOtherLine(p, q, e->name)) {
+        e->counted = false;
+        e->state = State::kStale;
+        ok = true;
+      } else {
+        ok = ParseEntryLine(p, q, e->size, e->mtime_ns, e->count.records, e->count.payload_bytes,
+                            e->name);
+      }
+      if (!ok) {
         size_t seen = bad_line_at.load();
         while (at < seen && !bad_line_at.compare_exchange_weak(seen, at)) {
         }
         break;
       }
-      if (check && check(e->name)) e->state = self.Check(*e);
       at = end + 1;
     }
   });
   if (const size_t at = bad_line_at.load(); at != std::numeric_limits<size_t>::max()) {
-    index->problem_ = fmt::format(
-        "line {} is not \"SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME\"",
-        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+    index->problem_ =
+        BadLine(1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
     index->entries_.clear();
+    index->listing_current_ = false;
     return index;
   }
   auto by_name = [](const Entry& a, const Entry& b) { return a.name < b.name; };
   if (!std::is_sorted(index->entries_.begin(), index->entries_.end(), by_name)) {
     std::stable_sort(index->entries_.begin(), index->entries_.end(), by_name);
   }
+  if (check) index->Check(check);
   return index;
+}
+
+void DirectoryIndex::Check(const std::function<bool(std::string_view)>& check) {
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, entries_.size(), 1024),
+                    [&](const tbb::blocked_range<size_t>& r) {
+                      for (size_t i = r.begin(); i != r.end(); ++i) {
+                        Entry& e = entries_[i];
+                        if (e.counted && e.state == State::kUnchecked && check(e.name)) {
+                          e.state = CheckEntry(e);
+                        }
+                      }
+                    });
+}
+
+std::optional<std::vector<std::string_view>> DirectoryIndex::Listing() const {
+  if (!listing_current_ || !problem_.empty()) return std::nullopt;
+  std::vector<std::string_view> names;
+  names.reserve(entries_.size());
+  for (const Entry& e : entries_) names.push_back(e.name);
+  return names;
 }
 
 DirectoryLookup DirectoryIndex::LookUp(std::span<const std::string_view> names) const {
@@ -510,6 +685,10 @@ DirectoryLookup DirectoryIndex::LookUp(std::span<const std::string_view> names) 
   for (size_t i = 0; i < names.size() && e < entries_.size(); ++i) {
     while (e < entries_.size() && entries_[e].name < names[i]) ++e;
     if (e == entries_.size() || entries_[e].name != names[i]) continue;
+    if (!entries_[e].counted) {  // listed, not counted: no entry for the file
+      ++e;
+      continue;
+    }
     switch (entries_[e].state) {
       case State::kMatches:
         out.matched[i] = 1;
@@ -527,7 +706,7 @@ DirectoryLookup DirectoryIndex::LookUp(std::span<const std::string_view> names) 
   std::atomic<uint64_t> stale{0};
   tbb::parallel_for(size_t{0}, unchecked.size(), [&](size_t k) {
     const auto [i, j] = unchecked[k];
-    if (Check(entries_[j]) == State::kMatches) {
+    if (CheckEntry(entries_[j]) == State::kMatches) {
       out.matched[i] = 1;
       out.counts[i] = entries_[j].count;
     } else {

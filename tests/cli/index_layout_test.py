@@ -71,6 +71,18 @@ def main():
         check(records.startswith("records: 2 files from .tfdist-index"),
               f"the directory index is used: {records!r}")
 
+        # A file added after indexing: the index's listing of the folder is
+        # no longer current, so the folder is listed and the file scanned.
+        time.sleep(0.05)
+        extra = os.path.join(tmp, "text-extra.tfrecord")
+        shutil.copy(files[1], extra)
+        table, records, _ = summary(pipeline, "--policy", "FILE")
+        check(sum(int(row.split()[1]) for row in table[1:]) == 3,
+              f"a file added after indexing is listed:\n{table}")
+        check(records.startswith("records: 2 files from .tfdist-index") and
+              "1 by scanning" in records, f"and scanned: {records!r}")
+        os.remove(extra)
+
         # A file grown after indexing: its entries are stale, it is scanned,
         # and the table is that of the new contents.
         time.sleep(0.05)

@@ -4,15 +4,20 @@
 
 #include "tfdist/record_index.h"
 
+#include <dirent.h>
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utime.h>
 
+#include <algorithm>
+#include <chrono>
 #include <string_view>
+#include <thread>
 
 #include "test_util.h"
+#include "tfdist/file_list.h"
 
 namespace tfdist::io {
 namespace {
@@ -84,22 +89,38 @@ TEST_CASE("no index for a compressed or damaged file, and none left behind") {
 }
 
 TEST_CASE("a directory index round-trips through its text") {
-  const std::vector<DirectoryIndexEntry> entries = {
-      {"a b.tfrecord", 102, 1'700'000'000'123'456'789, 6, 6},
-      {"empty", 0, -5, 0, 0},
-      {"z", uint64_t{1} << 40, 1, uint64_t{1} << 33, uint64_t{1} << 39}};
-  const std::string text = FormatDirectoryIndex(entries);
-  CHECK(text.starts_with(std::string(kDirectoryIndexHeader) + "\n"));
-  CHECK(text.find("102 1700000000123456789 6 6 a b.tfrecord\n") != std::string::npos);
+  DirectoryIndexContents contents;
+  contents.entries = {{"a b.tfrecord", 102, 1'700'000'000'123'456'789, 6, 6},
+                      {"empty", 0, -5, 0, 0},
+                      {"z", uint64_t{1} << 40, 1, uint64_t{1} << 33, uint64_t{1} << 39}};
+  contents.others = {".tfdist-index", "b.gz", "sub"};
+  contents.listing_mtime_ns = 1'700'000'000'000'000'001;
+  const std::string text = FormatDirectoryIndex(contents);
+  CHECK(text.starts_with(std::string(kDirectoryIndexHeader) + "\nlisting 1700000000000000001\n"));
+  CHECK(text.find("102 1700000000123456789 6 6 a b.tfrecord\n- b.gz\n0 -5 0 0 empty\n- sub\n") !=
+        std::string::npos);
   auto parsed = ParseDirectoryIndex(text);
   REQUIRE(parsed.ok());
-  CHECK(*parsed == entries);
-  CHECK(ParseDirectoryIndex("tfdist-directory-index 2\n").status().code() ==
+  CHECK(*parsed == contents);
+  // No listing: 19 zeros, so that the writer can fill it in in place.
+  contents.listing_mtime_ns = 0;
+  CHECK(FormatDirectoryIndex(contents).find("\nlisting 0000000000000000000\n") !=
+        std::string::npos);
+  // Version 1: entries only.
+  auto v1 = ParseDirectoryIndex("tfdist-directory-index 1\n102 7 6 6 a\n");
+  REQUIRE(v1.ok());
+  CHECK(v1->entries.size() == 1);
+  CHECK(v1->listing_mtime_ns == 0);
+  CHECK_FALSE(ParseDirectoryIndex("tfdist-directory-index 1\n- a\n").ok());
+  CHECK(ParseDirectoryIndex("tfdist-directory-index 3\n").status().code() ==
         StatusCode::kInvalidArgument);
-  auto bad = ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\n1 2 3 4 a\n1 2 x 4 b\n");
+  CHECK_FALSE(ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\n1 2 3 4 a\n").ok());
+  const std::string head = std::string(kDirectoryIndexHeader) + "\nlisting 0\n";
+  auto bad = ParseDirectoryIndex(head + "1 2 3 4 a\n1 2 x 4 b\n");
   CHECK(bad.status().code() == StatusCode::kInvalidArgument);
-  CHECK(bad.status().message().find("line 3") != std::string::npos);
-  CHECK_FALSE(ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\n1 2 3 4 a/b\n").ok());
+  CHECK(bad.status().message().find("line 4") != std::string::npos);
+  CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 a/b\n").ok());
+  CHECK_FALSE(ParseDirectoryIndex(head + "- \n").ok());
 }
 
 // Sets `path`'s modification time to `seconds` after the epoch.
@@ -139,16 +160,23 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
   CHECK(report->skipped[0].first == dir.File("c.gz"));
   CHECK(report->skipped[0].second == "GZIP-compressed");
   CHECK(report->skipped[1].first == dir.File("damaged"));
-  auto entries = ParseDirectoryIndex(testing::ReadFile(dir.File(kDirectoryIndexName)));
-  REQUIRE(entries.ok());
+  auto contents = ParseDirectoryIndex(testing::ReadFile(dir.File(kDirectoryIndexName)));
+  REQUIRE(contents.ok());
+  const std::vector<DirectoryIndexEntry>& entries = contents->entries;
   std::vector<std::string> listed;
-  for (const auto& e : *entries) listed.push_back(e.name);
+  for (const auto& e : entries) listed.push_back(e.name);
   CHECK(listed == std::vector<std::string>{".hidden", "a with space", "b.tfrecord", "empty"});
+  // The other names of the folder: all of them, with the listing's time.
+  CHECK(contents->others == std::vector<std::string>{".tfdist-index", "b.tfrecord.idx", "c.gz",
+                                                     "damaged", "sub"});
+  CHECK(report->listing);
   struct stat st;
+  REQUIRE(stat(dir.path().c_str(), &st) == 0);
+  CHECK(contents->listing_mtime_ns == st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec);
   REQUIRE(stat(dir.File("b.tfrecord").c_str(), &st) == 0);
-  CHECK((*entries)[2].size == static_cast<uint64_t>(st.st_size));
-  CHECK((*entries)[2].mtime_ns == st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec);
-  CHECK((*entries)[2].records == 3);
+  CHECK(entries[2].size == static_cast<uint64_t>(st.st_size));
+  CHECK(entries[2].mtime_ns == st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec);
+  CHECK(entries[2].records == 3);
   // Not again without overwrite.
   CHECK(WriteDirectoryIndex(dir.path(), "", false).status().code() == StatusCode::kInvalidArgument);
   CHECK(WriteDirectoryIndex(dir.path() + "/", "", true).ok());
@@ -165,6 +193,74 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
   CHECK_FALSE(LookUpDirectoryIndex(dir.File("sub"), Views(names)).found);
   CHECK(WriteDirectoryIndex(dir.File("missing"), "", false).status().code() ==
         StatusCode::kNotFound);
+}
+
+// The folder's names as readdir gives them, sorted.
+std::vector<std::string> ReadNames(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  REQUIRE(d != nullptr);
+  while (const dirent* e = readdir(d)) {
+    const std::string_view n(e->d_name);
+    if (n != "." && n != "..") names.emplace_back(n);
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> Strings(const std::vector<std::string_view>& views) {
+  return {views.begin(), views.end()};
+}
+
+TEST_CASE("a directory index lists its folder while the folder's mtime is unchanged") {
+  testing::TempDir dir;
+  for (const char* n : {"p-0", "p-1", "p-2", "z.gz"}) {
+    testing::WriteFile(dir.File(n), testing::Frame({"r", n}));
+  }
+  REQUIRE(mkdir(dir.File("sub").c_str(), 0755) == 0);
+  REQUIRE(WriteDirectoryIndex(dir.path(), "", false).ok());
+  auto index = DirectoryIndex::Open(dir.path());
+  auto listing = index->Listing();
+  REQUIRE(listing.has_value());
+  CHECK(Strings(*listing) == ReadNames(dir.path()));
+  // list_files matches the listing's names as it would the folder's.
+  const std::vector<std::string> patterns = {dir.path() + "/p-*", dir.path() + "/[sz]*"};
+  FolderListings listings;
+  for (const std::string& p : patterns) listings[FolderPattern::Split(p)->dir] = *listing;
+  auto from_listing = ExpandFilePatterns(patterns, listings);
+  auto from_folder = ExpandFilePatterns(patterns);
+  REQUIRE(from_folder.ok());
+  REQUIRE(from_listing.ok());
+  CHECK(*from_listing == *from_folder);
+  CHECK(from_folder->size() == 5);
+  // An entry added, removed or renamed sets a later mtime: no listing.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  testing::WriteFile(dir.File("p-3"), testing::Frame({"new"}));
+  CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
+  REQUIRE(WriteDirectoryIndex(dir.path(), "", true).ok());
+  CHECK(DirectoryIndex::Open(dir.path())->Listing().has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(rename(dir.File("p-0").c_str(), dir.File("q-0").c_str()) == 0);
+  CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
+  // Written elsewhere, an index records no listing (nor reads one there).
+  testing::TempDir other;
+  auto elsewhere = WriteDirectoryIndex(dir.path(), other.path(), false);
+  REQUIRE(elsewhere.ok());
+  CHECK_FALSE(elsewhere->listing);
+  auto text = ParseDirectoryIndex(testing::ReadFile(other.File(kDirectoryIndexName)));
+  REQUIRE(text.ok());
+  CHECK(text->listing_mtime_ns == 0);
+  // A version 1 index has no listing, and its entries still count.
+  std::string v1 = "tfdist-directory-index 1\n";
+  for (const DirectoryIndexEntry& e : text->entries) {
+    v1 += fmt::format("{} {} {} {} {}\n", e.size, e.mtime_ns, e.records, e.payload_bytes, e.name);
+  }
+  testing::WriteFile(dir.File(kDirectoryIndexName), v1);
+  auto old = DirectoryIndex::Open(dir.path());
+  CHECK_FALSE(old->Listing().has_value());
+  const std::vector<std::string> names = {"p-1", "p-2", "p-3"};
+  CHECK(old->LookUp(Views(names)).matched == std::vector<uint8_t>{1, 1, 1});
 }
 
 TEST_CASE("stale directory index entries are ignored: size, mtime, removed; new files have none") {
@@ -216,10 +312,10 @@ TEST_CASE("stale directory index entries are ignored: size, mtime, removed; new 
   CHECK(rewritten.counts[0].records == 3);
   // A damaged index is ignored as a whole, with the reason.
   testing::WriteFile(dir.File(kDirectoryIndexName),
-                     std::string(kDirectoryIndexHeader) + "\n1 2 3 4 f1\nnot a line\n");
+                     std::string(kDirectoryIndexHeader) + "\nlisting 0\n1 2 3 4 f1\nnot a line\n");
   DirectoryLookup damaged = LookUpDirectoryIndex(dir.path(), Views(names));
   CHECK(damaged.found);
-  CHECK(damaged.problem.find("line 3") != std::string::npos);
+  CHECK(damaged.problem.find("line 4") != std::string::npos);
   CHECK(damaged.matched == std::vector<uint8_t>(5, 0));
 }
 
@@ -238,7 +334,7 @@ TEST_CASE("a directory index matches names across many chunks") {
     entries.push_back({name, frame.size(), (int64_t{1'000'000} + i) * 1'000'000'000, 1, 3});
     if (i % 3 != 2) names.push_back(name);  // every third file is not asked for
   }
-  testing::WriteFile(dir.File(kDirectoryIndexName), FormatDirectoryIndex(entries));
+  testing::WriteFile(dir.File(kDirectoryIndexName), FormatDirectoryIndex({entries, {}, 0}));
   DirectoryLookup found = LookUpDirectoryIndex(dir.path(), Views(names));
   REQUIRE(found.problem.empty());
   uint64_t matched = 0;
