@@ -51,30 +51,32 @@ Result<IndexedCount> WriteIndex(const std::string& path, const std::string& dir,
 // The directory index: one file in a folder, named kDirectoryIndexName,
 // holding the record counts of the folder's uncompressed TFRecord files, so
 // that a FILE layout summary checks each file with one stat instead of
-// opening and reading its FILE.idx, and, while the folder is as it was
-// indexed, the folder's names, so that its glob need not list it. Text, one
-// line each:
+// opening and reading its FILE.idx, and, while the folder is unchanged since
+// it was indexed, all the folder's names, so that its glob need not list it.
+// Text, one line each:
 //   tfdist-directory-index 2
-//   listing MTIME_NS
+//   listing CTIME_NS MTIME_NS INODE DEVICE
 //   SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME
 //   - NAME
-// The listing line gives the folder's own modification time (19 digits)
-// once the names below were checked to be all of the folder's entries
-// after the index was renamed into place; 0 when they were not (another
-// output folder, a name with a newline, or the folder changed meanwhile).
-// The names are current while the folder's mtime still equals it, as any
-// entry added, removed or renamed since would have set a later mtime (the
-// writer waited for the clock to pass it before checking).
+// The listing line stamps the folder (FolderStamp: its change and
+// modification times, inode and device, fixed widths) once the names below
+// were checked to be all its entries; all zeros when they were not. Adding,
+// removing or renaming an entry sets the folder's change time, which no
+// program can set back, so the names are current while the stamp equals the
+// folder's. (The writer first proves that the folder's times move when an
+// entry changes, and waits until the file system's clock has passed them
+// before it checks the names; see WriteDirectoryIndex.)
 // An entry line describes a file: SIZE is its size in bytes and MTIME_NS its
 // modification time in nanoseconds since the epoch, both as they were when it
 // was counted; PAYLOAD_BYTES sums the record payloads; NAME is the file's
 // base name, to the end of the line (last, so that it may hold spaces). A
 // "- NAME" line is an entry of the folder that is not counted: a folder, a
-// compressed or damaged file, an index file, the index itself. Lines after
-// the listing line are sorted byte-wise by NAME. An entry line describes its
-// file while the file's size and mtime equal it and that mtime is older than
-// the index file's own. Version 1 (no listing line, no "- " lines) is read
-// too.
+// compressed or damaged file, an index file, the index itself. Names holding
+// a newline or a carriage return are not written, and then there is no
+// listing. Lines after the listing line are sorted byte-wise by NAME. An
+// entry line describes its file while the file's size and mtime equal it and
+// that mtime is older than the index file's own. Version 1 (no listing line,
+// no "- " lines) is read too.
 inline constexpr char kDirectoryIndexName[] = ".tfdist-index";
 inline constexpr char kDirectoryIndexHeader[] = "tfdist-directory-index 2";
 inline constexpr char kDirectoryIndexHeaderV1[] = "tfdist-directory-index 1";
@@ -89,11 +91,22 @@ struct DirectoryIndexEntry {
   bool operator==(const DirectoryIndexEntry&) const = default;
 };
 
+// A folder as a listing saw it. All zero: no listing.
+struct FolderStamp {
+  int64_t ctime_ns = 0;
+  int64_t mtime_ns = 0;
+  uint64_t inode = 0;
+  uint64_t device = 0;
+
+  bool empty() const { return ctime_ns == 0; }
+  bool operator==(const FolderStamp&) const = default;
+};
+
 // A directory index's contents.
 struct DirectoryIndexContents {
   std::vector<DirectoryIndexEntry> entries;  // sorted by name
   std::vector<std::string> others;           // "- NAME" lines, sorted
-  int64_t listing_mtime_ns = 0;              // 0: no listing
+  FolderStamp listing;                       // empty: no listing
 
   bool operator==(const DirectoryIndexContents&) const = default;
 };
@@ -102,9 +115,9 @@ struct DirectoryIndexContents {
 // name with a newline.
 std::string FormatDirectoryIndex(const DirectoryIndexContents& contents);
 
-// Error: InvalidArgument for another header (format version) or a line that
-// is not "SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME" or "- NAME", naming its
-// number.
+// Error: InvalidArgument for another header (format version), a bad
+// listing line, or a line that is not "SIZE MTIME_NS RECORDS PAYLOAD_BYTES
+// NAME" or "- NAME" (or names "." or ".."), naming its number.
 Result<DirectoryIndexContents> ParseDirectoryIndex(std::string_view text);
 
 // A file's records and their payload bytes.
@@ -133,9 +146,12 @@ struct DirectoryIndexReport {
 // kDirectoryIndexName atomically. A file modified within the clock tick in
 // which it was examined is counted again once the clock has moved on, so
 // that no entry can miss a later change of the same size in the same tick.
-// In the folder itself, the listing line is then filled in (in place), once
-// the clock has passed the folder's mtime and a second listing shows the
-// same names.
+// In the folder itself, the listing line is then filled in (in place, in
+// the file just renamed into place): once a probe file created and removed
+// there has moved the folder's change time, the file system's own clock
+// (read by stamping the index) has passed it, and a second listing shows the
+// same names with the folder's change time unchanged. A change after that
+// gets a later change time; one before shows in the second listing.
 // Error: NotFound when `dir` cannot be listed; InvalidArgument when the
 // index exists and !overwrite.
 Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir,
@@ -202,7 +218,7 @@ class DirectoryIndex {
   void* map_ = nullptr;  // the index file, mapped
   size_t map_size_ = 0;
   int64_t index_mtime_ns_ = 0;
-  bool listing_current_ = false;  // a listing line equal to the folder's mtime
+  bool listing_current_ = false;  // a listing stamp equal to the folder's
   std::vector<Entry> entries_;    // sorted by name
 };
 

@@ -40,6 +40,7 @@ int RunDirectoryIndex(const IndexOptions& o) {
                {"records", r->records},
                {"bytes", r->payload_bytes},
                {"from_index_files", r->from_file_indexes},
+               {"listing", r->listing},
                {"skipped", skipped}});
   } else {
     fmt::print("{}  {} file{}, {} record{} ({} from index files, {} scanned); {} not indexed\n",

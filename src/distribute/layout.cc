@@ -910,11 +910,13 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
   const uint64_t scanned = unique.size() - from_directory - from_file;
   if (directory_index_found) {
     out.records_source = fmt::format(
-        "{} file{} from {}, {} from index files, {} by scanning{}", from_directory,
+        "{} file{} from {}, {} from index files, {} by scanning{}{}", from_directory,
         from_directory == 1 ? "" : "s", io::kDirectoryIndexName, from_file, scanned,
         stale == 0 ? ""
                    : fmt::format("; {} stale {} entr{} ignored", stale, io::kDirectoryIndexName,
-                                 stale == 1 ? "y" : "ies"));
+                                 stale == 1 ? "y" : "ies"),
+        listings.empty() ? ""
+                         : fmt::format("; folder names from its {}", io::kDirectoryIndexName));
   } else {
     out.records_source = fmt::format("{} file{} from index files, {} by scanning", from_file,
                                      from_file == 1 ? "" : "s", scanned);

@@ -141,7 +141,7 @@ size_t MatchListed(const FolderPattern& s, std::span<const std::string_view> nam
     if (s.brackets) {
       name.assign(n);
       matched += AddIfMatches(s, name.c_str(), out) ? 1 : 0;
-    } else if (MatchStarQuestion(s.base, n)) {
+    } else if (n != "." && n != ".." && MatchStarQuestion(s.base, n)) {
       out.Add(s.prefix, n);
       ++matched;
     }

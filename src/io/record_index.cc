@@ -44,6 +44,11 @@ int64_t CoarseNowNs() {
 }
 
 // Parses "SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME" from [p, end) (no newline).
+// A base name a folder can hold.
+bool ValidName(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
+}
+
 bool ParseEntryLine(const char* p, const char* end, uint64_t& size, int64_t& mtime_ns,
                     uint64_t& records, uint64_t& payload_bytes, std::string_view& name) {
   auto number = [&](auto& v) {
@@ -57,7 +62,7 @@ bool ParseEntryLine(const char* p, const char* end, uint64_t& size, int64_t& mti
   }
   if (end > p && end[-1] == '\r') --end;
   name = std::string_view(p, static_cast<size_t>(end - p));
-  return !name.empty() && name.find('/') == std::string_view::npos;
+  return ValidName(name);
 }
 
 // `name` in folder `dir` ("" is the current folder).
@@ -201,10 +206,21 @@ Result<IndexedCount> WriteIndex(const std::string& path, const std::string& dir,
 namespace {
 
 constexpr char kListingPrefix[] = "listing ";
-constexpr int kListingDigits = 19;  // fixed: the writer fills it in in place
 
-std::string ListingLine(int64_t mtime_ns) {
-  return fmt::format("{}{:0{}}\n", kListingPrefix, std::max<int64_t>(mtime_ns, 0), kListingDigits);
+// Fixed widths, so that the writer can fill the line in in place.
+std::string ListingLine(const FolderStamp& f) {
+  return fmt::format("{}{:019} {:019} {:020} {:020}\n", kListingPrefix,
+                     std::max<int64_t>(f.ctime_ns, 0), std::max<int64_t>(f.mtime_ns, 0), f.inode,
+                     f.device);
+}
+
+FolderStamp StampOf(const struct stat& st) {
+  FolderStamp f;
+  f.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
+  f.mtime_ns = MtimeNs(st);
+  f.inode = static_cast<uint64_t>(st.st_ino);
+  f.device = static_cast<uint64_t>(st.st_dev);
+  return f;
 }
 
 // The header of `text` and where the lines after it start: kNone for
@@ -222,15 +238,25 @@ Version HeaderOf(std::string_view text, size_t& body) {
 
 // Parses the listing line of a version 2 index at `body`, and moves `body`
 // past it. False when it is not one.
-bool ParseListingLine(std::string_view text, size_t& body, int64_t& mtime_ns) {
+bool ParseListingLine(std::string_view text, size_t& body, FolderStamp& f) {
   size_t end = text.find('\n', body);
   if (end == std::string_view::npos) end = text.size();
   std::string_view line = text.substr(body, end - body);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (!line.starts_with(kListingPrefix)) return false;
   line.remove_prefix(sizeof kListingPrefix - 1);
-  const auto [next, ec] = std::from_chars(line.data(), line.data() + line.size(), mtime_ns);
-  if (ec != std::errc() || next != line.data() + line.size() || mtime_ns < 0) return false;
+  const char* p = line.data();
+  const char* const limit = p + line.size();
+  auto number = [&](auto& v, bool last) {
+    const auto [next, ec] = std::from_chars(p, limit, v);
+    if (ec != std::errc() || (last ? next != limit : next == limit || *next != ' ')) return false;
+    p = last ? next : next + 1;
+    return true;
+  };
+  if (!number(f.ctime_ns, false) || !number(f.mtime_ns, false) || !number(f.inode, false) ||
+      !number(f.device, true) || f.ctime_ns < 0 || f.mtime_ns < 0) {
+    return false;
+  }
   body = std::min(text.size(), end + 1);
   return true;
 }
@@ -240,12 +266,16 @@ bool ParseOtherLine(const char* p, const char* end, std::string_view& name) {
   if (end - p < 2 || p[0] != '-' || p[1] != ' ') return false;
   if (end[-1] == '\r') --end;
   name = std::string_view(p + 2, static_cast<size_t>(end - p - 2));
-  return !name.empty() && name.find('/') == std::string_view::npos;
+  return ValidName(name);
 }
 
 std::string BadLine(size_t line) {
   return fmt::format(
       "line {} is not \"SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME\" or \"- NAME\"", line);
+}
+
+std::string BadListing() {
+  return fmt::format("line 2 is not \"{}CTIME_NS MTIME_NS INODE DEVICE\"", kListingPrefix);
 }
 
 std::string BadHeader() {
@@ -256,7 +286,7 @@ std::string BadHeader() {
 
 std::string FormatDirectoryIndex(const DirectoryIndexContents& contents) {
   std::string text = fmt::format("{}\n", kDirectoryIndexHeader);
-  text += ListingLine(contents.listing_mtime_ns);
+  text += ListingLine(contents.listing);
   text.reserve(text.size() + contents.entries.size() * 64 + contents.others.size() * 32);
   // Both lists are sorted: merged, every line after the listing is sorted.
   auto e = contents.entries.begin();
@@ -282,9 +312,7 @@ Result<DirectoryIndexContents> ParseDirectoryIndex(std::string_view text) {
   size_t line = 1;
   if (version == Version::kV2) {
     ++line;
-    if (!ParseListingLine(text, at, out.listing_mtime_ns)) {
-      return Status::InvalidArgument(fmt::format("line 2 is not \"{}MTIME_NS\"", kListingPrefix));
-    }
+    if (!ParseListingLine(text, at, out.listing)) return Status::InvalidArgument(BadListing());
   }
   while (at < text.size()) {
     size_t end = text.find('\n', at);
@@ -416,27 +444,65 @@ bool SameFolder(int dir_fd, const std::string& out_dir) {
          a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-// Fills in the listing line of the index at `index_path`, just written into
-// the folder open as `dir_fd` from a listing of `names` (sorted, the index
-// included), if the folder still holds exactly those names once the clock
-// has passed the folder's mtime: a change after that sets a later mtime,
-// and one before it shows in the second listing. Returns whether it did.
-bool RecordListing(int dir_fd, const std::string& dir, const std::string& index_path,
+// Whether `name` can be written on an index line (and read back the same).
+bool Writable(std::string_view name) {
+  return name.find('\n') == std::string_view::npos && name.find('\r') == std::string_view::npos;
+}
+
+int64_t CtimeNs(const struct stat& st) {
+  return int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
+}
+
+// Fills in the listing line of the index `index_fd` (the file just renamed
+// into the folder open as `dir_fd`, listed as `names`: sorted, the index
+// included). Returns whether it did. The names must be current for as long
+// as the folder's change time stays what is recorded, so:
+// 1. A probe file is created and removed, and each must move the folder's
+//    change time: some network and FUSE file systems never change it.
+// 2. The file system's own clock (on NFS the server's), read by stamping the
+//    index, must pass the folder's change time: any later change of an entry
+//    gets a later one, also where times are kept in whole seconds.
+// 3. Then the folder is listed again: it must hold exactly `names`, with its
+//    change time as it was after the probe.
+bool RecordListing(int dir_fd, const std::string& dir, int index_fd,
                    const std::vector<std::string>& names) {
+  // Reads the file system's clock: the index's change time once stamped.
+  auto fs_now = [&](int64_t& ns) {
+    struct stat st;
+    if (futimens(index_fd, nullptr) != 0 || fstat(index_fd, &st) != 0) return false;
+    ns = CtimeNs(st);
+    return true;
+  };
+  auto wait_past = [&](int64_t t) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    for (int64_t now = 0; fs_now(now);) {
+      if (now > t) return true;
+      if (std::chrono::steady_clock::now() > give_up) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  };
   struct stat st;
   if (fstat(dir_fd, &st) != 0) return false;
-  const int64_t mtime_ns = MtimeNs(st);
-  if (mtime_ns <= 0 || mtime_ns > CoarseNowNs() + 1'000'000'000) return false;  // clock skew
-  while (CoarseNowNs() <= mtime_ns) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const int64_t before = CtimeNs(st);
+  if (!wait_past(before)) return false;
+  const std::string probe = fmt::format("{}.tmp-probe-{}", kDirectoryIndexName, getpid());
+  const int probe_fd = openat(dir_fd, probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (probe_fd < 0) return false;
+  close(probe_fd);
+  const bool made = fstat(dir_fd, &st) == 0;
+  const int64_t with_probe = CtimeNs(st);
+  const bool removed = unlinkat(dir_fd, probe.c_str(), 0) == 0 && fstat(dir_fd, &st) == 0;
+  const FolderStamp stamp = StampOf(st);
+  if (!made || !removed || with_probe <= before || stamp.ctime_ns < with_probe) return false;
+  if (!wait_past(stamp.ctime_ns)) return false;
   Result<std::vector<std::string>> now = ListNames(dir_fd, dir, "");
   if (!now.ok()) return false;
   std::sort(now->begin(), now->end());
-  if (*now != names || fstat(dir_fd, &st) != 0 || MtimeNs(st) != mtime_ns) return false;
-  const UniqueFd fd(open(index_path.c_str(), O_WRONLY | O_CLOEXEC));
-  if (fd.get() < 0) return false;
-  const std::string line = ListingLine(mtime_ns);
+  if (*now != names || fstat(dir_fd, &st) != 0 || !(StampOf(st) == stamp)) return false;
+  const std::string line = ListingLine(stamp);
   const off_t at = static_cast<off_t>(sizeof kDirectoryIndexHeader);  // after the header's \n
-  return pwrite(fd.get(), line.data(), line.size() - 1, at) ==
+  return pwrite(index_fd, line.data(), line.size() - 1, at) ==
          static_cast<ssize_t>(line.size() - 1);
 }
 
@@ -464,7 +530,7 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
   std::vector<Examined> files;
   for (const std::string& name : names) {
     if (name == kDirectoryIndexName || name.ends_with(".idx") ||
-        name.find('\n') != std::string::npos ||
+        !Writable(name) ||
         (name.starts_with('.') && name.find(".tmp-") != std::string::npos)) {
       continue;
     }
@@ -515,9 +581,7 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
   std::set_difference(names.begin(), names.end(), contents.entries.begin(),
                       contents.entries.end(), std::back_inserter(contents.others),
                       [](const auto& a, const auto& b) { return Name(a) < Name(b); });
-  const bool listable =
-      std::none_of(names.begin(), names.end(),
-                   [](const std::string& n) { return n.find('\n') != std::string::npos; });
+  const bool listable = std::all_of(names.begin(), names.end(), Writable);
   if (!listable) contents.others.clear();  // a name the text cannot hold: no listing
   // No fsync, as for FILE.idx: the index is derived data, checked entry by
   // entry against its files when read.
@@ -525,9 +589,18 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
   TFDIST_RETURN_IF_ERROR(sink->Write(FormatDirectoryIndex(contents)));
   TFDIST_RETURN_IF_ERROR(sink->Finish());
   sink.reset();
+  // The index's inode, to find it again after the rename (another tfdist
+  // index may replace it meanwhile; then its listing line stays as it is).
+  struct stat written;
+  const bool have_written = stat(file->temp_path().c_str(), &written) == 0;
   TFDIST_RETURN_IF_ERROR(file->Commit());
-  if (listable && SameFolder(dir_fd.get(), out_dir)) {
-    report.listing = RecordListing(dir_fd.get(), dir, report.index_path, names);
+  if (listable && have_written && SameFolder(dir_fd.get(), out_dir)) {
+    const UniqueFd index_fd(openat(dir_fd.get(), kDirectoryIndexName, O_WRONLY | O_CLOEXEC));
+    struct stat now;
+    if (index_fd.get() >= 0 && fstat(index_fd.get(), &now) == 0 && now.st_ino == written.st_ino &&
+        now.st_dev == written.st_dev) {
+      report.listing = RecordListing(dir_fd.get(), dir, index_fd.get(), names);
+    }
   }
   return report;
 }
@@ -583,14 +656,14 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(
     index->problem_ = BadHeader();
     return index;
   }
-  int64_t listing_mtime_ns = 0;
-  if (version == Version::kV2 && !ParseListingLine(text, body, listing_mtime_ns)) {
-    index->problem_ = fmt::format("line 2 is not \"{}MTIME_NS\"", kListingPrefix);
+  FolderStamp listing;
+  if (version == Version::kV2 && !ParseListingLine(text, body, listing)) {
+    index->problem_ = BadListing();
     return index;
   }
   struct stat dir_st;
-  index->listing_current_ = listing_mtime_ns > 0 && fstat(index->dir_fd_, &dir_st) == 0 &&
-                            MtimeNs(dir_st) == listing_mtime_ns;
+  index->listing_current_ =
+      !listing.empty() && fstat(index->dir_fd_, &dir_st) == 0 && StampOf(dir_st) == listing;
   // Chunks of whole lines, parsed in parallel, each into its own part of
   // entries_ (sized by counting lines first).
   constexpr size_t kChunk = 1 << 18;

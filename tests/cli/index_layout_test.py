@@ -12,7 +12,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 
 import checks
 from checks import check, tfdist
@@ -65,27 +64,32 @@ def main():
         check(all(0 < i < p for i, p in zip(indexed, plain)) and sum(indexed) == plain[0],
               f"with index files each worker reads only its records: {indexed} vs {plain}")
 
-        tfdist("index", "--directory", tmp)
+        made = json.loads(tfdist("index", "--directory", tmp, "--json").stdout)
+        check(made["listing"] is True, "the directory index records the folder's names")
         table, records, _ = summary(pipeline, "--policy", "FILE")
         check(table == scanned, f"directory index counts give the scan's table:\n{table}")
-        check(records.startswith("records: 2 files from .tfdist-index"),
-              f"the directory index is used: {records!r}")
+        check(records.startswith("records: 2 files from .tfdist-index") and
+              records.endswith("; folder names from its .tfdist-index"),
+              f"the directory index and its listing are used: {records!r}")
 
-        # A file added after indexing: the index's listing of the folder is
-        # no longer current, so the folder is listed and the file scanned.
-        time.sleep(0.05)
+        # A file added at once after indexing: the index's listing of the
+        # folder is no longer current, so the folder is listed and the file
+        # scanned. The same when the folder's mtime is then set back (as
+        # rsync -a or touch -r do).
+        stat = os.stat(tmp)
         extra = os.path.join(tmp, "text-extra.tfrecord")
         shutil.copy(files[1], extra)
-        table, records, _ = summary(pipeline, "--policy", "FILE")
-        check(sum(int(row.split()[1]) for row in table[1:]) == 3,
-              f"a file added after indexing is listed:\n{table}")
-        check(records.startswith("records: 2 files from .tfdist-index") and
-              "1 by scanning" in records, f"and scanned: {records!r}")
+        for what in ("added", "added, then the folder's mtime set back"):
+            table, records, _ = summary(pipeline, "--policy", "FILE")
+            check(sum(int(row.split()[1]) for row in table[1:]) == 3,
+                  f"a file {what} after indexing is listed:\n{table}")
+            check(records == "records: 2 files from .tfdist-index, 0 from index files, "
+                             "1 by scanning", f"and scanned ({what}): {records!r}")
+            os.utime(tmp, ns=(stat.st_atime_ns, stat.st_mtime_ns))
         os.remove(extra)
 
         # A file grown after indexing: its entries are stale, it is scanned,
         # and the table is that of the new contents.
-        time.sleep(0.05)
         with open(files[1], "rb") as src, open(files[0], "ab") as dst:
             dst.write(src.read())
         os.utime(files[0], None)

@@ -94,33 +94,42 @@ TEST_CASE("a directory index round-trips through its text") {
                       {"empty", 0, -5, 0, 0},
                       {"z", uint64_t{1} << 40, 1, uint64_t{1} << 33, uint64_t{1} << 39}};
   contents.others = {".tfdist-index", "b.gz", "sub"};
-  contents.listing_mtime_ns = 1'700'000'000'000'000'001;
+  contents.listing = {1'700'000'000'000'000'001, 1'700'000'000'000'000'000, 1234, 66306};
   const std::string text = FormatDirectoryIndex(contents);
-  CHECK(text.starts_with(std::string(kDirectoryIndexHeader) + "\nlisting 1700000000000000001\n"));
+  CHECK(text.starts_with(std::string(kDirectoryIndexHeader) +
+                         "\nlisting 1700000000000000001 1700000000000000000 "
+                         "00000000000000001234 00000000000000066306\n"));
   CHECK(text.find("102 1700000000123456789 6 6 a b.tfrecord\n- b.gz\n0 -5 0 0 empty\n- sub\n") !=
         std::string::npos);
   auto parsed = ParseDirectoryIndex(text);
   REQUIRE(parsed.ok());
   CHECK(*parsed == contents);
-  // No listing: 19 zeros, so that the writer can fill it in in place.
-  contents.listing_mtime_ns = 0;
-  CHECK(FormatDirectoryIndex(contents).find("\nlisting 0000000000000000000\n") !=
-        std::string::npos);
+  // No listing: zeros of the same widths, so that the writer can fill it in
+  // in place.
+  contents.listing = {};
+  CHECK(FormatDirectoryIndex(contents).find(
+            "\nlisting 0000000000000000000 0000000000000000000 00000000000000000000 "
+            "00000000000000000000\n") != std::string::npos);
   // Version 1: entries only.
   auto v1 = ParseDirectoryIndex("tfdist-directory-index 1\n102 7 6 6 a\n");
   REQUIRE(v1.ok());
   CHECK(v1->entries.size() == 1);
-  CHECK(v1->listing_mtime_ns == 0);
+  CHECK(v1->listing.empty());
   CHECK_FALSE(ParseDirectoryIndex("tfdist-directory-index 1\n- a\n").ok());
   CHECK(ParseDirectoryIndex("tfdist-directory-index 3\n").status().code() ==
         StatusCode::kInvalidArgument);
   CHECK_FALSE(ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\n1 2 3 4 a\n").ok());
-  const std::string head = std::string(kDirectoryIndexHeader) + "\nlisting 0\n";
+  CHECK_FALSE(ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\nlisting 1 2 3\n").ok());
+  CHECK_FALSE(ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\nlisting -1 2 3 4\n").ok());
+  const std::string head = std::string(kDirectoryIndexHeader) + "\nlisting 0 0 0 0\n";
   auto bad = ParseDirectoryIndex(head + "1 2 3 4 a\n1 2 x 4 b\n");
   CHECK(bad.status().code() == StatusCode::kInvalidArgument);
   CHECK(bad.status().message().find("line 4") != std::string::npos);
   CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 a/b\n").ok());
   CHECK_FALSE(ParseDirectoryIndex(head + "- \n").ok());
+  CHECK_FALSE(ParseDirectoryIndex(head + "- .\n").ok());
+  CHECK_FALSE(ParseDirectoryIndex(head + "- ..\n").ok());
+  CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 ..\n").ok());
 }
 
 // Sets `path`'s modification time to `seconds` after the epoch.
@@ -172,7 +181,9 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
   CHECK(report->listing);
   struct stat st;
   REQUIRE(stat(dir.path().c_str(), &st) == 0);
-  CHECK(contents->listing_mtime_ns == st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec);
+  CHECK(contents->listing.ctime_ns == st.st_ctim.tv_sec * 1'000'000'000 + st.st_ctim.tv_nsec);
+  CHECK(contents->listing.mtime_ns == st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec);
+  CHECK(contents->listing.inode == st.st_ino);
   REQUIRE(stat(dir.File("b.tfrecord").c_str(), &st) == 0);
   CHECK(entries[2].size == static_cast<uint64_t>(st.st_size));
   CHECK(entries[2].mtime_ns == st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec);
@@ -234,14 +245,27 @@ TEST_CASE("a directory index lists its folder while the folder's mtime is unchan
   REQUIRE(from_listing.ok());
   CHECK(*from_listing == *from_folder);
   CHECK(from_folder->size() == 5);
-  // An entry added, removed or renamed sets a later mtime: no listing.
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // An entry added, removed or renamed at once after the index is written
+  // (the writer waited for the clock) sets a later change time: no listing.
   testing::WriteFile(dir.File("p-3"), testing::Frame({"new"}));
   CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
   REQUIRE(WriteDirectoryIndex(dir.path(), "", true).ok());
   CHECK(DirectoryIndex::Open(dir.path())->Listing().has_value());
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   REQUIRE(rename(dir.File("p-0").c_str(), dir.File("q-0").c_str()) == 0);
+  CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
+  REQUIRE(WriteDirectoryIndex(dir.path(), "", true).ok());
+  REQUIRE(unlink(dir.File("z.gz").c_str()) == 0);
+  CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
+  // Nor when the folder's mtime is set back (as rsync -a, cp -a or touch -r
+  // do): its change time moved.
+  REQUIRE(WriteDirectoryIndex(dir.path(), "", true).ok());
+  struct stat indexed, st;
+  REQUIRE(stat(dir.path().c_str(), &indexed) == 0);
+  testing::WriteFile(dir.File("p-4"), testing::Frame({"sneaked in"}));
+  const timespec back[2] = {indexed.st_atim, indexed.st_mtim};
+  REQUIRE(utimensat(AT_FDCWD, dir.path().c_str(), back, 0) == 0);
+  REQUIRE(stat(dir.path().c_str(), &st) == 0);
+  REQUIRE(st.st_mtim.tv_nsec == indexed.st_mtim.tv_nsec);
   CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
   // Written elsewhere, an index records no listing (nor reads one there).
   testing::TempDir other;
@@ -250,7 +274,7 @@ TEST_CASE("a directory index lists its folder while the folder's mtime is unchan
   CHECK_FALSE(elsewhere->listing);
   auto text = ParseDirectoryIndex(testing::ReadFile(other.File(kDirectoryIndexName)));
   REQUIRE(text.ok());
-  CHECK(text->listing_mtime_ns == 0);
+  CHECK(text->listing.empty());
   // A version 1 index has no listing, and its entries still count.
   std::string v1 = "tfdist-directory-index 1\n";
   for (const DirectoryIndexEntry& e : text->entries) {
@@ -261,6 +285,27 @@ TEST_CASE("a directory index lists its folder while the folder's mtime is unchan
   CHECK_FALSE(old->Listing().has_value());
   const std::vector<std::string> names = {"p-1", "p-2", "p-3"};
   CHECK(old->LookUp(Views(names)).matched == std::vector<uint8_t>{1, 1, 1});
+}
+
+TEST_CASE("a name the index cannot hold (newline, carriage return) gets no entry and no listing") {
+  testing::TempDir dir;
+  const std::string frame = testing::Frame({"abc"});
+  testing::WriteFile(dir.File("foo"), frame);
+  testing::WriteFile(dir.File("foo\r"), testing::Frame({"abc", "defgh"}));
+  auto report = WriteDirectoryIndex(dir.path(), "", false);
+  REQUIRE(report.ok());
+  CHECK_FALSE(report->listing);
+  auto contents = ParseDirectoryIndex(testing::ReadFile(dir.File(kDirectoryIndexName)));
+  REQUIRE(contents.ok());
+  REQUIRE(contents->entries.size() == 1);
+  CHECK(contents->entries[0].name == "foo");
+  CHECK(contents->entries[0].records == 1);
+  CHECK(contents->others.empty());
+  CHECK(contents->listing.empty());
+  CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
+  // "foo\r" has no entry: a summary scans it.
+  const std::vector<std::string> names = {"foo", "foo\r"};
+  CHECK(LookUpDirectoryIndex(dir.path(), Views(names)).matched == std::vector<uint8_t>{1, 0});
 }
 
 TEST_CASE("stale directory index entries are ignored: size, mtime, removed; new files have none") {
@@ -311,8 +356,8 @@ TEST_CASE("stale directory index entries are ignored: size, mtime, removed; new 
   CHECK(rewritten.stale == 0);  // f3 is gone from the folder and from the index
   CHECK(rewritten.counts[0].records == 3);
   // A damaged index is ignored as a whole, with the reason.
-  testing::WriteFile(dir.File(kDirectoryIndexName),
-                     std::string(kDirectoryIndexHeader) + "\nlisting 0\n1 2 3 4 f1\nnot a line\n");
+  testing::WriteFile(dir.File(kDirectoryIndexName), std::string(kDirectoryIndexHeader) +
+                                                       "\nlisting 0 0 0 0\n1 2 3 4 f1\nnot a line\n");
   DirectoryLookup damaged = LookUpDirectoryIndex(dir.path(), Views(names));
   CHECK(damaged.found);
   CHECK(damaged.problem.find("line 4") != std::string::npos);
