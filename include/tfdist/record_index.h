@@ -143,9 +143,11 @@ struct DirectoryIndexReport {
 // Counts the records of every regular file in `dir` (from its FILE.idx when
 // ReadIndex trusts it, else by a scan with both CRCs checked; files in
 // parallel) and writes the index to `output_dir` (default: `dir`)/
-// kDirectoryIndexName atomically. A file modified within the clock tick in
-// which it was examined is counted again once the clock has moved on, so
-// that no entry can miss a later change of the same size in the same tick.
+// kDirectoryIndexName atomically. A file whose mtime is not older than the
+// start of its examination, by the file system's own clock (read by stamping
+// the index being written), is counted again once that clock has passed its
+// mtime (or left out, if that is more than a second away), so that no entry
+// can miss a later change of the same size within the same tick.
 // In the folder itself, the listing line is then filled in (in place, in
 // the file just renamed into place): once a probe file created and removed
 // there has moved the folder's change time, the file system's own clock

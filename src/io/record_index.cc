@@ -24,6 +24,7 @@
 #include <iterator>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <thread>
 
 #include "tfdist/byte_stream.h"
@@ -36,19 +37,12 @@ int64_t MtimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
 
-// The clock file timestamps are taken from (the coarse real-time clock).
-int64_t CoarseNowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-// Parses "SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME" from [p, end) (no newline).
 // A base name a folder can hold.
 bool ValidName(std::string_view name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
 }
 
+// Parses "SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME" from [p, end) (no newline).
 bool ParseEntryLine(const char* p, const char* end, uint64_t& size, int64_t& mtime_ns,
                     uint64_t& records, uint64_t& payload_bytes, std::string_view& name) {
   auto number = [&](auto& v) {
@@ -343,14 +337,14 @@ struct Examined {
   bool from_file_index = false;
   std::string skipped;  // why it is left out; empty when it is listed
   bool regular = true;
-  bool racy = false;  // modified in the clock tick it was examined in
+  bool racy = false;  // its mtime is not older than the examination's start
 };
 
 // Stats, counts and stats `e` again; the counts hold only when both stats agree.
-void Examine(int dir_fd, const std::string& dir, Examined& e) {
+// `before_ns`: the file system's clock before the examination began.
+void Examine(int dir_fd, const std::string& dir, int64_t before_ns, Examined& e) {
   e.skipped.clear();
   e.racy = false;
-  const int64_t before_ns = CoarseNowNs();
   struct stat st;
   if (fstatat(dir_fd, e.name.c_str(), &st, 0) != 0) {
     e.skipped = fmt::format("cannot stat: {}", std::strerror(errno));
@@ -453,49 +447,66 @@ int64_t CtimeNs(const struct stat& st) {
   return int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
 }
 
-// Fills in the listing line of the index `index_fd` (the file just renamed
-// into the folder open as `dir_fd`, listed as `names`: sorted, the index
-// included). Returns whether it did. The names must be current for as long
-// as the folder's change time stays what is recorded, so:
-// 1. A probe file is created and removed, and each must move the folder's
-//    change time: some network and FUSE file systems never change it.
-// 2. The file system's own clock (on NFS the server's), read by stamping the
-//    index, must pass the folder's change time: any later change of an entry
-//    gets a later one, also where times are kept in whole seconds.
-// 3. Then the folder is listed again: it must hold exactly `names`, with its
-//    change time as it was after the probe.
-bool RecordListing(int dir_fd, const std::string& dir, int index_fd,
-                   const std::vector<std::string>& names) {
-  // Reads the file system's clock: the index's change time once stamped.
-  auto fs_now = [&](int64_t& ns) {
+// The clock that stamps a folder's files: the time a file of it gets when
+// touched, read back (so, on NFS, the server's clock, and in whole seconds
+// where the file system keeps those). Uses the index being written.
+class FsClock {
+ public:
+  explicit FsClock(int fd) : fd_(fd) {}
+  bool Now(int64_t& ns) const {
     struct stat st;
-    if (futimens(index_fd, nullptr) != 0 || fstat(index_fd, &st) != 0) return false;
+    if (fd_ < 0 || futimens(fd_, nullptr) != 0 || fstat(fd_, &st) != 0) return false;
     ns = CtimeNs(st);
     return true;
-  };
-  auto wait_past = [&](int64_t t) {
+  }
+  // Waits (up to 3 s) until Now() > t.
+  bool WaitPast(int64_t t) const {
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
-    for (int64_t now = 0; fs_now(now);) {
+    for (int64_t now = 0; Now(now);) {
       if (now > t) return true;
       if (std::chrono::steady_clock::now() > give_up) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     return false;
-  };
+  }
+
+ private:
+  int fd_;
+};
+
+// Fills in the listing line of the index `index_fd` (the file just renamed
+// into the folder open as `dir_fd`, listed as `names`: sorted, the index
+// included). Returns whether it did. The names must be current for as long
+// as the folder's change time stays what is recorded, so:
+// 1. A probe file is created, then removed, and each must move the folder's
+//    change time (some network and FUSE file systems never change it), to a
+//    time between two readings of `clock` (the same clock stamps the folder).
+// 2. `clock` must pass the folder's change time: any later change of an
+//    entry gets a later one, also where times are kept in whole seconds.
+// 3. Then the folder is listed again: it must hold exactly `names`, and its
+//    stamp must be as it was after the probe.
+bool RecordListing(int dir_fd, const std::string& dir, int index_fd, const FsClock& clock,
+                   const std::vector<std::string>& names) {
   struct stat st;
-  if (fstat(dir_fd, &st) != 0) return false;
-  const int64_t before = CtimeNs(st);
-  if (!wait_past(before)) return false;
-  const std::string probe = fmt::format("{}.tmp-probe-{}", kDirectoryIndexName, getpid());
+  if (fstat(dir_fd, &st) != 0 || !clock.WaitPast(CtimeNs(st))) return false;
+  int64_t first = 0, second = 0, third = 0;
+  std::random_device rd;
+  const std::string probe =
+      fmt::format("{}.tmp-probe-{}-{:08x}", kDirectoryIndexName, getpid(), rd());
+  if (!clock.Now(first)) return false;
   const int probe_fd = openat(dir_fd, probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (probe_fd < 0) return false;
   close(probe_fd);
   const bool made = fstat(dir_fd, &st) == 0;
   const int64_t with_probe = CtimeNs(st);
+  const bool timed = clock.Now(second) && clock.WaitPast(with_probe);
   const bool removed = unlinkat(dir_fd, probe.c_str(), 0) == 0 && fstat(dir_fd, &st) == 0;
   const FolderStamp stamp = StampOf(st);
-  if (!made || !removed || with_probe <= before || stamp.ctime_ns < with_probe) return false;
-  if (!wait_past(stamp.ctime_ns)) return false;
+  if (!made || !timed || !removed || !clock.Now(third) || with_probe < first ||
+      with_probe > second || stamp.ctime_ns <= with_probe || stamp.ctime_ns > third) {
+    return false;
+  }
+  if (!clock.WaitPast(stamp.ctime_ns)) return false;
   Result<std::vector<std::string>> now = ListNames(dir_fd, dir, "");
   if (!now.ok()) return false;
   std::sort(now->begin(), now->end());
@@ -536,23 +547,38 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
     }
     files.emplace_back().name = name;
   }
+  // The folder's clock, read from the index being written (its temporary
+  // file, then the index itself; only its times are changed).
+  const UniqueFd clock_fd(open(file->temp_path().c_str(), O_WRONLY | O_CLOEXEC));
+  const FsClock clock(clock_fd.get());
+  int64_t before_ns = 0;
+  if (!clock.Now(before_ns)) {
+    return Status::Internal(fmt::format("{}: cannot read the folder's clock: {}",
+                                        file->temp_path(), std::strerror(errno)));
+  }
   tbb::parallel_for(size_t{0}, files.size(),
-                    [&](size_t i) { Examine(dir_fd.get(), dir, files[i]); });
-  // Files modified in the tick they were examined in could change again in
-  // that tick without changing size or mtime: count them again once the
-  // clock has moved past their mtime (a few milliseconds).
+                    [&](size_t i) { Examine(dir_fd.get(), dir, before_ns, files[i]); });
+  // A file whose mtime is not older than the examination's start could change
+  // again within that mtime's tick without changing size or mtime: count it
+  // again once the folder's clock has passed its mtime. Then every entry is
+  // older than its examination, and any later change of the file shows.
+  // (Not for an mtime more than a second ahead: the file is left out.)
   int64_t racy_until = 0;
   for (const Examined& e : files) {
-    if (e.regular && e.skipped.empty() && e.racy)
+    if (e.regular && e.skipped.empty() && e.racy && e.entry.mtime_ns <= before_ns + 1'000'000'000)
       racy_until = std::max(racy_until, e.entry.mtime_ns);
   }
-  if (racy_until > 0 && racy_until < CoarseNowNs() + 1'000'000'000) {
-    while (CoarseNowNs() <= racy_until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (racy_until > 0 && clock.WaitPast(racy_until) && clock.Now(before_ns)) {
+    for (Examined& e : files) {
+      if (e.regular && e.skipped.empty() && e.racy && e.entry.mtime_ns <= racy_until) {
+        Examine(dir_fd.get(), dir, before_ns, e);
+      }
+    }
   }
-  for (Examined& e : files) {
-    if (!e.regular || !e.skipped.empty() || !e.racy) continue;
-    Examine(dir_fd.get(), dir, e);
-    if (e.skipped.empty() && e.racy) e.skipped = "modified while it was counted, or in the future";
+  for (Examined& e : files) {  // still racy (or the clock could not pass it)
+    if (e.regular && e.skipped.empty() && e.racy) {
+      e.skipped = "modified while it was counted, or in the future";
+    }
   }
 
   std::vector<DirectoryIndexEntry> entries;
@@ -589,18 +615,14 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
   TFDIST_RETURN_IF_ERROR(sink->Write(FormatDirectoryIndex(contents)));
   TFDIST_RETURN_IF_ERROR(sink->Finish());
   sink.reset();
-  // The index's inode, to find it again after the rename (another tfdist
-  // index may replace it meanwhile; then its listing line stays as it is).
-  struct stat written;
-  const bool have_written = stat(file->temp_path().c_str(), &written) == 0;
   TFDIST_RETURN_IF_ERROR(file->Commit());
-  if (listable && have_written && SameFolder(dir_fd.get(), out_dir)) {
-    const UniqueFd index_fd(openat(dir_fd.get(), kDirectoryIndexName, O_WRONLY | O_CLOEXEC));
-    struct stat now;
-    if (index_fd.get() >= 0 && fstat(index_fd.get(), &now) == 0 && now.st_ino == written.st_ino &&
-        now.st_dev == written.st_dev) {
-      report.listing = RecordListing(dir_fd.get(), dir, index_fd.get(), names);
-    }
+  // clock_fd is the index now. Found again by name, it must still be the
+  // same file: another tfdist index may have replaced it meanwhile.
+  struct stat written, now;
+  if (listable && SameFolder(dir_fd.get(), out_dir) && fstat(clock_fd.get(), &written) == 0 &&
+      fstatat(dir_fd.get(), kDirectoryIndexName, &now, 0) == 0 && now.st_ino == written.st_ino &&
+      now.st_dev == written.st_dev) {
+    report.listing = RecordListing(dir_fd.get(), dir, clock_fd.get(), clock, names);
   }
   return report;
 }

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <utime.h>
 
@@ -285,6 +286,34 @@ TEST_CASE("a directory index lists its folder while the folder's mtime is unchan
   CHECK_FALSE(old->Listing().has_value());
   const std::vector<std::string> names = {"p-1", "p-2", "p-3"};
   CHECK(old->LookUp(Views(names)).matched == std::vector<uint8_t>{1, 1, 1});
+}
+
+TEST_CASE("a file not older than its examination is counted again once the clock passed it") {
+  testing::TempDir dir;
+  const std::string frame = testing::Frame({"abc"});
+  testing::WriteFile(dir.File("soon"), frame);
+  testing::WriteFile(dir.File("later"), frame);
+  // mtimes ahead of the file system's clock: "soon" by 0.3 s, which the
+  // writer waits out and then counts again; "later" by an hour, which it
+  // cannot wait out, so it is left out rather than trusted.
+  timespec now{};
+  REQUIRE(clock_gettime(CLOCK_REALTIME, &now) == 0);
+  const int64_t now_ns = int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+  auto set_ns = [&](const std::string& path, int64_t ns) {
+    const timespec t[2] = {{ns / 1'000'000'000, ns % 1'000'000'000},
+                           {ns / 1'000'000'000, ns % 1'000'000'000}};
+    REQUIRE(utimensat(AT_FDCWD, path.c_str(), t, 0) == 0);
+  };
+  set_ns(dir.File("soon"), now_ns + 300'000'000);
+  set_ns(dir.File("later"), now_ns + 3'600'000'000'000);
+  auto report = WriteDirectoryIndex(dir.path(), "", false);
+  REQUIRE(report.ok());
+  CHECK(report->files == 1);
+  REQUIRE(report->skipped.size() == 1);
+  CHECK(report->skipped[0].first == dir.File("later"));
+  CHECK(report->skipped[0].second == "modified while it was counted, or in the future");
+  const std::vector<std::string> names = {"later", "soon"};
+  CHECK(LookUpDirectoryIndex(dir.path(), Views(names)).matched == std::vector<uint8_t>{0, 1});
 }
 
 TEST_CASE("a name the index cannot hold (newline, carriage return) gets no entry and no listing") {
