@@ -117,13 +117,15 @@ void BatchSplitter::Add(std::vector<data::Element> batch,
     Advance(out);
   }
   // A piece that starts the input batch is the batch itself, cut to size at
-  // the end; the others are moved a range at a time into a piece sized once.
-  // (Per element, a piece's regrowth, which moves every element again, would
-  // cost more than the move.)
+  // the end, when it is at least half of it (it keeps the batch's buffer);
+  // the others are moved a range at a time into a piece sized once. (Per
+  // element, a piece's regrowth, which moves every element again, would cost
+  // more than the move.)
   auto it = batch.begin();
   size_t head = out.size();  // out[head] is batch's own prefix, when head_size > 0
   size_t head_size = 0;
-  if (current_.empty() && static_cast<size_t>(sizes_[index_]) <= batch.size()) {
+  if (current_.empty() && static_cast<size_t>(sizes_[index_]) <= batch.size() &&
+      2 * static_cast<size_t>(sizes_[index_]) >= batch.size()) {
     head_size = static_cast<size_t>(sizes_[index_]);
     out.emplace_back();
     it += static_cast<std::ptrdiff_t>(head_size);

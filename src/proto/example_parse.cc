@@ -720,11 +720,13 @@ Result<ColumnLayout> DenseParser::ParseBatch(std::span<const data::Element> reco
   TFDIST_RETURN_IF_ERROR(batch.Scan([&](std::string_view key, size_t ordinal) {
     if (ordinal >= kMaxGuesses || score < -16) return Find(key);
     Guess& g = guesses[ordinal];
-    if (g.key.data() != nullptr && SameKey(g.key, key)) {
-      ++score;
-      return g.feature;
+    if (g.key.data() != nullptr) {
+      if (SameKey(g.key, key)) {
+        ++score;
+        return g.feature;
+      }
+      --score;  // (the first record has nothing to guess from: no miss)
     }
-    --score;
     g = Guess{key, Find(key)};
     return g.feature;
   }));
