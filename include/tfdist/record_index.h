@@ -175,11 +175,10 @@ struct DirectoryLookup {
 // folder), for the entries a filter accepts. Thread-compatible.
 class DirectoryIndex {
  public:
-  // Reads the index of `dir` ("" is the current folder) and checks the
-  // entries `check` accepts (none when it is empty). Never fails: without
-  // an index found() is false; a damaged one has a problem() and no entries.
-  static std::unique_ptr<DirectoryIndex> Open(
-      const std::string& dir, const std::function<bool(std::string_view)>& check = nullptr);
+  // Reads the index of `dir` ("" is the current folder); no entry is
+  // checked yet. Never fails: without an index found() is false; a damaged
+  // one has a problem() and no entries.
+  static std::unique_ptr<DirectoryIndex> Open(const std::string& dir);
   ~DirectoryIndex();
   DirectoryIndex(const DirectoryIndex&) = delete;
   DirectoryIndex& operator=(const DirectoryIndex&) = delete;
@@ -190,7 +189,7 @@ class DirectoryIndex {
   const std::string& problem() const { return problem_; }
 
   // The counts for `names` (base names, sorted byte-wise, no duplicates).
-  // Entries not checked by Open or Check are checked now.
+  // Entries not checked by Check are checked now.
   DirectoryLookup LookUp(std::span<const std::string_view> names) const;
 
   // Checks the entries `check` accepts, in parallel. Not concurrently with

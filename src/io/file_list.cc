@@ -112,23 +112,16 @@ class Matches {
   std::vector<std::string_view> names_;
 };
 
-// Adds `name` (NUL-terminated) if it matches `s`; returns whether it did.
-bool AddIfMatches(const FolderPattern& s, const char* name, Matches& out) {
-  const std::string_view view(name);
-  if (view == "." || view == "..") return false;
-  if (!(s.brackets ? fnmatch(s.base.c_str(), name, 0) == 0 : MatchStarQuestion(s.base, view))) {
-    return false;
-  }
-  out.Add(s.prefix, view);
-  return true;
-}
-
 // Adds the matches of `s`; returns how many.
 size_t ListFolder(const FolderPattern& s, Matches& out) {
   DIR* dir = opendir(s.dir.empty() ? "." : s.dir.c_str());
   if (dir == nullptr) return 0;  // as glob(3) without GLOB_ERR: no match
   size_t matched = 0;
-  while (const dirent* e = readdir(dir)) matched += AddIfMatches(s, e->d_name, out) ? 1 : 0;
+  while (const dirent* e = readdir(dir)) {
+    if (!s.Matches(e->d_name)) continue;
+    out.Add(s.prefix, e->d_name);
+    ++matched;
+  }
   closedir(dir);
   return matched;
 }
@@ -136,15 +129,10 @@ size_t ListFolder(const FolderPattern& s, Matches& out) {
 // ListFolder over names known to be the folder's.
 size_t MatchListed(const FolderPattern& s, std::span<const std::string_view> names, Matches& out) {
   size_t matched = 0;
-  std::string name;  // NUL-terminated for fnmatch
-  for (std::string_view n : names) {
-    if (s.brackets) {
-      name.assign(n);
-      matched += AddIfMatches(s, name.c_str(), out) ? 1 : 0;
-    } else if (n != "." && n != ".." && MatchStarQuestion(s.base, n)) {
-      out.Add(s.prefix, n);
-      ++matched;
-    }
+  for (std::string_view name : names) {
+    if (!s.Matches(name)) continue;
+    out.Add(s.prefix, name);
+    ++matched;
   }
   return matched;
 }

@@ -37,6 +37,10 @@ int64_t MtimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
 
+int64_t CtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
+}
+
 // A base name a folder can hold.
 bool ValidName(std::string_view name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
@@ -210,7 +214,7 @@ std::string ListingLine(const FolderStamp& f) {
 
 FolderStamp StampOf(const struct stat& st) {
   FolderStamp f;
-  f.ctime_ns = int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
+  f.ctime_ns = CtimeNs(st);
   f.mtime_ns = MtimeNs(st);
   f.inode = static_cast<uint64_t>(st.st_ino);
   f.device = static_cast<uint64_t>(st.st_dev);
@@ -443,10 +447,6 @@ bool Writable(std::string_view name) {
   return name.find('\n') == std::string_view::npos && name.find('\r') == std::string_view::npos;
 }
 
-int64_t CtimeNs(const struct stat& st) {
-  return int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
-}
-
 // The clock that stamps a folder's files: the time a file of it gets when
 // touched, read back (so, on NFS, the server's clock, and in whole seconds
 // where the file system keeps those). Uses the index being written.
@@ -646,8 +646,7 @@ DirectoryIndex::State DirectoryIndex::CheckEntry(const Entry& e) const {
   return matches ? State::kMatches : State::kStale;
 }
 
-std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(
-    const std::string& dir, const std::function<bool(std::string_view)>& check) {
+std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
   std::unique_ptr<DirectoryIndex> index(new DirectoryIndex());
   index->dir_fd_ = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (index->dir_fd_ < 0) return index;
@@ -742,7 +741,6 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(
   if (!std::is_sorted(index->entries_.begin(), index->entries_.end(), by_name)) {
     std::stable_sort(index->entries_.begin(), index->entries_.end(), by_name);
   }
-  if (check) index->Check(check);
   return index;
 }
 
