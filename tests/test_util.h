@@ -6,8 +6,10 @@
 #define TFDIST_TESTS_TEST_UTIL_H_
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +28,18 @@ inline std::string Frame(const std::vector<std::string>& records) {
   std::string out;
   for (const std::string& r : records) io::AppendRecord(&out, r);
   return out;
+}
+
+// The DALI tfrecord2idx index of Frame(records), computed here: "offset
+// size" per record, size counting the framing.
+inline std::string DaliIndex(const std::vector<std::string>& records) {
+  std::string lines;
+  uint64_t offset = 0;
+  for (const std::string& r : records) {
+    lines += fmt::format("{} {}\n", offset, r.size() + 16);
+    offset += r.size() + 16;
+  }
+  return lines;
 }
 
 // `raw` as a whole gzip or zlib stream (kNone: as it is).

@@ -387,14 +387,7 @@ TEST_CASE("the FILE summary takes record counts from up-to-date index files") {
     for (const auto& r : payloads) REQUIRE((*w)->Write(r).ok());
     REQUIRE((*w)->Close().ok());
   }
-  // DALI's tfrecord2idx format: "offset size" per record, size framed.
-  std::string index;
-  uint64_t offset = 0;
-  for (const auto& r : payloads) {
-    index += fmt::format("{} {}\n", offset, r.size() + 16);
-    offset += r.size() + 16;
-  }
-  testing::WriteFile(dir.File("x0.idx"), index);
+  testing::WriteFile(dir.File("x0.idx"), testing::DaliIndex(payloads));
   testing::WriteFile(dir.File("x1.idx"), "0 17\n");  // describes another file: ignored
   auto p = data::ParsePipeline(fmt::format("list_files(\"{}/x?\").interleave(tfrecord).batch(2)", dir.path()));
   REQUIRE(p.ok());

@@ -31,13 +31,7 @@ TEST_CASE("an index lists each record's offset and framed size, as tfrecord2idx 
   auto index = WriteIndex(path, "", false);
   REQUIRE(index.ok());
   CHECK(index->index_path == path + ".idx");
-  std::string want;
-  uint64_t offset = 0;
-  for (const auto& r : records) {
-    want += fmt::format("{} {}\n", offset, r.size() + 16);
-    offset += r.size() + 16;
-  }
-  CHECK(testing::ReadFile(path + ".idx") == want);
+  CHECK(testing::ReadFile(path + ".idx") == testing::DaliIndex(records));
   std::string stale;
   auto read = ReadIndex(path, "", &stale);
   REQUIRE(read.has_value());

@@ -355,13 +355,7 @@ TEST_CASE("a corrupt input fails with its file and offset and leaves nothing beh
       WriteFile(path, bytes);
       if (index) {
         // An index that fits the file: the damage is found while copying.
-        std::string lines;
-        uint64_t at = 0;
-        for (const std::string& r : recs) {
-          lines += fmt::format("{} {}\n", at, Framed(r));
-          at += Framed(r);
-        }
-        WriteFile(path + ".idx", lines);
+        WriteFile(path + ".idx", testing::DaliIndex(recs));
       }
       const std::vector<std::string> before = Listing(dir.path());
       ReshardOptions o;
@@ -450,13 +444,7 @@ TEST_CASE("an up-to-date index plans the copy without changing its result") {
   const std::vector<std::string> recs = RandomRecords(300, 12);
   const std::string path = dir.File("in.tfrecord");
   WriteFile(path, Frame(recs));
-  std::string lines;
-  uint64_t at = 0;
-  for (const std::string& r : recs) {
-    lines += fmt::format("{} {}\n", at, Framed(r));
-    at += Framed(r);
-  }
-  WriteFile(path + ".idx", lines);
+  WriteFile(path + ".idx", testing::DaliIndex(recs));
   ReshardOptions o;
   o.output_prefix = dir.File("out");
   o.num_shards = 5;
