@@ -68,8 +68,13 @@ struct Element {
   // counted through).
   uint64_t Leaves() const;
 
-  // Payload bytes held (records, names), batches summed.
-  uint64_t PayloadBytes() const;
+  // Payload bytes held (records, names), batches summed. Inline for the
+  // common leaf (a record), which callers sum over whole batches.
+  uint64_t PayloadBytes() const {
+    return payload().size() + (items.empty() ? 0 : ItemsPayloadBytes());
+  }
+  // PayloadBytes() of the items, summed.
+  uint64_t ItemsPayloadBytes() const;
 };
 
 // Reads the payloads of records not read yet (Kind::kRecordRef) by offset

@@ -58,8 +58,8 @@ uint64_t Element::Leaves() const {
   return n;
 }
 
-uint64_t Element::PayloadBytes() const {
-  uint64_t n = payload().size();
+uint64_t Element::ItemsPayloadBytes() const {
+  uint64_t n = 0;
   for (const Element& e : items) n += e.PayloadBytes();
   return n;
 }

@@ -139,9 +139,7 @@ constexpr uint64_t RecordsWire(uint64_t records, uint64_t payload_bytes) {
 
 uint64_t PayloadBytes(const std::vector<data::Element>& batch) {
   uint64_t n = 0;
-  for (const data::Element& e : batch) {
-    n += e.items.empty() ? e.payload().size() : e.PayloadBytes();
-  }
+  for (const data::Element& e : batch) n += e.PayloadBytes();
   return n;
 }
 
