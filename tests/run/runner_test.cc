@@ -153,6 +153,32 @@ TEST_CASE("epochs repeat the data and --steps stops early") {
   CHECK(report->records == 20);
 }
 
+TEST_CASE("--steps stops cleanly while packers are still staging batches") {
+  // Found on a GPU: a packer between Acquire and Submit when the loop stopped
+  // took Submit's "staging shut down" for a failure of the run.
+  testing::TempDir dir;
+  {
+    auto w = io::RecordWriter::Open(dir.File("big"), {});
+    REQUIRE(w.ok());
+    const std::string record(256 << 10, 'x');
+    for (int r = 0; r < 64; ++r) REQUIRE((*w)->Write(record).ok());
+    REQUIRE((*w)->Close().ok());
+  }
+  const std::string expr = fmt::format("tfrecord(\"{}\").repeat().batch(64)", dir.File("big"));
+  RunOptions o = HostOptions();
+  o.distribute.topology = {1, 8};
+  o.pack_threads = 8;
+  for (int64_t steps = 1; steps <= 20; ++steps) {
+    CAPTURE(steps);
+    o.distribute.max_steps = steps;
+    auto pipeline = data::ParsePipeline(expr);
+    REQUIRE(pipeline.ok());
+    Result<RunReport> report = Run(*pipeline, o);
+    REQUIRE_MESSAGE(report.ok(), report.status().ToString());
+    CHECK(report->steps == static_cast<uint64_t>(steps));
+  }
+}
+
 TEST_CASE("--verify catches a staging buffer corrupted before its copy") {
   testing::TempDir dir;
   {
