@@ -154,7 +154,8 @@ void PrintReport(const runner::RunReport& r, const std::string& source_text) {
     const std::string gbs =
         rr.copy_seconds > 0
             ? fmt::format("{:.2f}", Rate(static_cast<double>(rr.wire_bytes) / 1e9, rr.copy_seconds))
-            : "in place";
+        : rr.device == "cpu" ? "in place"
+                             : "-";
     fmt::print("{:>6} {:>7} {:<8} {:>9} {:>12} {:>8} {:>6} {:>9}\n", rr.worker, rr.replica,
                rr.device, rr.records, rr.bytes, rr.batches, rr.empty_batches, gbs);
   }
@@ -192,6 +193,10 @@ int RunRun(const RunArgs& o) {
   options.epochs = o.epochs;
   Result<device::DeviceKind> kind = device::ParseDeviceKind(o.device);
   if (!kind.ok()) return ReportError(kind.status(), json);
+  if (*kind == device::DeviceKind::kCpu && !o.gpus.empty()) {
+    return ReportError(
+        Status::InvalidArgument("--gpus names GPUs, but --device cpu uses host replicas"), json);
+  }
   options.staging.device = *kind;
   options.staging.gpus = o.gpus;
   options.staging.depth = o.prefetch.value_or(std::max<int64_t>(2, d.topology.replicas));
@@ -256,8 +261,10 @@ void AddRunCommand(CLI::App& app, Action* action) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->default_str("auto");
   cmd->add_option("--gpus", o->gpus,
-                  "GPU ordinals to use (replicas go round-robin over them); default: all visible")
-      ->delimiter(',');
+                  "GPU ordinals to use, comma-separated, e.g. 0,1 (replicas go round-robin over "
+                  "them); default: all visible")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   cmd->add_option("--prefetch", o->prefetch,
                   "Staging slots per replica (batches in flight); default: the replicas per "
                   "worker, at least 2");

@@ -401,6 +401,7 @@ Status Runner::Consume(RunReport& report) {
 Result<RunReport> Runner::Run(RunReport report) {
   const dist::Topology& t = ex_.topology();
   const size_t depth = static_cast<size_t>(std::max<int64_t>(options_.staging.depth, 1));
+  const auto setup_start = Clock::now();
   for (int64_t w : ex_.workers()) {
     auto worker = std::make_unique<Worker>();
     worker->worker = w;
@@ -432,6 +433,7 @@ Result<RunReport> Runner::Run(RunReport report) {
     }
     workers_.push_back(std::move(worker));
   }
+  const double setup_seconds = Since(setup_start);
   const device::Staging& first = *workers_.front()->staging;
   report.device = first.kind() == device::DeviceKind::kCuda ? "cuda" : "cpu";
   for (const std::string& note : first.notes()) report.notes.push_back(note);
@@ -510,7 +512,13 @@ Result<RunReport> Runner::Run(RunReport report) {
     }
   }
   const io::InflateTotals inflated = io::ProcessInflateTotals();
-  report.stages = {read};
+  report.stages = {
+      {"setup",
+       report.device == "cuda"
+           ? "CUDA devices, streams and events for every replica (the driver's start-up)"
+           : "host replicas' staging rings",
+       setup_seconds, 0, 0, ""},
+      read};
   if (inflated.bytes > inflate_before_.bytes) {
     report.stages.push_back({"decompress",
                              "zlib inflate on the reader threads (part of read)",

@@ -64,8 +64,8 @@ def main():
         check(all(key in r for r in report["replicas"]), f"run --json replicas have {key}")
     for key in ("name", "seconds", "bytes"):
         check(all(key in s for s in report["stages"]), f"run --json stages have {key}")
-    check(report["stages"][0]["name"] == "plan" and report["stages"][1]["name"] == "read",
-          "the stages start with plan and read")
+    check([s["name"] for s in report["stages"]][:3] == ["plan", "setup", "read"],
+          "the stages start with plan, setup and read")
 
     # Bytes read from the files: every worker reads everything under DATA,
     # its own files under FILE, and under DATA with index files only the
@@ -109,6 +109,17 @@ def main():
         proc = tfdist("run", "range(8).batch(2)", "--device", "cuda", expect=2)
         check("cuda" in proc.stderr.lower(), f"--device cuda names CUDA: {proc.stderr}")
         check(auto["notes"] != [], "--device auto says why it fell back to the host")
+    else:
+        # On a GPU: a GPU that is not there, or listed twice, is exit 2.
+        proc = tfdist("run", "range(8).batch(2)", "--device", "cuda", "--gpus", "99", expect=2)
+        check("GPU 99 is not visible" in proc.stderr, f"--gpus 99: {proc.stderr}")
+        proc = tfdist("run", "range(8).batch(2)", "--device", "cuda", "--gpus", "0,0", expect=2)
+        check("listed twice" in proc.stderr, f"--gpus 0,0: {proc.stderr}")
+    # --gpus takes one comma-separated value: the pipeline after it is not eaten.
+    one = json.loads(tfdist("run", "--gpus", "0", "range(8).batch(2)", "--json").stdout)
+    check(one["records"] == 8, "--gpus 0 before the pipeline leaves the pipeline alone")
+    proc = tfdist("run", "range(8).batch(2)", "--device", "cpu", "--gpus", "0", expect=2)
+    check("--gpus" in proc.stderr, f"--gpus with --device cpu is exit 2: {proc.stderr}")
 
     # A corrupt record ends the run with the file and offset (exit 3).
     proc = tfdist("run", "tfrecord(\"testdata/bad/data_crc.tfrecord\").batch(2)", expect=3)
