@@ -3,7 +3,8 @@
 //
 // Usage: h2d_bench host|gpu [--replicas R] [--batch-mib N] [--total-mib N] [--depth D]
 //                           [--gpu G] [--repeat K]
-//   host  Checksum and memcpy GB/s on one core, and host replicas (Submit/Receive) against memcpy
+//   host  Checksum and memcpy GB/s on one core; host replicas (Submit/Receive): batches handed
+//         over without verify, GB/s against one-core Checksum with it
 //   gpu   CUDA replicas on GPU G against back-to-back pinned cudaMemcpyAsync of the same bytes;
 //         exits 77 when no GPU is usable
 // Bytes are moved, not generated: batches keep whatever their slots hold.
@@ -140,11 +141,19 @@ int Host(const Args& args) {
     }
     const double bytes =
         static_cast<double>(batch) * static_cast<double>(per_replica * args.replicas);
-    fmt::print(
-        "  Staging cpu, {} replica(s), depth {}, verify {}: {:6.2f} GB/s ({:.2f} x one-core "
-        "memcpy)\n",
-        args.replicas, args.depth, verify ? "on " : "off", GBps(bytes, best),
-        GBps(bytes, best) / GBps(moved, best_copy));
+    // Host replicas read their slots in place: without verify nothing is
+    // copied or read, and only the hand-off is timed.
+    if (verify) {
+      fmt::print(
+          "  Staging cpu, {} replica(s), depth {}, verify on:  {:6.2f} GB/s ({:.2f} x one-core "
+          "Checksum)\n",
+          args.replicas, args.depth, GBps(bytes, best), GBps(bytes, best) / GBps(moved, best_sum));
+    } else {
+      fmt::print(
+          "  Staging cpu, {} replica(s), depth {}, verify off: {:.0f} batches/s handed over "
+          "(slots read in place: no copy)\n",
+          args.replicas, args.depth, static_cast<double>(per_replica * args.replicas) / best);
+    }
   }
   return 0;
 }
