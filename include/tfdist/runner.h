@@ -65,6 +65,9 @@ struct RunOptions {
   // Tests: corrupt one staged batch of this local replica (of every worker)
   // after its checksum is taken, so --verify must fail.
   std::optional<int64_t> corrupt_replica_for_testing;
+  // Tests: this local replica's pinned allocations fail (of every worker), so
+  // that it falls back to pageable memory and the report says so.
+  std::optional<int64_t> fail_pinned_replica_for_testing;
 };
 
 struct StageReport {

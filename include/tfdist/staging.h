@@ -205,6 +205,12 @@ class Staging {
   // after the host checksum is taken and before the copy.
   void CorruptNextForTesting(int64_t replica);
 
+  // Tests: the replica's pinned allocations fail from now on, as when the
+  // system has no more memory to pin, so that it falls back to pageable
+  // memory (and says so in notes()). No effect on host replicas, which pin
+  // nothing. Call before the replica's first Acquire.
+  void FailPinnedForTesting(int64_t replica);
+
  private:
   struct Replica;  // staging.cc
 

@@ -29,6 +29,7 @@ struct RunArgs {
   double step_time_ms = 0;
   bool json = false;
   std::optional<int64_t> corrupt_replica;
+  std::optional<int64_t> fail_pinned_replica;
   int64_t pack_threads = -1;
 };
 
@@ -209,6 +210,7 @@ int RunRun(const RunArgs& o) {
   }
   options.step_time_ms = o.step_time_ms;
   options.corrupt_replica_for_testing = o.corrupt_replica;
+  options.fail_pinned_replica_for_testing = o.fail_pinned_replica;
   options.pack_threads = o.pack_threads;
 
   const bool tty = isatty(STDERR_FILENO);
@@ -279,6 +281,7 @@ void AddRunCommand(CLI::App& app, Action* action) {
                   "the cores less two for raw records");
   cmd->add_flag("--json", o->json, "Print the report as JSON");
   cmd->add_option("--corrupt-replica-for-testing", o->corrupt_replica)->group("");
+  cmd->add_option("--fail-pinned-for-testing", o->fail_pinned_replica)->group("");
   cmd->callback([o, action] { *action = [o] { return RunRun(*o); }; });
 }
 

@@ -112,6 +112,7 @@ class CudaTransport final : public Transport {
   }
 
   std::string device() const override { return fmt::format("cuda:{}", gpu_); }
+  void FailPinnedForTesting() override { fail_pinned_ = true; }
   bool pinned() const override { return !pageable_.load(); }
 
   Status Reserve(int slot, size_t bytes, char** data, size_t* capacity,
@@ -127,7 +128,8 @@ class CudaTransport final : public Transport {
     // retrying (and failing) at every growth.
     if (!pageable_.load()) {
       void* p = nullptr;
-      const cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
+      const cudaError_t e =
+          fail_pinned_ ? cudaErrorMemoryAllocation : cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
       if (e == cudaSuccess) {
         b.pinned.reset(p);
         b.host = static_cast<char*>(p);
@@ -223,6 +225,7 @@ class CudaTransport final : public Transport {
   const int gpu_;
   int max_blocks_ = 1;
   std::atomic<bool> pageable_{false};
+  bool fail_pinned_ = false;  // FailPinnedForTesting
   Stream stream_;
   DeviceMemory sums_;       // one checksum per slot
   PinnedMemory host_sums_;  // their copies on the host

@@ -507,4 +507,8 @@ Staging::ReplicaStats Staging::stats(int64_t replica) const {
 
 void Staging::CorruptNextForTesting(int64_t replica) { Get(replica).corrupt_next = true; }
 
+void Staging::FailPinnedForTesting(int64_t replica) {
+  Get(replica).transport->FailPinnedForTesting();
+}
+
 }  // namespace tfdist::device

@@ -47,6 +47,9 @@ class Transport {
 
   // Copies the slot's device buffer back to host memory.
   virtual Status CopyToHost(int slot, size_t bytes, void* dst) = 0;
+
+  // Staging::FailPinnedForTesting. Not thread-safe: before the first Reserve.
+  virtual void FailPinnedForTesting() {}
 };
 
 // Host memory aligned to 64 bytes, released with std::free.

@@ -424,6 +424,9 @@ Result<RunReport> Runner::Run(RunReport report) {
     if (options_.corrupt_replica_for_testing) {
       worker->staging->CorruptNextForTesting(*options_.corrupt_replica_for_testing);
     }
+    if (options_.fail_pinned_replica_for_testing) {
+      worker->staging->FailPinnedForTesting(*options_.fail_pinned_replica_for_testing);
+    }
     for (int64_t r = 0; r < t.replicas; ++r) {
       auto replica = std::make_unique<Replica>(w, r, depth);
       replica->report.worker = w;
@@ -436,7 +439,6 @@ Result<RunReport> Runner::Run(RunReport report) {
   const double setup_seconds = Since(setup_start);
   const device::Staging& first = *workers_.front()->staging;
   report.device = first.kind() == device::DeviceKind::kCuda ? "cuda" : "cpu";
-  for (const std::string& note : first.notes()) report.notes.push_back(note);
 
   inflate_before_ = io::ProcessInflateTotals();
   // Packers: shared out among the workers, each serving one worker's replicas.
@@ -472,7 +474,16 @@ Result<RunReport> Runner::Run(RunReport report) {
   if (!consumed.ok()) return consumed;
   if (failure_.failed()) return failure_.status();
 
-  // The report.
+  // The report. Notes come at the end: some are taken during the run (a
+  // replica that could not pin its buffers). Every worker's staging says the
+  // same of the device, so a note is given once.
+  for (auto& w : workers_) {
+    for (std::string& note : w->staging->notes()) {
+      if (std::find(report.notes.begin(), report.notes.end(), note) == report.notes.end()) {
+        report.notes.push_back(std::move(note));
+      }
+    }
+  }
   StageReport read{"read",
                    "the whole pipeline: read, CRC checks, decompression, shuffle, batch; MB "
                    "read from the files",

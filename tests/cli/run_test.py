@@ -115,6 +115,15 @@ def main():
         check("GPU 99 is not visible" in proc.stderr, f"--gpus 99: {proc.stderr}")
         proc = tfdist("run", "range(8).batch(2)", "--device", "cuda", "--gpus", "0,0", expect=2)
         check("listed twice" in proc.stderr, f"--gpus 0,0: {proc.stderr}")
+        # A replica that cannot pin its slots goes on in pageable memory, and
+        # the report says so.
+        paged = json.loads(tfdist("run", TEXT + ".batch(4)", "--replicas", "2", "--verify",
+                                  "--fail-pinned-for-testing", "1", "--json").stdout)
+        check([r["pinned"] for r in paged["replicas"]] == [True, False],
+              f"replica 1 is not pinned: {paged['replicas']}")
+        check(any("replica 1: pinned allocation" in n and "pageable" in n for n in paged["notes"]),
+              f"the report notes the pageable fallback: {paged['notes']}")
+        check(paged["records"] == 12 and paged["verified"], "the pageable replica delivers")
     # --gpus takes one comma-separated value: the pipeline after it is not eaten.
     one = json.loads(tfdist("run", "--gpus", "0", "range(8).batch(2)", "--json").stdout)
     check(one["records"] == 8, "--gpus 0 before the pipeline leaves the pipeline alone")

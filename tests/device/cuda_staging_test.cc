@@ -128,6 +128,34 @@ TEST_CASE("without verify a corrupted byte reaches the device") {
   s->Release(0, *d);
 }
 
+TEST_CASE("a replica that cannot pin falls back to pageable memory and says so") {
+  auto s = MakeCuda(2, 2, true);
+  s->FailPinnedForTesting(1);
+  for (uint64_t b = 0; b < 4; ++b) {
+    for (int64_t r = 0; r < 2; ++r) {
+      const std::string bytes = BatchBytes(r, b, size_t{5000} << b);  // grows every time
+      Result<Staging::Slot*> slot = s->Acquire(r, bytes.size());
+      REQUIRE(slot.ok());
+      std::memcpy((*slot)->data, bytes.data(), bytes.size());
+      REQUIRE(s->Submit(r, *slot, bytes.size()).ok());
+      Result<Staging::Delivery> d = s->Receive(r);
+      REQUIRE(d.ok());
+      CHECK(d->checksum == Checksum(bytes.data(), bytes.size()));
+      std::string back(bytes.size(), '\0');
+      REQUIRE(s->CopyToHost(r, *d, back.data()).ok());
+      CHECK(back == bytes);
+      s->Release(r, *d);
+    }
+  }
+  CHECK(s->stats(0).pinned);
+  CHECK_FALSE(s->stats(1).pinned);
+  const std::vector<std::string> notes = s->notes();
+  REQUIRE(notes.size() == 1);  // once, not at every growth
+  CHECK(notes[0].find("replica 1: pinned allocation of") == 0);
+  CHECK(notes[0].find("using pageable memory") != std::string::npos);
+  CHECK(notes[0].find("cudaHostAlloc") != std::string::npos);
+}
+
 TEST_CASE("the plain-copy baseline runs") {
   Result<double> seconds = PlainPinnedCopySeconds(0, 1 << 20, 4);
   REQUIRE(seconds.ok());
