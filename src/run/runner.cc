@@ -592,6 +592,13 @@ Result<RunReport> Run(const data::Pipeline& pipeline, const RunOptions& options)
         "one host (run one worker with --worker)",
         ex.workers().size(), ex.topology().replicas, local, kMaxLocalReplicas));
   }
+  for (const std::optional<int64_t>& r :
+       {options.corrupt_replica_for_testing, options.fail_pinned_replica_for_testing}) {
+    if (r && (*r < 0 || *r >= ex.topology().replicas)) {
+      return Status::InvalidArgument(fmt::format("testing: no local replica {} (replicas 0..{})",
+                                                 *r, ex.topology().replicas - 1));
+    }
+  }
   RunReport report;
   report.decision = ex.decision();
   report.topology = ex.topology();

@@ -103,6 +103,12 @@ def main():
                   "--verify", "--corrupt-replica-for-testing", "1", expect=3)
     check("replica 1" in proc.stderr, f"the corruption names the replica: {proc.stderr}")
 
+    # The testing hooks name a replica that must exist.
+    for hook in ("--corrupt-replica-for-testing", "--fail-pinned-for-testing"):
+        for replica in ("2", "-1"):
+            proc = tfdist("run", "range(8).batch(2)", "--replicas", "2", hook, replica, expect=2)
+            check("no local replica" in proc.stderr, f"{hook} {replica}: {proc.stderr}")
+
     # --device cuda without a usable GPU: exit 2 with the CUDA call and error.
     auto = json.loads(tfdist("run", "range(8).batch(2)", "--json").stdout)
     if auto["device"] == "cpu":
