@@ -205,12 +205,21 @@ int RunRun(const RunArgs& o) {
     return ReportError(Status::InvalidArgument("--prefetch must be at least 1"), json);
   }
   options.staging.verify = o.verify;
-  if (o.step_time_ms < 0) {
-    return ReportError(Status::InvalidArgument("--step-time-ms must be at least 0"), json);
+  // A day at most: sleep_for's nanoseconds overflow past about 292 years, and
+  // NaN compares false with everything.
+  constexpr double kMaxStepMs = 24 * 3600 * 1e3;
+  if (!(o.step_time_ms >= 0 && o.step_time_ms <= kMaxStepMs)) {
+    return ReportError(
+        Status::InvalidArgument(fmt::format(
+            "--step-time-ms must be from 0 to {:.0f} (a day); got {}", kMaxStepMs, o.step_time_ms)),
+        json);
   }
   options.step_time_ms = o.step_time_ms;
   options.corrupt_replica_for_testing = o.corrupt_replica;
   options.fail_pinned_replica_for_testing = o.fail_pinned_replica;
+  if (o.pack_threads < -1) {
+    return ReportError(Status::InvalidArgument("--pack-threads must be at least 0"), json);
+  }
   options.pack_threads = o.pack_threads;
 
   const bool tty = isatty(STDERR_FILENO);
