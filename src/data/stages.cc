@@ -10,6 +10,7 @@
 #include <atomic>
 #include <tuple>
 
+#include "tfdist/interrupt.h"
 #include "tfdist/record_fetch.h"
 #include "tfdist/record_reader.h"
 #include "tfdist/synthetic.h"
@@ -52,6 +53,9 @@ class RangeDataset final : public Dataset {
      public:
       It(int64_t next, int64_t stop, int64_t step) : next_(next), stop_(stop), step_(step) {}
       Status GetNext(Element& out, bool& end) override {
+        // The one source that reads no file, so no read notices a Ctrl-C:
+        // range(N).repeat() and the like would otherwise never stop.
+        if (Interrupted()) return Status::Cancelled("interrupted");
         end = step_ > 0 ? next_ >= stop_ : next_ <= stop_;
         if (!end) {
           out = Element::Int(next_);
