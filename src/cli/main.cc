@@ -7,10 +7,27 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <string>
+#include <string_view>
 
 #include "cli_util.h"
 #include "config.h"
 #include "tfdist/interrupt.h"
+
+namespace {
+
+// Whether the command line asks for JSON output: --json, or --format json.
+// Read from argv, since parsing is what failed.
+bool WantsJson(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;  // positionals from here
+    if (arg == "--json" || arg == "--format=json") return true;
+    if (arg == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json") return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // Reader threads allocate what the consumer frees: without these, glibc
@@ -49,8 +66,13 @@ int main(int argc, char** argv) {
       known = known || sub->get_name() == argv[1];
     }
     if (!known) {
-      fmt::print(stderr, "tfdist: error: unknown command '{}'; the commands are {}\n", argv[1],
-                 names);
+      const std::string message =
+          fmt::format("unknown command '{}'; the commands are {}", argv[1], names);
+      fmt::print(stderr, "tfdist: error: {}\n", message);
+      if (WantsJson(argc, argv)) {
+        tfdist::cli::PrintJson(
+            {{"error", tfdist::cli::ErrorJson(tfdist::Status::InvalidArgument(message))}});
+      }
       return 2;
     }
   }
@@ -58,7 +80,14 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    if (rc == 0) return 0;  // --help, --version
+    // A script that asked for JSON reads the error from stdout too (SPEC.md
+    // section 5), also when the arguments themselves are wrong.
+    if (WantsJson(argc, argv)) {
+      tfdist::cli::PrintJson(
+          {{"error", tfdist::cli::ErrorJson(tfdist::Status::InvalidArgument(e.what()))}});
+    }
+    return 2;
   }
   try {
     return action ? action() : 2;
