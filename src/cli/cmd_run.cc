@@ -168,7 +168,7 @@ void PrintReport(const runner::RunReport& r, const std::string& source_text) {
 
 int RunRun(const RunArgs& o) {
   const bool json = o.json;
-  Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute);
+  Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute, o.all_workers);
   if (!resolved.ok()) return ReportError(resolved.status(), json);
   runner::RunOptions options;
   options.distribute = resolved->options;

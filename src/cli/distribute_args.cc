@@ -34,10 +34,12 @@ void AddDistributeArgs(CLI::App& cmd, DistributeArgs* args, const std::string& w
                "index files (tfdist index) let each worker read only its own records");
 }
 
-Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o) {
-  TFDIST_ASSIGN_OR_RETURN(
-      const dist::LauncherTopology launcher,
-      dist::TopologyFromEnvironment([](const char* name) { return std::getenv(name); }));
+Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o, bool all_workers) {
+  dist::LauncherTopology launcher;
+  if (!o.workers || !(o.worker || all_workers)) {
+    TFDIST_ASSIGN_OR_RETURN(launcher, dist::TopologyFromEnvironment(
+                                          [](const char* name) { return std::getenv(name); }));
+  }
   ResolvedDistribute r;
   dist::DistributeOptions& d = r.options;
   r.source = nlohmann::ordered_json::object();

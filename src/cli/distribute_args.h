@@ -41,7 +41,11 @@ struct ResolvedDistribute {
 // torchrun) where a flag was not given.
 // Error: InvalidArgument for a bad value, a malformed environment, or a
 // worker outside the workers.
-Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& args);
+// The launcher's environment is read only for what the flags leave open:
+// with --workers, and --worker or `all_workers`, it is not read at all, so a
+// stale or broken TF_CONFIG cannot stop an explicit command line.
+Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& args,
+                                                 bool all_workers = false);
 
 }  // namespace tfdist::cli
 

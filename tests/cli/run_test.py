@@ -8,6 +8,7 @@
 # Usage: run_test.py TFDIST
 import glob
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -109,6 +110,21 @@ def main():
         check("--step-time-ms must be" in proc.stderr, f"--step-time-ms {value}: {proc.stderr}")
     proc = tfdist("run", "range(8).batch(2)", "--pack-threads", "-5", expect=2)
     check("--pack-threads must be" in proc.stderr, f"--pack-threads -5: {proc.stderr}")
+
+    # Explicit --workers with --worker (or run --all-workers) win over a
+    # broken launcher environment, which is then not read at all.
+    for env_extra in ({"TF_CONFIG": "{"}, {"SLURM_PROCID": "3", "SLURM_NTASKS": "2"}):
+        env = dict(os.environ, **env_extra)
+        for args in (["layout", "--workers", "2", "--worker", "0", "range(4).batch(2)"],
+                     ["run", "--device", "cpu", "--workers", "2", "--all-workers",
+                      "range(4).batch(2)"]):
+            proc = subprocess.run([checks.TFDIST, *args], env=env, capture_output=True,
+                                  text=True, timeout=60)
+            check(proc.returncode == 0, f"{env_extra} {args}: exit {proc.returncode}: "
+                                        f"{proc.stderr}")
+        proc = subprocess.run([checks.TFDIST, "layout", "--workers", "2", "range(4).batch(2)"],
+                              env=env, capture_output=True, text=True, timeout=60)
+        check(proc.returncode == 2, f"{env_extra}: the environment still gives the worker")
 
     # The testing hooks name a replica that must exist.
     for hook in ("--corrupt-replica-for-testing", "--fail-pinned-for-testing"):
