@@ -206,6 +206,11 @@ Result<data::Pipeline> ParsePipelineArgs(const PipelineArgs& args, bool json) {
     if (args.file == "-") {
       ss << std::cin.rdbuf();
     } else {
+      struct stat st;
+      if (stat(args.file.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        return fail(Status::InvalidArgument(
+            fmt::format("{}: is a folder, not a pipeline file", args.file)));
+      }
       std::ifstream in(args.file);
       if (!in) {
         return fail(

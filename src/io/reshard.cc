@@ -578,8 +578,11 @@ Status CheckOutputs(const std::vector<std::string>& paths, bool overwrite) {
   for (const std::string& dir : folders) {
     struct stat st;
     const std::string d = dir.empty() ? "." : dir;
-    if (stat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (stat(d.c_str(), &st) != 0) {
       return Status::InvalidArgument(fmt::format("{}: the output folder does not exist", d));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      return Status::InvalidArgument(fmt::format("{}: is not a folder", d));
     }
     if (access(d.c_str(), W_OK) != 0) {
       return Status::InvalidArgument(fmt::format("{}: cannot write in the output folder", d));
