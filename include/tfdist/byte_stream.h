@@ -38,8 +38,13 @@ class ByteSource {
   // Reads up to dst.size() bytes into dst.
   // Return values:
   //  * n == dst.size()  - success
-  //  * n < dst.size()   - the end of the input was reached after n bytes
+  //  * n < dst.size()   - the end of the input was reached after n bytes, or
+  //                       an error stopped the source there, which the next
+  //                       call returns (an inflated stream hands out the
+  //                       bytes before damage first); the next call returns
+  //                       0 at the end
   //  * error            - NotFound/DataLoss/Internal naming the file
+  // So a reader that must not miss an error reads until 0.
   virtual Result<size_t> Read(std::span<char> dst) = 0;
 
   // The name used in messages: the file's path.

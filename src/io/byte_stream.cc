@@ -37,10 +37,15 @@ class FileSource final : public ByteSource {
   }
 
   Result<size_t> Read(std::span<char> dst) override {
+    // Once at the end, no read again: a terminal would wait for more input.
+    if (eof_) return 0;
     size_t done = 0;
     while (done < dst.size()) {
       const ssize_t n = read(fd_, dst.data() + done, dst.size() - done);
-      if (n == 0) break;
+      if (n == 0) {
+        eof_ = true;
+        break;
+      }
       if (n < 0) {
         if (errno == EINTR) {
           if (Interrupted()) return Status::Cancelled("interrupted");
@@ -64,6 +69,7 @@ class FileSource final : public ByteSource {
   std::optional<uint64_t> size_;
   bool owns_fd_;
   uint64_t position_ = 0;
+  bool eof_ = false;
 };
 
 class MemorySource final : public ByteSource {

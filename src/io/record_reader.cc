@@ -107,7 +107,9 @@ class ReadAheadBlocks final : public RecordReader::Blocks {
       }
       Result<size_t> n =
           Interrupted() ? Result<size_t>(Status::Cancelled("interrupted")) : source_->Read(buffer);
-      const bool last = !n.ok() || *n < buffer.size();
+      // A short read may still be followed by an error (ByteSource::Read):
+      // the end is a read of nothing.
+      const bool last = !n.ok() || *n == 0;
       std::lock_guard<std::mutex> lock(mu_);
       if (!n.ok()) {
         status_ = n.status();

@@ -38,10 +38,19 @@ class InflatingSource final : public ByteSource {
     if (!error_.ok()) return error_;
     z_.next_out = reinterpret_cast<Bytef*>(dst.data());
     z_.avail_out = static_cast<uInt>(dst.size());
+    // An error waits for the next call when this one inflated bytes before
+    // it (ByteSource::Read), so that the records before a truncation or a
+    // damaged block are read first, as TensorFlow's reader yields them.
+    auto fail = [&](Status s) -> Result<size_t> {
+      error_ = std::move(s);
+      const size_t produced = dst.size() - z_.avail_out;
+      if (produced > 0) return produced;
+      return error_;
+    };
     while (z_.avail_out > 0 && !done_) {
       if (z_.avail_in == 0 && !inner_eof_) {
         Status s = Refill();
-        if (!s.ok()) return error_ = s;
+        if (!s.ok()) return fail(std::move(s));
       }
       if (z_.avail_in == 0 && inner_eof_) {
         // Input ended. Between gzip members (or before any byte) this is the
@@ -50,10 +59,10 @@ class InflatingSource final : public ByteSource {
           done_ = true;
           break;
         }
-        return error_ = Status::DataLoss(
-                   fmt::format("{}: truncated {} stream: the file ends at compressed byte {} "
-                               "before the end of the stream",
-                               name(), CompressionName(compression_), consumed()));
+        return fail(Status::DataLoss(
+            fmt::format("{}: truncated {} stream: the file ends at compressed byte {} "
+                        "before the end of the stream",
+                        name(), CompressionName(compression_), consumed())));
       }
       const uInt avail_before = z_.avail_in;
       const uInt out_before = z_.avail_out;
@@ -75,25 +84,24 @@ class InflatingSource final : public ByteSource {
         }
         if (z_.avail_in == 0 && !inner_eof_) {
           Status s = Refill();
-          if (!s.ok()) return error_ = s;
+          if (!s.ok()) return fail(std::move(s));
         }
         if (z_.avail_in > 0) {
-          return error_ = Status::DataLoss(fmt::format(
-                     "{}: unexpected bytes after the end of the ZLIB stream at compressed "
-                     "byte {}",
-                     name(), consumed()));
+          return fail(Status::DataLoss(
+              fmt::format("{}: unexpected bytes after the end of the ZLIB stream at compressed "
+                          "byte {}",
+                          name(), consumed())));
         }
         done_ = true;
         break;
       }
       if (rc == Z_OK || (rc == Z_BUF_ERROR && z_.avail_in == 0)) continue;
       if (rc == Z_MEM_ERROR) {
-        return error_ = Status::Internal(fmt::format("{}: out of memory in inflate", name()));
+        return fail(Status::Internal(fmt::format("{}: out of memory in inflate", name())));
       }
-      return error_ =
-                 Status::DataLoss(fmt::format("{}: invalid {} data at compressed byte {}: {}",
-                                              name(), CompressionName(compression_), consumed(),
-                                              z_.msg != nullptr ? z_.msg : "inflate failed"));
+      return fail(Status::DataLoss(fmt::format("{}: invalid {} data at compressed byte {}: {}",
+                                               name(), CompressionName(compression_), consumed(),
+                                               z_.msg != nullptr ? z_.msg : "inflate failed")));
     }
     return dst.size() - z_.avail_out;
   }

@@ -2,6 +2,7 @@
 // RecordReader/RecordWriter: round trips, damage with exact offsets, fuzzing.
 
 #include <doctest/doctest.h>
+#include <zlib.h>
 
 #include <limits>
 #include <string>
@@ -243,6 +244,59 @@ TEST_CASE("damaged compressed streams are DataLoss naming the compressed offset"
   ReadOutcome trailing = ReadAll(Compress(raw, Compression::kZlib) + "junk", zlib);
   CHECK(trailing.status.code() == StatusCode::kDataLoss);
   CHECK(trailing.status.message().find("after the end of the ZLIB stream") != std::string::npos);
+}
+
+// The bytes zlib itself inflates from a cut stream, before it runs out.
+std::string InflatablePrefix(const std::string& z, Compression c) {
+  z_stream zs{};
+  REQUIRE(inflateInit2(&zs, c == Compression::kGzip ? 31 : 15) == Z_OK);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(z.data()));
+  zs.avail_in = static_cast<uInt>(z.size());
+  std::string out;
+  char buf[4096];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - zs.avail_out);
+    if (rc == Z_BUF_ERROR && zs.avail_out == sizeof buf) break;  // the input ran out
+    if (rc == Z_BUF_ERROR) rc = Z_OK;
+  }
+  inflateEnd(&zs);
+  return out;
+}
+
+TEST_CASE("a cut compressed stream yields every record before the cut, then DataLoss") {
+  // As TensorFlow's reader does: the records that inflate whole come first.
+  const std::vector<std::string> records = SampleRecords();
+  const std::string raw = Frame(records);
+  for (Compression c : {Compression::kGzip, Compression::kZlib}) {
+    CAPTURE(CompressionName(c));
+    const std::string z = Compress(raw, c);
+    for (int read_ahead : {0, 2}) {
+      CAPTURE(read_ahead);
+      for (size_t cut : {z.size() / 7, z.size() / 3, z.size() / 2, z.size() - 9, z.size() - 1}) {
+        CAPTURE(cut);
+        const std::string available = InflatablePrefix(z.substr(0, cut), c);
+        // Each record is framed by a length, its CRC and the data's CRC.
+        constexpr size_t kFraming = 8 + 4 + 4;
+        size_t whole = 0, end = 0;
+        while (whole < records.size() &&
+               end + records[whole].size() + kFraming <= available.size()) {
+          end += records[whole].size() + kFraming;
+          ++whole;
+        }
+        RecordReaderOptions options;
+        options.compression = c;
+        options.read_ahead = read_ahead;
+        ReadOutcome got = ReadAll(Truncate(z, cut), options);
+        CHECK(got.status.code() == StatusCode::kDataLoss);
+        REQUIRE(got.records.size() == whole);
+        for (size_t i = 0; i < whole; ++i) CHECK(got.records[i] == records[i]);
+      }
+    }
+  }
 }
 
 TEST_CASE("a huge length with a valid CRC is a truncation, not a huge allocation") {
