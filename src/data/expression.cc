@@ -66,6 +66,10 @@ class Parser {
       if (name.kind != Token::Kind::kName) {
         return Error(name, fmt::format("expected a method name after '.'; got {}", Describe(name)));
       }
+      if (chain.calls.size() > kMaxMethodCalls) {
+        return Error(name, fmt::format("a pipeline takes at most {} method calls after its source",
+                                       kMaxMethodCalls));
+      }
       Call call;
       call.name = name.text;
       call.pos = name.pos;

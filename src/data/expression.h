@@ -52,6 +52,12 @@ struct Call {
   std::vector<Arg> args;
 };
 
+// The most method calls a chain takes after its source. Each stage builds,
+// runs and destroys its iterator by recursing into its input's, so tens of
+// thousands of calls overflow an 8 MiB stack (about 20,000 in a release
+// build, 10,000 under AddressSanitizer); real pipelines have a dozen.
+inline constexpr size_t kMaxMethodCalls = 1000;
+
 // The source call, then the method calls in order.
 struct Chain {
   std::vector<Call> calls;

@@ -964,6 +964,13 @@ Result<std::shared_ptr<const Dataset>> BuildDataset(const Pipeline& pipeline,
                                                     const BuildOptions& options,
                                                     size_t* error_pos) {
   if (pipeline.ops.empty()) return Status::InvalidArgument("empty pipeline");
+  // ParsePipeline bounds the chain, and distribution adds a few stages; a
+  // pipeline made in code gets a bound too, as the stages recurse.
+  if (pipeline.ops.size() > 2 * kMaxMethodCalls) {
+    return Status::InvalidArgument(
+        fmt::format("the pipeline has {} stages; tfdist builds at most {}", pipeline.ops.size(),
+                    2 * kMaxMethodCalls));
+  }
   return Builder(pipeline, options, error_pos).Build();
 }
 

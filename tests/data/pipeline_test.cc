@@ -417,6 +417,28 @@ TEST_CASE("syntax and argument errors name the column and what was expected") {
   }
 }
 
+TEST_CASE("a chain of more than 1000 method calls is an error at the call past the limit") {
+  // Each stage recurses into its input: 50,000 calls overflowed the stack.
+  std::string chain = "range(3)";
+  for (int i = 0; i < 1000; ++i) chain += ".batch(1)";
+  CHECK(Out(chain).size() == 3);
+  CHECK(Error(chain + ".prefetch(1)") ==
+        fmt::format("column {}: a pipeline takes at most 1000 method calls after its source",
+                    chain.size() + 2));
+  std::string prefetches = "range(5)";
+  for (int i = 0; i < 50000; ++i) prefetches += ".prefetch(1)";
+  size_t pos = 0;
+  auto p = ParsePipeline(prefetches, &pos);
+  CHECK(p.status().code() == StatusCode::kInvalidArgument);
+  CHECK(pos == 8 + 1000 * 12 + 1);
+  // A pipeline made in code, not parsed, is bounded as well.
+  auto take = ParsePipeline("range(5).take(1)");
+  REQUIRE(take.ok());
+  take->ops.resize(2001, take->ops[1]);
+  CHECK(BuildDataset(*take, {}).status().message() ==
+        "the pipeline has 2001 stages; tfdist builds at most 2000");
+}
+
 TEST_CASE("the error position points at the mistake") {
   size_t pos = 0;
   auto p = ParsePipeline("range(6).shard(2)", &pos);
