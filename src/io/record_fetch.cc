@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -86,7 +87,7 @@ std::optional<std::vector<RecordExtent>> ReadRecordExtents(const std::string& pa
     if (p == limit) break;
     RecordExtent e;
     if (!number(e.offset) || !number(e.size) || e.offset != end ||
-        e.size < kRecordHeaderSize + kRecordFooterSize) {
+        e.size < kRecordHeaderSize + kRecordFooterSize || e.size > UINT64_MAX - e.offset) {
       *stale = fmt::format("{} changed while it was read", count->index_path);
       return std::nullopt;
     }
@@ -107,12 +108,23 @@ Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
   if (fd.get() < 0) {
     return Status::NotFound(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) {
+    return Status::DataLoss(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
+  }
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   std::vector<size_t> order(requests.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return requests[a].offset < requests[b].offset; });
+  // Saturates: a payload_size no file can hold must not wrap around 2^64.
   auto end_of = [&](size_t i) {
-    return requests[i].offset + requests[i].payload_size + kRecordHeaderSize + kRecordFooterSize;
+    constexpr uint64_t kFraming = kRecordHeaderSize + kRecordFooterSize;
+    const FetchRequest& r = requests[i];
+    if (r.offset > UINT64_MAX - kFraming || r.payload_size > UINT64_MAX - kFraming - r.offset) {
+      return UINT64_MAX;
+    }
+    return r.offset + r.payload_size + kFraming;
   };
   for (size_t first = 0; first < order.size();) {
     // A run: records in offset order, each starting within kMaxGap of the
@@ -128,9 +140,12 @@ Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
       end = next_end;
       ++last;
     }
+    // Only bytes the file has are read: what a request claims past its end
+    // is reported as truncation below, never allocated.
+    const uint64_t n = std::min(end, std::max(begin, file_size)) - begin;
     auto buffer = std::make_shared<std::string>();
-    buffer->resize(end - begin);
-    const int64_t got = ReadAt(fd.get(), buffer->data(), end - begin, begin);
+    buffer->resize(n);
+    const int64_t got = ReadAt(fd.get(), buffer->data(), n, begin);
     if (got < 0) {
       return Status::DataLoss(
           fmt::format("{}: read error at {}: {}", path, begin, std::strerror(errno)));
@@ -141,7 +156,7 @@ Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
       FetchRequest& r = requests[order[k]];
       const uint64_t at = r.offset - begin;
       const uint64_t data_offset = r.offset + kRecordHeaderSize;
-      if (available < at + kRecordHeaderSize) {
+      if (at > available || available - at < kRecordHeaderSize) {
         return Status::DataLoss(fmt::format(
             "{}: truncated record at {}: {} of the {} header bytes before the end of the file",
             path, r.offset, available > at ? available - at : 0, kRecordHeaderSize));

@@ -104,6 +104,7 @@ std::optional<IndexedCount> ReadOpenIndex(int fd, StatFile stat_file, IndexedCou
     *stale = fmt::format("{} is older than {}", out.index_path, path);
     return std::nullopt;
   }
+  const uint64_t file_size = static_cast<uint64_t>(file_st.st_size);
   uint64_t end = 0;
   const char* p = text.data();
   const char* const limit = p + text.size();
@@ -128,13 +129,19 @@ std::optional<IndexedCount> ReadOpenIndex(int fd, StatFile stat_file, IndexedCou
                            out.count.records);
       return std::nullopt;
     }
+    // end <= file_size here; a size past the file (which could wrap
+    // offset + size around 2^64) does not describe it.
+    if (size > file_size - end) {
+      *stale = fmt::format("{}: record {} ends past the {} bytes of {}", out.index_path,
+                           out.count.records, file_size, path);
+      return std::nullopt;
+    }
     end = offset + size;
     ++out.count.records;
     out.count.payload_bytes += size - 16;
   }
-  if (end != static_cast<uint64_t>(file_st.st_size)) {
-    *stale = fmt::format("{} covers {} bytes; {} has {}", out.index_path, end, path,
-                         static_cast<uint64_t>(file_st.st_size));
+  if (end != file_size) {
+    *stale = fmt::format("{} covers {} bytes; {} has {}", out.index_path, end, path, file_size);
     return std::nullopt;
   }
   return out;

@@ -153,7 +153,10 @@ bool OffsetsFromIndex(Input& in) {
     p = r1.ptr;
     skip_space();
     auto r2 = std::from_chars(p, limit, size);
-    if (r2.ec != std::errc() || offset != offsets.back() || size < kFraming) return false;
+    if (r2.ec != std::errc() || offset != offsets.back() || size < kFraming ||
+        size > UINT64_MAX - offset) {
+      return false;
+    }
     p = r2.ptr;
     offsets.push_back(offset + size);
   }

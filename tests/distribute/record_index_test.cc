@@ -289,6 +289,27 @@ TEST_CASE("a truncated file under an index it no longer fits falls back to readi
   CHECK(layout->workers[0].elements.back().Label() == "b4");
 }
 
+TEST_CASE("an index whose sizes wrap past 2^64 does not fit its file: it is read whole") {
+  TwoFiles f;
+  // b is 4 records of 18 bytes; 16 + (2^64 - 16) wraps to 0, and 0 + 72 ends
+  // where the file does.
+  testing::WriteFile(f.b + ".idx", "0 16\n16 18446744073709551600\n0 72\n");
+  std::string stale;
+  CHECK_FALSE(io::ReadRecordExtents(f.b, &stale));
+  CHECK(stale.find("record 1 ends past the 72 bytes") != std::string::npos);
+  auto layout = PlanLayout(f.Pipeline(), Data(2), {});
+  REQUIRE(layout.ok());
+  CHECK_FALSE(layout->decision.record_index);
+  REQUIRE(layout->workers[1].elements.size() == 5);
+  CHECK(layout->workers[1].elements.back().Label() == "b3");
+  auto ex = Execution::Plan(f.Pipeline(), Data(2), {});
+  REQUIRE(ex.ok());
+  CHECK_FALSE(ex->reads_by_index());
+  auto w1 = Stream(*ex, 1, nullptr);
+  REQUIRE(w1.ok());
+  CHECK(w1->size() == 5);
+}
+
 TEST_CASE("with index files each worker reads its own records; --no-index reads everything") {
   TwoFiles f;
   auto indexed = PlanLayout(f.Pipeline(), Data(3), {});
@@ -345,6 +366,23 @@ TEST_CASE("FetchRecords reads records in any order, duplicates once, and finds t
   CHECK(req[2].payload == "three");
   CHECK(req[3].payload == "one");
   CHECK(read == (4 + 16) + (3 + 16) + (5 + 16));
+  // Sizes no file holds are errors, never allocations or wrapped ends.
+  for (uint64_t size : {UINT64_MAX, UINT64_MAX - 16, uint64_t{1} << 62}) {
+    std::vector<io::FetchRequest> huge(1);
+    huge[0].payload_size = size;
+    const Status s = io::FetchRecords(path, huge);
+    CHECK(s.code() == StatusCode::kDataLoss);
+    CHECK(s.message().find(fmt::format("the length field says 4 bytes, the index {}", size)) !=
+          std::string::npos);
+  }
+  std::vector<io::FetchRequest> far(2);
+  far[0].offset = UINT64_MAX - 4;
+  far[1].offset = uint64_t{1} << 62;
+  far[0].payload_size = far[1].payload_size = 4;
+  CHECK(io::FetchRecords(path, far).message() ==
+        fmt::format("{}: truncated record at {}: 0 of the 12 header bytes before the end of the "
+                    "file",
+                    path, uint64_t{1} << 62));
   // Cut inside "three": truncated, at its payload.
   testing::WriteFile(path, testing::Truncate(testing::ReadFile(path), (*extents)[3].offset + 14));
   std::vector<io::FetchRequest> last(1);

@@ -56,6 +56,10 @@ TEST_CASE("a stale, foreign or malformed index is ignored with the reason") {
   testing::WriteFile(path + ".idx", "0 19\nx y\n");
   CHECK_FALSE(ReadIndex(path, "", &stale).has_value());
   CHECK(stale.find("line 2") != std::string::npos);
+  // Sizes that wrap past 2^64 and come back to the file's 38 bytes.
+  testing::WriteFile(path + ".idx", "0 16\n16 18446744073709551600\n0 38\n");
+  CHECK_FALSE(ReadIndex(path, "", &stale).has_value());
+  CHECK(stale == fmt::format("{}.idx: record 1 ends past the 38 bytes of {}", path, path));
   REQUIRE(WriteIndex(path, "", true).ok());
   struct utimbuf old = {1, 1};
   REQUIRE(utime((path + ".idx").c_str(), &old) == 0);

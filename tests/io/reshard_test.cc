@@ -455,5 +455,26 @@ TEST_CASE("an up-to-date index plans the copy without changing its result") {
   CHECK(Concatenated(*s) == recs);
 }
 
+TEST_CASE("an index whose sizes wrap past 2^64 is ignored: the input is scanned") {
+  TempDir dir;
+  const std::vector<std::string> recs = {"r0", "r1", "r2", "r3", "r4"};
+  const std::string path = dir.File("in.tfrecord");
+  WriteFile(path, Frame(recs));
+  // 16 + (2^64 - 16) wraps to 0, and 0 + 90 ends where the file does.
+  WriteFile(path + ".idx", "0 16\n16 18446744073709551600\n0 90\n");
+  ReshardOptions o;
+  o.output_prefix = dir.File("out");
+  o.num_shards = 2;
+  auto s = Reshard(std::vector<std::string>{path}, o);
+  REQUIRE(s.ok());
+  CHECK_FALSE(s->planned_from_index);
+  REQUIRE(s->outputs.size() == 2);
+  CHECK(s->outputs[0].records == 3);
+  CHECK(s->outputs[0].bytes == 6);
+  CHECK(s->outputs[1].records == 2);
+  CHECK(s->outputs[1].bytes == 4);
+  CHECK(Concatenated(*s) == recs);
+}
+
 }  // namespace
 }  // namespace tfdist::io
