@@ -321,6 +321,34 @@ class InputFiles {
   uint64_t clock_ = 0;
 };
 
+// With offsets from the index, `data` (bytes [begin, end) of `in`) must hold
+// records framed as the index says: a header at each offset, whose length
+// field gives the index's size. CRCs alone would pass records grouped
+// differently (two records where the index has one).
+Status CheckIndexFraming(const Input& in, const char* data, uint64_t begin, uint64_t end) {
+  auto it = std::lower_bound(in.offsets.begin(), in.offsets.end(), begin);
+  for (; it + 1 < in.offsets.end() && *it < end; ++it) {
+    const char* header = data + (*it - begin);
+    const uint64_t length = DecodeFixed64(header);
+    const uint64_t indexed = it[1] - *it - kFraming;
+    std::string what;
+    if (!HeaderIsValid(std::string_view(header, kRecordHeaderSize))) {
+      what = "no record header here, where the index puts one";
+    } else if (length != indexed) {
+      what = fmt::format("the length field says {} bytes, the index {}", length, indexed);
+    } else {
+      continue;
+    }
+    // Damage the scan of count and verify finds is reported in their words.
+    return CanonicalError(
+        in, Status::DataLoss(fmt::format("{}: corrupted record at {}: {} (the index does not "
+                                         "describe the file; write it again with tfdist index "
+                                         "--force)",
+                                         in.path, *it, what)));
+  }
+  return Status::OK();
+}
+
 // Reads bytes [begin, end) of input `f` (whole records), checks them when
 // the scan did not, and writes them to `sink`.
 Status CopyPiece(const Input& in, size_t f, InputFiles& files, uint64_t begin, uint64_t end,
@@ -344,6 +372,7 @@ Status CopyPiece(const Input& in, size_t f, InputFiles& files, uint64_t begin, u
     }
     done += static_cast<size_t>(r);
   }
+  if (in.from_index) TFDIST_RETURN_IF_ERROR(CheckIndexFraming(in, buffer.data(), begin, end));
   if (!in.verified) {
     const ScanResult scan = ScanRecords(buffer.data(), n, n, /*verify=*/true);
     if (scan.consumed != n) {

@@ -476,5 +476,47 @@ TEST_CASE("an index whose sizes wrap past 2^64 is ignored: the input is scanned"
   CHECK(Concatenated(*s) == recs);
 }
 
+TEST_CASE("an index that frames the records otherwise fails the copy and leaves nothing behind") {
+  TempDir dir;
+  // Five records of 18 bytes, at 0, 18, 36, 54 and 72.
+  const std::string path = dir.File("in.tfrecord");
+  WriteFile(path, Frame({"r0", "r1", "r2", "r3", "r4"}));
+  auto reshard = [&](const std::string& index, uint64_t shards, std::optional<uint64_t> seed) {
+    WriteFile(path + ".idx", index);
+    const std::vector<std::string> before = Listing(dir.path());
+    ReshardOptions o;
+    o.output_prefix = dir.File("out");
+    o.num_shards = shards;
+    o.seed = seed;
+    auto s = Reshard(std::vector<std::string>{path}, o);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().code() == StatusCode::kDataLoss);
+    CHECK(Listing(dir.path()) == before);
+    return s.status().message();
+  };
+  const std::string stale =
+      "(the index does not describe the file; write it again with tfdist index --force)";
+  // Every CRC checks out over [0, 36) and [36, 90): two records and three.
+  CHECK(reshard("0 36\n36 54\n", 2, std::nullopt).ends_with(stale));
+  CHECK(reshard("0 36\n36 54\n", 1, std::nullopt) ==
+        fmt::format("{}: corrupted record at 0: the length field says 2 bytes, the index 20 {}",
+                    path, stale));
+  CHECK(reshard("0 18\n18 18\n36 27\n63 27\n", 2, std::nullopt) ==
+        fmt::format("{}: corrupted record at 36: the length field says 2 bytes, the index 11 {}",
+                    path, stale));
+  // Shuffled, the record the index puts at 27 (inside r1) may come first.
+  uint64_t seed = 0;
+  while (SeededPermutation(4, seed)[0] != 1) ++seed;
+  CHECK(reshard("0 27\n27 27\n54 18\n72 18\n", 1, seed) ==
+        fmt::format("{}: corrupted record at 27: no record header here, where the index puts one "
+                    "{}",
+                    path, stale));
+  // A damaged file under an index that fits it is reported as count and
+  // verify word it.
+  WriteFile(path, testing::FlipByte(Frame({"r0", "r1", "r2", "r3", "r4"}), 18 + 9));
+  CHECK(reshard(testing::DaliIndex({"r0", "r1", "r2", "r3", "r4"}), 2, std::nullopt)
+            .starts_with(fmt::format("{}: corrupted record at 18: length CRC mismatch", path)));
+}
+
 }  // namespace
 }  // namespace tfdist::io
