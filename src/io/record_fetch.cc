@@ -175,11 +175,11 @@ Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
             path, r.offset, length, r.payload_size));
       }
       const uint64_t rest = available - at - kRecordHeaderSize;
-      if (rest < length + kRecordFooterSize) {
+      if (rest < kRecordFooterSize || rest - kRecordFooterSize < length) {
         return Status::DataLoss(fmt::format(
             "{}: truncated record at {}: {} of the {} payload and footer bytes before the end "
             "of the file",
-            path, rest == 0 ? r.offset : data_offset, rest, length + kRecordFooterSize));
+            path, rest == 0 ? r.offset : data_offset, rest, PayloadAndFooterBytes(length)));
       }
       const char* payload = header + kRecordHeaderSize;
       const uint32_t crc = crc32c::Value(payload, length);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "tfdist/crc32c.h"
@@ -28,6 +29,14 @@ inline uint32_t DecodeFixed32(const char* p) {
 }
 inline void EncodeFixed64(char* p, uint64_t v) { std::memcpy(p, &v, sizeof v); }
 inline void EncodeFixed32(char* p, uint32_t v) { std::memcpy(p, &v, sizeof v); }
+
+// length + kRecordFooterSize in decimal, for messages: a damaged length
+// field can make the sum pass 2^64 - 1.
+inline std::string PayloadAndFooterBytes(uint64_t length) {
+  const uint64_t low = length % 10 + kRecordFooterSize;
+  const uint64_t high = length / 10 + low / 10;
+  return (high == 0 ? std::string() : std::to_string(high)) + static_cast<char>('0' + low % 10);
+}
 
 // True when a 12-byte header's length CRC matches its length.
 inline bool HeaderIsValid(std::string_view header) {

@@ -281,7 +281,7 @@ bool RecordReader::Next(std::string_view* record) {
     return Fail(Status::DataLoss(fmt::format(
                     "{}: truncated record at {}{}: {} of the {} payload and footer bytes "
                     "before the end of the file",
-                    name, at, detail, got_bytes, length + kRecordFooterSize)),
+                    name, at, detail, got_bytes, PayloadAndFooterBytes(length))),
                 at);
   };
 

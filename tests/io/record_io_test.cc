@@ -11,6 +11,7 @@
 #include "test_util.h"
 #include "tfdist/byte_stream.h"
 #include "tfdist/crc32c.h"
+#include "tfdist/record_fetch.h"
 #include "tfdist/record_reader.h"
 #include "tfdist/record_writer.h"
 #include "tfdist/synthetic.h"
@@ -309,6 +310,39 @@ TEST_CASE("a huge length with a valid CRC is a truncation, not a huge allocation
     ReadOutcome out = ReadAll(header + "some bytes", {}, mode);
     CHECK(out.status.code() == StatusCode::kDataLoss);
     CHECK(out.status.message().find("truncated record at 12") != std::string::npos);
+  }
+}
+
+TEST_CASE("a truncation message counts the payload and footer bytes without wrapping at 2^64") {
+  const std::pair<uint64_t, const char*> cases[] = {
+      {UINT64_MAX, "18446744073709551619"},
+      {UINT64_MAX - 3, "18446744073709551616"},
+      {UINT64_MAX - 4, "18446744073709551615"},
+      {96, "100"},
+  };
+  for (auto [length, needed] : cases) {
+    CAPTURE(length);
+    std::string header(12, '\0');
+    std::memcpy(header.data(), &length, 8);
+    const uint32_t crc = crc32c::Mask(crc32c::Value(header.data(), 8));
+    std::memcpy(header.data() + 8, &crc, 4);
+    for (Mode mode : {Mode::kView, Mode::kSkip}) {
+      ReadOutcome out = ReadAll(header + std::string(40, 'x'), {}, mode);
+      CHECK(out.status.message() ==
+            fmt::format("mem: truncated record at 12: 40 of the {} payload and footer bytes "
+                        "before the end of the file",
+                        needed));
+    }
+    // FetchRecords, when an index gives the same length, says the same.
+    testing::TempDir dir;
+    const std::string path = dir.File("huge.tfrecord");
+    testing::WriteFile(path, header + std::string(40, 'x'));
+    std::vector<FetchRequest> request(1);
+    request[0].payload_size = length;
+    CHECK(FetchRecords(path, request).message() ==
+          fmt::format("{}: truncated record at 12: 40 of the {} payload and footer bytes before "
+                      "the end of the file",
+                      path, needed));
   }
 }
 
