@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <tuple>
 
 #include "tfdist/interrupt.h"
@@ -259,6 +260,12 @@ class EnumerateIterator final : public Iterator {
  public:
   EnumerateIterator(std::unique_ptr<Iterator> in, int64_t next) : in_(std::move(in)), next_(next) {}
   Status GetNext(Element& out, bool& end) override {
+    // TensorFlow zips with range(start, int64 max), which ends first: the
+    // index never reaches the maximum, let alone wraps.
+    if (next_ == std::numeric_limits<int64_t>::max()) {
+      end = true;
+      return Status::OK();
+    }
     Element inner;
     TFDIST_RETURN_IF_ERROR(in_->GetNext(inner, end));
     if (end) return Status::OK();

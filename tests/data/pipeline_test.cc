@@ -231,6 +231,13 @@ TEST_CASE("range takes stop, or start, stop and step, as Python's") {
 TEST_CASE("enumerate labels elements index:label") {
   CHECK(Out("range(3, 5).enumerate()") == Seq({"0:3", "1:4"}));
   CHECK(Out("range(2).enumerate(start=10)") == Seq({"10:0", "11:1"}));
+  CHECK(Out("range(2).enumerate(-1)") == Seq({"-1:0", "0:1"}));
+  // range(start, int64 max) ends the zip before the index would reach the max.
+  CHECK(Out("range(5).enumerate(9223372036854775805)") ==
+        Seq({"9223372036854775805:0", "9223372036854775806:1"}));
+  CHECK(Out("range(5).enumerate(9223372036854775807)").empty());
+  CHECK(Out("range(5).enumerate(9223372036854775806).repeat(2)") ==
+        Seq({"9223372036854775806:0", "9223372036854775806:0"}));
 }
 
 TEST_CASE("shuffle is a seeded permutation, reshuffled per epoch unless told not to") {
