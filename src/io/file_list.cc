@@ -220,6 +220,8 @@ Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string>
 
 Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string> patterns,
                                                     const FolderListings& listings) {
+  // As TensorFlow's MatchingFiles: no pattern matches no file.
+  if (patterns.empty()) return Status::InvalidArgument("no files match an empty list of patterns");
   Matches matches;
   std::vector<std::string> unmatched;
   for (const std::string& pattern : patterns) {

@@ -186,6 +186,8 @@ TEST_CASE("list_files sorts byte-wise, shuffles as a full permutation, and needs
   const std::string missing = Error("list_files(\"" + f.dir() + "/nope*\")");
   CHECK(missing.find("column 1: list_files: no files match") == 0);
   CHECK(missing.find("nope*") != std::string::npos);
+  CHECK(Error("list_files([])") ==
+        "column 1: list_files: no files match an empty list of patterns");
 }
 
 TEST_CASE("shard keeps positions p % n == i and checks its arguments") {

@@ -41,6 +41,10 @@ TEST_CASE("a pattern that matches nothing is InvalidArgument naming it") {
   auto files = ExpandFilePatterns(std::vector<std::string>{dir.File("a"), dir.File("nope*")});
   CHECK(files.status().code() == StatusCode::kInvalidArgument);
   CHECK(files.status().message().find("nope*") != std::string::npos);
+  // No pattern matches no file, as TensorFlow's MatchingFiles says.
+  auto none = ExpandFilePatterns(std::vector<std::string>{});
+  CHECK(none.status().code() == StatusCode::kInvalidArgument);
+  CHECK(none.status().message() == "no files match an empty list of patterns");
 }
 
 // What list_files gave when every pattern went through glob(3): its
