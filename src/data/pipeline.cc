@@ -242,6 +242,17 @@ class Binder {
     return c;
   }
 
+  // TFRecordDataset's buffer_size: tfdist sizes its own reads, but takes
+  // only what TensorFlow takes, an integer >= 0 (0: no buffering) or None.
+  Status ReaderBufferSize(const Expr* e) {
+    TFDIST_ASSIGN_OR_RETURN(std::optional<IntArg> size, OptInt(e, "buffer_size"));
+    if (size && size->value < 0) {
+      return ErrorAt(
+          e->pos, fmt::format("tfrecord(): buffer_size must be at least 0; got {}", ExprText(*e)));
+    }
+    return Status::OK();
+  }
+
   static bool IsReaderName(std::string_view name) {
     return name == "tfrecord" || name == "TFRecordDataset" || name == "tf.data.TFRecordDataset" ||
            name == "data.TFRecordDataset";
@@ -254,6 +265,7 @@ class Binder {
     if (e.kind == Expr::Kind::kCall && IsReaderName(e.text)) {
       Call call{e.text, e.pos, e.pos, e.args};
       TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, e.text, kParams));
+      TFDIST_RETURN_IF_ERROR(ReaderBufferSize(b[1]));
       return Compression(b[0]);
     }
     if (e.kind == Expr::Kind::kLambda) {
@@ -264,6 +276,7 @@ class Binder {
         Call call{body.text, body.pos, body.pos,
                   std::vector<Arg>(body.args.begin() + 1, body.args.end())};
         TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, body.text, kParams));
+        TFDIST_RETURN_IF_ERROR(ReaderBufferSize(b[1]));
         return Compression(b[0]);
       }
       return ErrorAt(e.pos,
@@ -543,6 +556,7 @@ class Binder {
       TFRecordOp p;
       TFDIST_ASSIGN_OR_RETURN(p.files, Strings(*b[0], "filenames"));
       TFDIST_ASSIGN_OR_RETURN(p.compression, Compression(b[1]));
+      TFDIST_RETURN_IF_ERROR(ReaderBufferSize(b[2]));
       TFDIST_ASSIGN_OR_RETURN(p.num_parallel_reads, OptInt(b[3], "num_parallel_reads"));
       op.params = std::move(p);
     } else if (name == "range") {

@@ -414,6 +414,15 @@ TEST_CASE("syntax and argument errors name the column and what was expected") {
        "tf.data.TFRecordDataset(f, ...)"},
       {"tfrecord(\"a\", compression_type=\"LZ4\")",
        "column 32: unknown compression 'LZ4'; expected one of \"\", none, GZIP, ZLIB, auto"},
+      {"tfrecord('a', buffer_size=-7)",
+       "column 27: tfrecord(): buffer_size must be at least 0; got -7"},
+      {"tfrecord('a', '', -1)", "column 19: tfrecord(): buffer_size must be at least 0; got -1"},
+      {"tfrecord('a', buffer_size='8M')",
+       "column 27: expected an integer for buffer_size; got \"8M\""},
+      {"range(6).interleave(lambda f: tf.data.TFRecordDataset(f, buffer_size=AUTOTUNE))",
+       "column 70: tfrecord(): buffer_size must be at least 0; got AUTOTUNE"},
+      {"range(6).flat_map(tfrecord(buffer_size=-2))",
+       "column 40: tfrecord(): buffer_size must be at least 0; got -2"},
       {"tfrecord('a').map(parse)",
        "column 19: tfdist only supports map(parse_example(...)); got parse"},
       {"range(6)\n  .batch(0)", "line 2, column 10: batch(): batch_size must be positive; got 0"},
@@ -446,6 +455,16 @@ TEST_CASE("a chain of more than 1000 method calls is an error at the call past t
   take->ops.resize(2001, take->ops[1]);
   CHECK(BuildDataset(*take, {}).status().message() ==
         "the pipeline has 2001 stages; tfdist builds at most 2000");
+}
+
+TEST_CASE("tfrecord's buffer_size may be 0 or more, or None: it does not change the records") {
+  Files f;
+  const std::string a = f.Add("a", {"x", "y"});
+  for (const char* size : {"None", "0", "1", "262144"}) {
+    CHECK(Out(fmt::format("tfrecord(\"{}\", buffer_size={})", a, size)) == Seq({"x", "y"}));
+    CHECK(Out(fmt::format("from_tensor_slices([\"{}\"]).flat_map(tfrecord(buffer_size={}))", a,
+                          size)) == Seq({"x", "y"}));
+  }
 }
 
 TEST_CASE("the error position points at the mistake") {
