@@ -24,7 +24,8 @@ namespace tfdist {
 // A pattern whose wildcards are all in its last component ("data/part-*")
 // lists its folder once (readdir) and matches the names there; other
 // patterns go through glob(3). Both give the same matches.
-// Error: InvalidArgument naming every pattern that matched nothing.
+// Error: InvalidArgument naming every pattern that matched nothing, or for
+// an empty list of patterns (TensorFlow: "No files matched pattern").
 Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string> patterns);
 
 // Folders whose names are known without listing them (a directory index's
