@@ -112,6 +112,15 @@ Result<std::shared_ptr<const data::Dataset>> BuildPipeline(const PipelineArgs& a
 // Prints JSON on one line (jq-friendly) followed by a newline.
 void PrintJson(const nlohmann::ordered_json& j);
 
+// Checks for integer options, added with ->check(). CLI11 2.1 wraps "-1" into
+// an unsigned option (2^64 - 1) and saturates a value too large for the type;
+// these reject both, and a value below `min`, with the option's name first:
+// "--files: must be at least 1; got 0". A value that is no integer at all is
+// left to CLI11's conversion error.
+// Every unsigned (uint32/uint64/size_t) option takes UintAtLeast.
+CLI::Validator UintAtLeast(uint64_t min);
+CLI::Validator IntAtLeast(int64_t min);
+
 }  // namespace tfdist::cli
 
 #endif  // TFDIST_CLI_CLI_UTIL_H_

@@ -51,8 +51,6 @@ int RunGen(const GenOptions& o) {
   payload.size = *size;
   payload.text_template = o.text;
   payload.seed = o.seed;
-  if (o.files == 0)
-    return ReportError(Status::InvalidArgument("--files must be at least 1"), o.json);
 
   io::RecordWriterOptions options;
   options.compression = *compression;
@@ -106,8 +104,10 @@ void AddGenCommand(CLI::App& app, Action* action) {
   cmd->add_option("-o,--output", o->output,
                   "Output file; with --files N > 1 a prefix: PREFIX-00000-of-0000N.tfrecord[.gz]")
       ->required();
-  cmd->add_option("--files", o->files, "Number of files")->default_val(1);
-  cmd->add_option("--records", o->records, "Records per file")->default_val(100);
+  cmd->add_option("--files", o->files, "Number of files")->default_val(1)->check(UintAtLeast(1));
+  cmd->add_option("--records", o->records, "Records per file")
+      ->default_val(100)
+      ->check(UintAtLeast(0));
   cmd->add_option("--size", o->size,
                   "Payload size in bytes, fixed (100, 10k, 1M) or uniform over a range "
                   "(100-1000); ignored by --kind text")
@@ -124,7 +124,7 @@ void AddGenCommand(CLI::App& app, Action* action) {
   cmd->add_option("--compression", o->compression, "none, gzip or zlib")->default_str("none");
   cmd->add_option("--level", o->level, "zlib compression level, -1 (default) to 9")
       ->check(CLI::Range(-1, 9));
-  cmd->add_option("--seed", o->seed, "Random seed")->default_val(0);
+  cmd->add_option("--seed", o->seed, "Random seed")->default_val(0)->check(UintAtLeast(0));
   cmd->add_flag("-f,--force", o->force, "Overwrite existing files");
   cmd->add_flag("--no-fsync", o->no_fsync,
                 "Do not fsync the files before renaming them (scratch data: much faster for "

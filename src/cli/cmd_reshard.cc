@@ -154,11 +154,11 @@ void AddReshardCommand(CLI::App& app, Action* action) {
       ->required();
   auto* n = cmd->add_option("-n,--num-shards", a->num_shards,
                             "Number of shards (at most the number of records: no shard is empty)")
-                ->check(CLI::PositiveNumber);
+                ->check(UintAtLeast(1).description("POSITIVE"));
   auto* k = cmd->add_option("--records-per-shard", a->records_per_shard,
                             "Instead of -n: ceil(records / K) shards, each of at most K records "
                             "when balanced by records")
-                ->check(CLI::PositiveNumber);
+                ->check(UintAtLeast(1).description("POSITIVE"));
   n->excludes(k);
   cmd->add_option("--balance", a->balance,
                   "records: counts differ by at most 1; bytes: no shard more than one record "
@@ -167,7 +167,8 @@ void AddReshardCommand(CLI::App& app, Action* action) {
       ->default_str("records");
   cmd->add_option("--seed", a->seed,
                   "Shuffle the records by this seed (the same seed, the same shards); without "
-                  "it each shard is a contiguous run of the input, in order");
+                  "it each shard is a contiguous run of the input, in order")
+      ->check(UintAtLeast(0));
   cmd->callback([a, action] { *action = [a] { return RunReshard(*a); }; });
 }
 

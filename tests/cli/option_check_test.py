@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+# Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+# Bad option values exit 2 with a message that names the option, and write
+# nothing: a negative value of an unsigned option (CLI11 would wrap it to
+# 2^64 - 1), a value out of the option's range, a name that cannot work.
+# Runs in a temporary folder, which must stay empty.
+# Usage: option_check_test.py TFDIST (from the source root)
+import os
+import sys
+import tempfile
+
+import checks
+from checks import check, tfdist
+
+ONE = os.path.abspath("testdata/one.tfrecord")
+
+# (arguments, the first line of stderr)
+CASES = [
+    # Every unsigned option.
+    (["gen", "-o", "x", "--files", "-1", "--records", "0"], "--files: must be at least 1; got -1"),
+    (["gen", "-o", "x", "--files", "0"], "--files: must be at least 1; got 0"),
+    (["gen", "-o", "x", "--records", "-1"], "--records: must be at least 0; got -1"),
+    (["gen", "-o", "x", "--seed", "-1"], "--seed: must be at least 0; got -1"),
+    (["gen", "-o", "x", "--seed", "18446744073709551616"],
+     "--seed: must be at most 18446744073709551615; got 18446744073709551616"),
+    (["take", "--seed", "-1", "range(3)"], "--seed: must be at least 0; got -1"),
+    (["layout", "--seed", "-1", "range(3)"], "--seed: must be at least 0; got -1"),
+    (["run", "--seed", "-1", "range(3)"], "--seed: must be at least 0; got -1"),
+    (["reshard", ONE, "-o", "y", "--seed", "-1"], "--seed: must be at least 0; got -1"),
+    (["reshard", ONE, "-o", "y", "-n", "-1"], "--num-shards: must be at least 1; got -1"),
+    (["reshard", ONE, "-o", "y", "-n", "0"], "--num-shards: must be at least 1; got 0"),
+    (["reshard", ONE, "-o", "y", "--records-per-shard", "0"],
+     "--records-per-shard: must be at least 1; got 0"),
+    (["reshard", ONE, "-o", "y", "--records-per-shard", "-1"],
+     "--records-per-shard: must be at least 1; got -1"),
+]
+
+
+def main():
+    checks.TFDIST = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory(prefix="tfdist-options-") as tmp:
+        os.chdir(tmp)
+        for args, message in CASES:
+            proc = tfdist(*args, expect=2)
+            first = proc.stderr.splitlines()[0] if proc.stderr else ""
+            check(first == message, f"tfdist {' '.join(args)}: stderr {first!r}, expected {message!r}")
+            left = os.listdir(tmp)
+            check(not left, f"tfdist {' '.join(args)}: left {left}")
+        os.chdir("/")
+    return checks.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
