@@ -141,7 +141,8 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args) {
                  "# comments are free");
   cmd.add_option("--cpus", args->cpus,
                  "CPUs of the modelled host: TensorFlow's default (AUTOTUNE) cycle_length and "
-                 "num_parallel_calls (default: this machine's)");
+                 "num_parallel_calls (default: this machine's)")
+      ->check(IntAtLeast(1));
   cmd.add_option("--seed", args->seed,
                  "Seed for shuffles given no seed (default: a random one per run, as in "
                  "TensorFlow)")

@@ -33,6 +33,11 @@ CASES = [
      "--records-per-shard: must be at least 1; got 0"),
     (["reshard", ONE, "-o", "y", "--records-per-shard", "-1"],
      "--records-per-shard: must be at least 1; got -1"),
+    # --cpus models a host: at least one CPU (0 and below were this machine's count).
+    (["take", "--cpus", "0", "range(3)"], "--cpus: must be at least 1; got 0"),
+    (["take", "--cpus", "-1", "range(3)"], "--cpus: must be at least 1; got -1"),
+    (["layout", "--cpus", "-100", "range(3)"], "--cpus: must be at least 1; got -100"),
+    (["run", "--cpus", "0", "range(3)"], "--cpus: must be at least 1; got 0"),
 ]
 
 
