@@ -80,8 +80,10 @@ void AddCatCommand(CLI::App& app, Action* action) {
       ->check(CLI::IsMember({"text", "json"}))
       ->default_str("text");
   cmd->add_flag("--json", o->json, "Same as --format json");
-  cmd->add_option("-n,--limit", o->limit, "Print at most N records (default: all)");
-  cmd->add_option("--skip", o->skip, "Skip the first N records")->check(CLI::NonNegativeNumber);
+  cmd->add_option("-n,--limit", o->limit, "Print at most N records; -1 (default): all")
+      ->check(IntAtLeast(-1));
+  cmd->add_option("--skip", o->skip, "Skip the first N records")
+      ->check(IntAtLeast(0).description("NONNEGATIVE"));
   cmd->add_flag("--full", o->full, "Text: show every value and every byte (no eliding)");
   cmd->callback([o, action] { *action = [o] { return RunCat(*o); }; });
 }

@@ -113,7 +113,8 @@ void AddTakeCommand(CLI::App& app, Action* action) {
       "order");
   AddPipelineArgs(*cmd, &o->pipeline);
   cmd->add_option("-n,--limit", o->limit, "Print at most N elements or batches; -1: all")
-      ->default_val(100);
+      ->default_val(100)
+      ->check(IntAtLeast(-1));
   cmd->add_flag("--json", o->json, "Print {\"elements\": [...]}, a batch as a list of labels");
   cmd->add_flag("--summary", o->summary,
                 "Print only the number of elements, records and bytes, and the time taken "

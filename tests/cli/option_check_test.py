@@ -38,6 +38,10 @@ CASES = [
     (["take", "--cpus", "-1", "range(3)"], "--cpus: must be at least 1; got -1"),
     (["layout", "--cpus", "-100", "range(3)"], "--cpus: must be at least 1; got -100"),
     (["run", "--cpus", "0", "range(3)"], "--cpus: must be at least 1; got 0"),
+    # -1 means all; below it is a mistake.
+    (["cat", "-n", "-5", ONE], "--limit: must be at least -1; got -5"),
+    (["take", "-n", "-2", "range(3)"], "--limit: must be at least -1; got -2"),
+    (["cat", "--skip", "-1", ONE], "--skip: must be at least 0; got -1"),
 ]
 
 
