@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <memory>
 
 #include "cli_util.h"
+#include "tfdist/interrupt.h"
 #include "tfdist/record_writer.h"
 #include "tfdist/synthetic.h"
 
@@ -66,6 +68,8 @@ int RunGen(const GenOptions& o) {
   std::string record;
   uint64_t global = 0, bytes = 0;
   for (uint64_t f = 0; f < o.files; ++f) {
+    // Writes notice an interrupt, but with --records 0 there are none.
+    if (Interrupted()) return ReportError(Status::Cancelled("interrupted"), o.json);
     names.push_back(OutputName(o, *compression, f));
     Result<std::unique_ptr<io::RecordWriter>> w = io::RecordWriter::Open(names.back(), options);
     if (!w.ok()) return ReportError(w.status(), o.json);
@@ -77,8 +81,12 @@ int RunGen(const GenOptions& o) {
     if (Status s = (*w)->Finish(); !s.ok()) return ReportError(s, o.json);
     writers.push_back(std::move(*w));
   }
-  for (auto& w : writers) {
-    if (Status s = w->Commit(); !s.ok()) return ReportError(s, o.json);
+  for (size_t k = 0; k < writers.size(); ++k) {
+    // An interrupt part way through removes the files already renamed.
+    if (Status s = writers[k]->Commit(); !s.ok()) {
+      for (size_t j = 0; j < k; ++j) std::remove(names[j].c_str());
+      return ReportError(s, o.json);
+    }
   }
   if (o.json) {
     nlohmann::ordered_json out;
