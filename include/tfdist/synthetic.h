@@ -37,6 +37,10 @@ class Rng {
 // Error: InvalidArgument naming the text.
 Result<uint64_t> ParseByteCount(std::string_view text);
 
+// The largest payload a PayloadGenerator makes: records are built in memory,
+// and a serialized protobuf message must stay under 2 GiB.
+inline constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 30;
+
 // A payload size: fixed ("100") or uniform over a range ("100-1000").
 struct SizeDistribution {
   uint64_t min = 100;

@@ -50,6 +50,13 @@ int RunGen(const GenOptions& o) {
   payload.type = *type;
   Result<SizeDistribution> size = ParseSizeDistribution(o.size);
   if (!size.ok()) return ReportError(size.status(), o.json);
+  if (payload.type != PayloadType::kText && size->max > kMaxPayloadBytes) {
+    return ReportError(
+        Status::InvalidArgument(fmt::format(
+            "--size: '{}' goes over {}G, the most a record can have (records are built in memory)",
+            o.size, kMaxPayloadBytes >> 30)),
+        o.json);
+  }
   payload.size = *size;
   payload.text_template = o.text;
   payload.seed = o.seed;
@@ -118,7 +125,7 @@ void AddGenCommand(CLI::App& app, Action* action) {
       ->check(UintAtLeast(0));
   cmd->add_option("--size", o->size,
                   "Payload size in bytes, fixed (100, 10k, 1M) or uniform over a range "
-                  "(100-1000); ignored by --kind text")
+                  "(100-1000); at most 1G; ignored by --kind text")
       ->default_str("100");
   cmd->add_option("--kind", o->kind,
                   "example: tf.train.Example {id, label, data}; text: --text per record; "
