@@ -45,7 +45,12 @@ DataSet Generated(uint64_t n, uint64_t size) {
   o.seed = 1;
   tfdist::PayloadGenerator gen(o);
   d.payloads.resize(n);
-  for (uint64_t i = 0; i < n; ++i) gen.Next(0, i, i, d.payloads[i]);
+  for (uint64_t i = 0; i < n; ++i) {
+    if (tfdist::Status s = gen.Next(0, i, i, d.payloads[i]); !s.ok()) {
+      fmt::print(stderr, "bench_parse: {}\n", s);
+      std::exit(1);
+    }
+  }
   return d;
 }
 

@@ -72,7 +72,9 @@ class PayloadGenerator {
   // Fills `out` with the payload of record `index` of file `file`, the
   // `global`-th record overall. Example payloads serialize to exactly the
   // drawn size when that is at least their minimum (about 12 bytes).
-  void Next(uint64_t file, uint64_t index, uint64_t global, std::string& out);
+  // Error: InvalidArgument when the drawn size is over kMaxPayloadBytes;
+  // Internal if the Example cannot be serialized. `out` is then empty.
+  Status Next(uint64_t file, uint64_t index, uint64_t global, std::string& out);
 
  private:
   PayloadOptions options_;

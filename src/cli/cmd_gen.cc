@@ -81,7 +81,7 @@ int RunGen(const GenOptions& o) {
     Result<std::unique_ptr<io::RecordWriter>> w = io::RecordWriter::Open(names.back(), options);
     if (!w.ok()) return ReportError(w.status(), o.json);
     for (uint64_t i = 0; i < o.records; ++i, ++global) {
-      gen.Next(f, i, global, record);
+      if (Status s = gen.Next(f, i, global, record); !s.ok()) return ReportError(s, o.json);
       bytes += record.size();
       if (Status s = (*w)->Write(record); !s.ok()) return ReportError(s, o.json);
     }

@@ -102,18 +102,22 @@ Result<PayloadType> ParsePayloadType(std::string_view text) {
 PayloadGenerator::PayloadGenerator(const PayloadOptions& options)
     : options_(options), rng_(options.seed) {}
 
-void PayloadGenerator::Next(uint64_t file, uint64_t index, uint64_t global, std::string& out) {
-  switch (options_.type) {
-    case PayloadType::kText:
-      out = Expand(options_.text_template, file, index, global);
-      return;
-    case PayloadType::kRandom:
-      FillRandom(rng_, out, rng_.Uniform(options_.size.min, options_.size.max));
-      return;
-    case PayloadType::kExample:
-      break;
+Status PayloadGenerator::Next(uint64_t file, uint64_t index, uint64_t global, std::string& out) {
+  if (options_.type == PayloadType::kText) {
+    out = Expand(options_.text_template, file, index, global);
+    return Status::OK();
   }
   const uint64_t target = rng_.Uniform(options_.size.min, options_.size.max);
+  if (target > kMaxPayloadBytes) {
+    out.clear();
+    return Status::InvalidArgument(
+        fmt::format("a payload of {} bytes is over the limit of {} (kMaxPayloadBytes)", target,
+                    kMaxPayloadBytes));
+  }
+  if (options_.type == PayloadType::kRandom) {
+    FillRandom(rng_, out, target);
+    return Status::OK();
+  }
   tensorflow::Example example;
   auto& features = *example.mutable_features()->mutable_feature();
   features["id"].mutable_int64_list()->add_value(static_cast<int64_t>(global));
@@ -133,12 +137,19 @@ void PayloadGenerator::Next(uint64_t file, uint64_t index, uint64_t global, std:
   // Deterministic serialization sorts map keys: the same seed gives the same
   // bytes on every run (plain map order depends on hashing).
   out.clear();
+  bool serialized = false;
   {
     google::protobuf::io::StringOutputStream stream(&out);
     google::protobuf::io::CodedOutputStream coded(&stream);
     coded.SetSerializationDeterministic(true);
-    example.SerializeToCodedStream(&coded);
+    serialized = example.SerializeToCodedStream(&coded) && !coded.HadError();
   }
+  if (!serialized) {
+    out.clear();
+    return Status::Internal(
+        fmt::format("cannot serialize the Example of record {} ({} bytes)", global, target));
+  }
+  return Status::OK();
 }
 
 }  // namespace tfdist

@@ -68,8 +68,8 @@ TEST_CASE("synthetic Examples have the drawn size and are the same for the same 
   PayloadGenerator a(options), b(options);
   std::string x, y;
   for (uint64_t i = 0; i < 50; ++i) {
-    a.Next(0, i, i, x);
-    b.Next(0, i, i, y);
+    REQUIRE(a.Next(0, i, i, x).ok());
+    REQUIRE(b.Next(0, i, i, y).ok());
     CHECK(x == y);
     CHECK(x.size() >= 200);
     CHECK(x.size() <= 5000);
@@ -78,8 +78,22 @@ TEST_CASE("synthetic Examples have the drawn size and are the same for the same 
   options.size = {1000, 1000};
   PayloadGenerator fixed(options);
   for (uint64_t i = 0; i < 20; ++i) {
-    fixed.Next(0, i, i * 1000003, x);
+    REQUIRE(fixed.Next(0, i, i * 1000003, x).ok());
     CHECK(x.size() == 1000);
+  }
+}
+
+TEST_CASE("a payload over kMaxPayloadBytes is an error, never an empty record") {
+  for (PayloadType type : {PayloadType::kExample, PayloadType::kRandom}) {
+    PayloadOptions options;
+    options.type = type;
+    options.size = {kMaxPayloadBytes + 1, uint64_t{3} << 30};
+    PayloadGenerator gen(options);
+    std::string out = "stale";
+    const Status s = gen.Next(0, 0, 0, out);
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(s.message().find("over the limit") != std::string::npos);
+    CHECK(out.empty());
   }
 }
 
@@ -89,7 +103,7 @@ TEST_CASE("text payloads expand the template; sizes and kinds parse with units")
   options.text_template = "f{f}-r{i}-g{g}-{x}";
   PayloadGenerator gen(options);
   std::string out;
-  gen.Next(2, 5, 17, out);
+  REQUIRE(gen.Next(2, 5, 17, out).ok());
   CHECK(out == "f2-r5-g17-{x}");
   CHECK(*ParseByteCount("10k") == 10240);
   CHECK(*ParseByteCount("1MiB") == 1048576);

@@ -693,7 +693,7 @@ TEST_CASE("synthetic Examples (tfdist gen) parse into their id, label and data")
   options.seed = 9;
   PayloadGenerator gen(options);
   std::vector<std::string> payloads(100);
-  for (uint64_t i = 0; i < payloads.size(); ++i) gen.Next(0, i, i, payloads[i]);
+  for (uint64_t i = 0; i < payloads.size(); ++i) REQUIRE(gen.Next(0, i, i, payloads[i]).ok());
   CheckSame({Spec("id", FeatureType::kInt64), Spec("label", FeatureType::kInt64),
              Spec("data", FeatureType::kBytes)},
             payloads);
