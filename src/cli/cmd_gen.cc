@@ -49,7 +49,10 @@ int RunGen(const GenOptions& o) {
   if (!type.ok()) return ReportError(type.status(), o.json);
   payload.type = *type;
   Result<SizeDistribution> size = ParseSizeDistribution(o.size);
-  if (!size.ok()) return ReportError(size.status(), o.json);
+  if (!size.ok()) {
+    return ReportError(Status::InvalidArgument(fmt::format("--size: {}", size.status().message())),
+                       o.json);
+  }
   if (payload.type != PayloadType::kText && size->max > kMaxPayloadBytes) {
     return ReportError(
         Status::InvalidArgument(fmt::format(

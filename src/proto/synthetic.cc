@@ -76,16 +76,26 @@ Result<uint64_t> ParseByteCount(std::string_view text) {
 
 Result<SizeDistribution> ParseSizeDistribution(std::string_view text) {
   const size_t dash = text.find('-');
+  // Name all of "-5" or "5-", not its empty side.
+  if (text.empty() || dash == 0 || dash + 1 == text.size()) {
+    return Status::InvalidArgument(
+        fmt::format("'{}' is not a byte count (100, 10k, 1M) or a range (100-1000)", text));
+  }
   SizeDistribution d;
   if (dash == std::string_view::npos) {
     TFDIST_ASSIGN_OR_RETURN(d.min, ParseByteCount(text));
     d.max = d.min;
   } else {
-    TFDIST_ASSIGN_OR_RETURN(d.min, ParseByteCount(text.substr(0, dash)));
-    TFDIST_ASSIGN_OR_RETURN(d.max, ParseByteCount(text.substr(dash + 1)));
-    if (d.min > d.max) {
+    Result<uint64_t> min = ParseByteCount(text.substr(0, dash));
+    Result<uint64_t> max = ParseByteCount(text.substr(dash + 1));
+    if (!min.ok() || !max.ok()) {
       return Status::InvalidArgument(
-          fmt::format("size range '{}': the minimum exceeds the maximum", text));
+          fmt::format("'{}': {}", text, (min.ok() ? max : min).status().message()));
+    }
+    d.min = *min;
+    d.max = *max;
+    if (d.min > d.max) {
+      return Status::InvalidArgument(fmt::format("'{}': the minimum exceeds the maximum", text));
     }
   }
   return d;

@@ -42,6 +42,16 @@ CASES = [
     (["cat", "-n", "-5", ONE], "--limit: must be at least -1; got -5"),
     (["take", "-n", "-2", "range(3)"], "--limit: must be at least -1; got -2"),
     (["cat", "--skip", "-1", ONE], "--skip: must be at least 0; got -1"),
+    # gen --size names the option and all of the value.
+    (["gen", "-o", "x", "--size", "-5"],
+     "tfdist: error: --size: '-5' is not a byte count (100, 10k, 1M) or a range (100-1000)"),
+    (["gen", "-o", "x", "--size", "5-"],
+     "tfdist: error: --size: '5-' is not a byte count (100, 10k, 1M) or a range (100-1000)"),
+    (["gen", "-o", "x", "--size", "1x"],
+     "tfdist: error: --size: '1x': unknown unit 'x' (use k, M or G, powers of 1024)"),
+    (["gen", "-o", "x", "--size", "1-3G", "--kind", "random"],
+     "tfdist: error: --size: '1-3G' goes over 1G, the most a record can have (records are built "
+     "in memory)"),
 ]
 
 

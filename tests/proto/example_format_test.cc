@@ -4,6 +4,7 @@
 #include "tfdist/example_format.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "example.pb.h"
 #include "tfdist/synthetic.h"
@@ -110,6 +111,15 @@ TEST_CASE("text payloads expand the template; sizes and kinds parse with units")
   CHECK(ParseByteCount("1x").status().code() == StatusCode::kInvalidArgument);
   CHECK(ParseSizeDistribution("100-1k")->max == 1024);
   CHECK(ParseSizeDistribution("9-3").status().code() == StatusCode::kInvalidArgument);
+  // A range with an empty side names what was given, not the empty side.
+  for (std::string_view bad : {"-5", "5-", "-", ""}) {
+    const Status s = ParseSizeDistribution(bad).status();
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(s.message() ==
+          fmt::format("'{}' is not a byte count (100, 10k, 1M) or a range (100-1000)", bad));
+  }
+  CHECK(
+      ParseSizeDistribution("1k-2x").status().message().starts_with("'1k-2x': '2x': unknown unit"));
   CHECK(ParsePayloadType("nope").status().code() == StatusCode::kInvalidArgument);
 }
 
