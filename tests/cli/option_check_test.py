@@ -52,6 +52,12 @@ CASES = [
     (["gen", "-o", "x", "--size", "1-3G", "--kind", "random"],
      "tfdist: error: --size: '1-3G' goes over 1G, the most a record can have (records are built "
      "in memory)"),
+    (["gen", "-o", ""],
+     "tfdist: error: --output needs a file name (with --files N > 1, a prefix of file names); "
+     "got ''"),
+    (["gen", "-o", "sub/", "--files", "2"],
+     "tfdist: error: --output needs a file name (with --files N > 1, a prefix of file names); "
+     "got 'sub/'"),
 ]
 
 
