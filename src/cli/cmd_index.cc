@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "cli_util.h"
@@ -58,6 +59,11 @@ int RunIndex(const IndexOptions& o) {
         o.json);
   }
   if (!o.directory.empty()) return RunDirectoryIndex(o);
+  if (std::find(o.patterns.begin(), o.patterns.end(), "-") != o.patterns.end()) {
+    return ReportError(
+        Status::InvalidArgument("cannot index standard input (-): an index describes a file"),
+        o.json);
+  }
   Result<std::vector<std::string>> files = ExpandFilePatterns(o.patterns);
   if (!files.ok()) return ReportError(files.status(), o.json);
   nlohmann::ordered_json out = nlohmann::ordered_json::array();

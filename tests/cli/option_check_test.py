@@ -58,6 +58,7 @@ CASES = [
     (["gen", "-o", "sub/", "--files", "2"],
      "tfdist: error: --output needs a file name (with --files N > 1, a prefix of file names); "
      "got 'sub/'"),
+    (["index", "-"], "tfdist: error: cannot index standard input (-): an index describes a file"),
 ]
 
 
