@@ -79,8 +79,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    if (rc == 0) return 0;  // --help, --version
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // Worded as every other error, with the hint CLI11 adds.
+    fmt::print(stderr, "tfdist: error: {}\nRun with --help for more information.\n", e.what());
     // A script that asked for JSON reads the error from stdout too (SPEC.md
     // section 5), also when the arguments themselves are wrong.
     if (WantsJson(argc, argv)) {

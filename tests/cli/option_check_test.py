@@ -69,6 +69,8 @@ def main():
         for args, message in CASES:
             proc = tfdist(*args, expect=2)
             first = proc.stderr.splitlines()[0] if proc.stderr else ""
+            if not message.startswith("tfdist: error: "):
+                message = "tfdist: error: " + message  # as every error is worded
             check(first == message, f"tfdist {' '.join(args)}: stderr {first!r}, expected {message!r}")
             left = os.listdir(tmp)
             check(not left, f"tfdist {' '.join(args)}: left {left}")
