@@ -1,7 +1,9 @@
 # Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 # What the CLI tests share: checks that report every failure rather than
 # stopping at the first, and running tfdist with an expected exit status.
+import signal
 import subprocess
+import time
 
 FAILURES = []
 TFDIST = "tfdist"
@@ -24,3 +26,20 @@ def finish():
     """The exit status of the test: 1 if any check failed."""
     print(f"{len(FAILURES)} failures")
     return 1 if FAILURES else 0
+
+
+def check_interrupt_stops(*args, after=0.5, timeout=20):
+    """Runs tfdist ARGS, sends SIGINT after `after` seconds, and checks that it
+    exits with 130 within `timeout` seconds."""
+    proc = subprocess.Popen([TFDIST, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    time.sleep(after)
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+        check(proc.returncode == 130, f"{list(args)}: exit {proc.returncode} after SIGINT, "
+                                      f"expected 130: {err}")
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        check(False, f"{list(args)}: still running {timeout} s after SIGINT")

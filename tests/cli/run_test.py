@@ -10,11 +10,9 @@ import glob
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 import checks
 from checks import check, tfdist
@@ -165,16 +163,7 @@ def main():
           f"a corrupt record names file and offset: {proc.stderr}")
 
     # An interrupt stops a long run with 130.
-    run = subprocess.Popen([checks.TFDIST, "run", "range(1000000000).batch(64)", "--step-time-ms", "1"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
-    run.send_signal(signal.SIGINT)
-    try:
-        _, err = run.communicate(timeout=20)
-        check(run.returncode == 130, f"SIGINT: exit {run.returncode}, expected 130: {err}")
-    except subprocess.TimeoutExpired:
-        run.kill()
-        check(False, "SIGINT did not stop the run within 20 s")
+    checks.check_interrupt_stops("run", "range(1000000000).batch(64)", "--step-time-ms", "1")
 
     return checks.finish()
 
