@@ -31,9 +31,12 @@ namespace {
 using Batches = std::vector<std::vector<data::Element>>;
 
 // Runs `pipeline` and returns up to `limit` elements.
+// Past `limit` with `limit_is_error`: InvalidArgument, worded for a plan of
+// `max_steps` steps or for one until the data ends.
 Result<std::vector<data::Element>> Run(const data::Pipeline& pipeline,
                                        const data::BuildOptions& build, int64_t limit,
-                                       bool limit_is_error, int64_t worker) {
+                                       bool limit_is_error, int64_t worker,
+                                       std::optional<int64_t> max_steps = std::nullopt) {
   TFDIST_ASSIGN_OR_RETURN(auto dataset, data::BuildDataset(pipeline, build));
   TFDIST_ASSIGN_OR_RETURN(auto it, dataset->MakeIterator());
   std::vector<data::Element> out;
@@ -44,6 +47,13 @@ Result<std::vector<data::Element>> Run(const data::Pipeline& pipeline,
     if (end) break;
     if (static_cast<int64_t>(out.size()) >= limit) {
       if (!limit_is_error) break;
+      if (max_steps) {
+        return Status::InvalidArgument(fmt::format(
+            "worker {} produced more than {} elements before step {}: layout keeps its plan in "
+            "memory and plans at most {} elements per worker; give fewer --steps (tfdist run "
+            "streams any number)",
+            worker, limit, *max_steps, limit));
+      }
       return Status::InvalidArgument(fmt::format(
           "worker {} produced more than {} elements: does the pipeline repeat() forever? "
           "Give --steps to plan that many global steps",
@@ -402,9 +412,12 @@ Result<Layout> PlanLayout(const data::Pipeline& original, const DistributeOption
 
   // With --steps, read enough for that many steps on every worker: DATA keeps
   // one element (or piece) in W, so read W times as much; more is harmless.
-  const int64_t limit = options.max_steps ? (*options.max_steps + 1) * R * W + 1
-                                          : options.max_elements;
-  const bool limit_is_error = !options.max_steps;
+  // The plan is kept in memory, so never more than max_elements elements per
+  // worker: beyond that, --steps is an error as an endless pipeline is.
+  const int64_t wanted =
+      options.max_steps ? (*options.max_steps + 1) * R * W + 1 : options.max_elements;
+  const int64_t limit = std::min(wanted, options.max_elements);
+  const bool limit_is_error = !options.max_steps || wanted > options.max_elements;
   std::vector<Batches> per_worker(static_cast<size_t>(W));
   std::vector<std::vector<data::Element>> streams(static_cast<size_t>(W));
   layout.workers.resize(static_cast<size_t>(W));
@@ -420,7 +433,8 @@ Result<Layout> PlanLayout(const data::Pipeline& original, const DistributeOption
   if (options.api == Api::kFromFunction) {
     for (int64_t w = 0; w < W; ++w) {
       const data::BuildOptions b = dist.WorkerBuild(options, w);
-      TFDIST_ASSIGN_OR_RETURN(auto elements, Run(pipeline, b, limit, limit_is_error, w));
+      TFDIST_ASSIGN_OR_RETURN(auto elements,
+                              Run(pipeline, b, limit, limit_is_error, w, options.max_steps));
       layout.workers[static_cast<size_t>(w)].bytes_read = b.bytes_read->load();
       TFDIST_ASSIGN_OR_RETURN(layout.workers[static_cast<size_t>(w)].files, files_of(pipeline, b));
       if (s.batched) {
@@ -447,7 +461,7 @@ Result<Layout> PlanLayout(const data::Pipeline& original, const DistributeOption
       if (same_for_all && w > 0) {
         elements = shared;
       } else {
-        TFDIST_ASSIGN_OR_RETURN(elements, Run(p, b, limit, limit_is_error, w));
+        TFDIST_ASSIGN_OR_RETURN(elements, Run(p, b, limit, limit_is_error, w, options.max_steps));
         truncated = truncated || static_cast<int64_t>(elements.size()) >= limit;
         if (same_for_all) shared = elements;
         shared_bytes_read = b.bytes_read->load();

@@ -170,6 +170,34 @@ Plan PlanOf(const std::string& expr, int64_t workers, int64_t replicas, AutoShar
   return plan;
 }
 
+TEST_CASE("the plan stays within max_elements per worker, with or without --steps") {
+  auto p = data::ParsePipeline("range(5).repeat().batch(2)");
+  REQUIRE(p.ok());
+  DistributeOptions o;
+  o.topology = {2, 2};
+  o.max_elements = 100;
+  data::BuildOptions b;
+  b.cpus = 2;
+  // Steps that fit: planned (20 steps of 4 replicas read at most 85 elements).
+  o.max_steps = 20;
+  Result<Layout> l = PlanLayout(*p, o, b);
+  REQUIRE_MESSAGE(l.ok(), l.status().ToString());
+  CHECK(l->steps.size() == 20);
+  // Steps that would need more: an error naming the limit, not a plan
+  // without bound (layout --steps 1073741824 grew to gigabytes).
+  o.max_steps = 1000;
+  l = PlanLayout(*p, o, b);
+  REQUIRE_FALSE(l.ok());
+  CHECK(l.status().code() == StatusCode::kInvalidArgument);
+  CHECK(l.status().message().find("before step 1000") != std::string::npos);
+  CHECK(l.status().message().find("at most 100 elements") != std::string::npos);
+  // A finite pipeline with more --steps than it has data: planned.
+  p = data::ParsePipeline("range(5).batch(2)");
+  REQUIRE(p.ok());
+  l = PlanLayout(*p, o, b);
+  REQUIRE_MESSAGE(l.ok(), l.status().ToString());
+}
+
 // Every element delivered, counted by label (padding and dropped steps excluded).
 std::map<std::string, int> Delivered(const Layout& l) {
   std::map<std::string, int> seen;
