@@ -59,6 +59,10 @@ CASES = [
      "tfdist: error: --output needs a file name (with --files N > 1, a prefix of file names); "
      "got 'sub/'"),
     (["index", "-"], "tfdist: error: cannot index standard input (-): an index describes a file"),
+    (["reshard", ONE, "-o", "sub/", "-n", "2"],
+     "--output needs a prefix of file names, such as out/part; got 'sub/'"),
+    (["reshard", ONE, "-o", "", "-n", "2"],
+     "--output needs a prefix of file names, such as out/part; got ''"),
 ]
 
 
