@@ -262,12 +262,17 @@ Result<std::unique_ptr<AtomicFile>> AtomicFile::Create(std::string path, bool ov
   std::random_device rd;
   for (int attempt = 0; attempt < 16; ++attempt) {
     std::string temp = fmt::format("{}.{}.tmp-{}-{:08x}", dir, base, getpid(), rd());
+    // Registered before it exists: a second signal between the open and the
+    // registration would otherwise exit and leave the file. Removing a name
+    // that was never created does no harm.
+    RegisterTempFile(temp);
     const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) {
-      // Register before anything else can fail, so an interrupt removes it.
-      RegisterTempFile(temp);
       return std::unique_ptr<AtomicFile>(new AtomicFile(std::move(path), std::move(temp), fd));
     }
+    const int open_errno = errno;
+    UnregisterTempFile(temp);
+    errno = open_errno;
     if (errno != EEXIST) {
       return Status::InvalidArgument(fmt::format("{}: cannot create a file in '{}': {}", path,
                                                  dir.empty() ? "." : dir, ErrnoText(errno)));
