@@ -4,6 +4,7 @@
 #include "tfdist/example_format.h"
 
 #include <fmt/format.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <algorithm>
 #include <cmath>
@@ -54,6 +55,9 @@ struct Decoded {
 
 void Decode(std::string_view payload, Decoded& d) {
   if (payload.empty()) return;
+  // A payload that does not parse is shown raw; protobuf's own log line for
+  // it (a key that is not UTF-8, say) would only add noise on stderr.
+  google::protobuf::LogSilencer quiet;
   if (d.example.ParseFromArray(payload.data(), static_cast<int>(payload.size())) &&
       !HasUnknownFields(d.example)) {
     d.kind = PayloadKind::kExample;
