@@ -66,29 +66,23 @@ int main(int argc, char** argv) {
       known = known || sub->get_name() == argv[1];
     }
     if (!known) {
-      const std::string message =
-          fmt::format("unknown command '{}'; the commands are {}", argv[1], names);
-      fmt::print(stderr, "tfdist: error: {}\n", message);
-      if (WantsJson(argc, argv)) {
-        tfdist::cli::PrintJson(
-            {{"error", tfdist::cli::ErrorJson(tfdist::Status::InvalidArgument(message))}});
-      }
-      return 2;
+      return tfdist::cli::ReportError(
+          tfdist::Status::InvalidArgument(
+              fmt::format("unknown command '{}'; the commands are {}", argv[1], names)),
+          WantsJson(argc, argv));
     }
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    // Worded as every other error, with the hint CLI11 adds.
-    fmt::print(stderr, "tfdist: error: {}\nRun with --help for more information.\n", e.what());
-    // A script that asked for JSON reads the error from stdout too (SPEC.md
-    // section 5), also when the arguments themselves are wrong.
-    if (WantsJson(argc, argv)) {
-      tfdist::cli::PrintJson(
-          {{"error", tfdist::cli::ErrorJson(tfdist::Status::InvalidArgument(e.what()))}});
-    }
-    return 2;
+    // Worded as every other error, with the hint CLI11 adds. A script that
+    // asked for JSON reads the error from stdout too (SPEC.md section 5),
+    // also when the arguments themselves are wrong.
+    const int rc =
+        tfdist::cli::ReportError(tfdist::Status::InvalidArgument(e.what()), WantsJson(argc, argv));
+    fmt::print(stderr, "Run with --help for more information.\n");
+    return rc;
   }
   try {
     return action ? action() : 2;
