@@ -47,6 +47,11 @@ int ReportError(const Status& status, bool json) {
   return ExitCodeFor(status);
 }
 
+Status CheckOutputName(const std::string& output, std::string_view needs) {
+  if (!output.empty() && output.back() != '/') return Status::OK();
+  return Status::InvalidArgument(fmt::format("--output needs {}; got '{}'", needs, output));
+}
+
 void AddFileArgs(CLI::App& cmd, FileArgs* args) {
   cmd.add_option("files", args->patterns,
                  "Files or glob patterns, sorted byte-wise together as list_files does; - "

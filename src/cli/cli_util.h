@@ -8,6 +8,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tfdist/byte_stream.h"
@@ -36,6 +37,11 @@ void AddConvertCommand(CLI::App& app, Action* action);
 // Prints "tfdist: error: <message>" to stderr and, when `json`, the error
 // object of SPEC.md section 5 to stdout. Returns the exit code for `status`.
 int ReportError(const Status& status, bool json);
+
+// --output as a name or prefix of files: not empty and not a folder ("out/",
+// which would name files "out/-00000-of-00002..."). Error: InvalidArgument,
+// "--output needs <needs>; got '<output>'".
+Status CheckOutputName(const std::string& output, std::string_view needs);
 
 // {"code": "DATA_LOSS", "message": "..."}
 nlohmann::ordered_json ErrorJson(const Status& status);

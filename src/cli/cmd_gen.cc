@@ -38,12 +38,10 @@ std::string OutputName(const GenOptions& o, io::Compression c, uint64_t i) {
 }
 
 int RunGen(const GenOptions& o) {
-  if (o.output.empty() || o.output.back() == '/') {
-    return ReportError(
-        Status::InvalidArgument(fmt::format(
-            "--output needs a file name (with --files N > 1, a prefix of file names); got '{}'",
-            o.output)),
-        o.json);
+  if (Status s =
+          CheckOutputName(o.output, "a file name (with --files N > 1, a prefix of file names)");
+      !s.ok()) {
+    return ReportError(s, o.json);
   }
   Result<io::Compression> compression = io::ParseCompression(o.compression);
   if (!compression.ok()) return ReportError(compression.status(), o.json);

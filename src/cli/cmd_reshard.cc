@@ -100,12 +100,8 @@ void PrintSummary(const io::RewriteSummary& s, const std::string& what, bool jso
 }
 
 int RunReshard(const ReshardArgs& a) {
-  // The shards are PREFIX-00000-of-0000N: "out/" would name them "-00000-...".
-  if (a.output.empty() || a.output.back() == '/') {
-    return ReportError(
-        Status::InvalidArgument(fmt::format(
-            "--output needs a prefix of file names, such as out/part; got '{}'", a.output)),
-        a.json);
+  if (Status s = CheckOutputName(a.output, "a prefix of file names, such as out/part"); !s.ok()) {
+    return ReportError(s, a.json);
   }
   io::ReshardOptions o;
   Result<std::vector<std::string>> files = ResolveRewriteArgs(a, &o);
