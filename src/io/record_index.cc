@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "tfdist/byte_stream.h"
+#include "tfdist/interrupt.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {
@@ -501,6 +502,13 @@ bool RecordListing(int dir_fd, const std::string& dir, int index_fd, const FsClo
   const std::string probe =
       fmt::format("{}.tmp-probe-{}-{:08x}", kDirectoryIndexName, getpid(), rd());
   if (!clock.Now(first)) return false;
+  // A temporary file like any other: a forced exit (a second Ctrl-C) removes it.
+  const std::string probe_path = JoinPath(dir, probe);
+  RegisterTempFile(probe_path);
+  struct Unregister {
+    const std::string& path;
+    ~Unregister() { UnregisterTempFile(path); }
+  } unregister{probe_path};
   const int probe_fd = openat(dir_fd, probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (probe_fd < 0) return false;
   close(probe_fd);
