@@ -55,8 +55,10 @@ class RangeDataset final : public Dataset {
       It(int64_t next, int64_t stop, int64_t step) : next_(next), stop_(stop), step_(step) {}
       Status GetNext(Element& out, bool& end) override {
         // The one source that reads no file, so no read notices a Ctrl-C:
-        // range(N).repeat() and the like would otherwise never stop.
-        if (Interrupted()) return Status::Cancelled("interrupted");
+        // range(N).repeat() and the like would otherwise never stop. At the
+        // first element and every 1024th after: the call costs more than an
+        // element (3-7% of take over range(20000000)).
+        if (calls_++ % 1024 == 0 && Interrupted()) return Status::Cancelled("interrupted");
         end = step_ > 0 ? next_ >= stop_ : next_ <= stop_;
         if (!end) {
           out = Element::Int(next_);
@@ -68,6 +70,7 @@ class RangeDataset final : public Dataset {
 
      private:
       int64_t next_, stop_, step_;
+      uint64_t calls_ = 0;
     };
     return std::unique_ptr<Iterator>(std::make_unique<It>(start_, stop_, step_));
   }
