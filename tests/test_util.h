@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "tfdist/byte_stream.h"
-#include "tfdist/dataset.h"
-#include "tfdist/record_writer.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/data/dataset.h"
+#include "tfdist/io/record_writer.h"
 
 namespace tfdist::testing {
 
@@ -91,7 +91,7 @@ inline std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// "[a,b,c]": the labels of a batch's elements (SPEC.md section 5).
+// "[a,b,c]": the labels of a batch's elements (doc/semantics.md, "Elements and labels").
 inline std::string BatchLabels(const std::vector<data::Element>& batch) {
   std::string out = "[";
   for (size_t i = 0; i < batch.size(); ++i) out += (i ? "," : "") + batch[i].Label();

@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "example.pb.h"
-#include "tfdist/example_parse.h"
-#include "tfdist/synthetic.h"
+#include "tfdist/proto/example_parse.h"
+#include "tfdist/proto/synthetic.h"
 
 namespace {
 
 using tfdist::proto::DenseParser;
-using tfdist::proto::FeatureSpec;
-using tfdist::proto::FeatureType;
+using tfdist::data::FeatureSpec;
+using tfdist::data::FeatureType;
 
 struct DataSet {
   std::string name;
@@ -40,10 +40,10 @@ DataSet Generated(uint64_t n, uint64_t size) {
   d.name = fmt::format("tfdist gen Examples, {} B (id, label, data)", size);
   d.features = {Spec("id", FeatureType::kInt64, {}), Spec("label", FeatureType::kInt64, {}),
                 Spec("data", FeatureType::kBytes, {})};
-  tfdist::PayloadOptions o;
+  tfdist::proto::PayloadOptions o;
   o.size = {size, size};
   o.seed = 1;
-  tfdist::PayloadGenerator gen(o);
+  tfdist::proto::PayloadGenerator gen(o);
   d.payloads.resize(n);
   for (uint64_t i = 0; i < n; ++i) {
     if (tfdist::Status s = gen.Next(0, i, i, d.payloads[i]); !s.ok()) {

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "tfdist/staging.h"
+#include "tfdist/device/staging.h"
 
 namespace tfdist::device {
 namespace {

@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Signal flag and temp-file registry; the handler only uses async-signal-safe calls.
 
-#include "tfdist/interrupt.h"
+#include "tfdist/base/interrupt.h"
 
 #include <signal.h>
 #include <unistd.h>

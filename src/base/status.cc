@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Status names and the mapping of codes to the exit codes of SPEC.md.
+// Status names and the mapping of codes to the exit codes of the manual's EXIT STATUS.
 
-#include "tfdist/status.h"
+#include "tfdist/base/status.h"
 
 namespace tfdist {
 

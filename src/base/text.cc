@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // UTF-8 checks, quoting, hex and base64.
 
-#include "tfdist/text.h"
+#include "tfdist/base/text.h"
 
 #include <fmt/format.h>
 

@@ -15,8 +15,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "tfdist/file_list.h"
-#include "tfdist/record_index.h"
+#include "tfdist/io/file_list.h"
+#include "tfdist/io/record_index.h"
 
 namespace tfdist::cli {
 
@@ -66,7 +66,7 @@ void AddFileArgs(CLI::App& cmd, FileArgs* args) {
 Result<ResolvedFiles> ResolveFileArgs(const FileArgs& args) {
   ResolvedFiles resolved;
   TFDIST_ASSIGN_OR_RETURN(resolved.compression, io::ParseCompression(args.compression));
-  TFDIST_ASSIGN_OR_RETURN(resolved.files, ExpandFilePatterns(args.patterns));
+  TFDIST_ASSIGN_OR_RETURN(resolved.files, io::ExpandFilePatterns(args.patterns));
   return resolved;
 }
 

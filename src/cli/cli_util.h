@@ -11,11 +11,11 @@
 #include <string_view>
 #include <vector>
 
-#include "tfdist/byte_stream.h"
-#include "tfdist/pipeline.h"
-#include "tfdist/record_reader.h"
-#include "tfdist/result.h"
-#include "tfdist/status.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/data/pipeline.h"
+#include "tfdist/io/record_reader.h"
+#include "tfdist/base/result.h"
+#include "tfdist/base/status.h"
 
 namespace tfdist::cli {
 
@@ -35,7 +35,7 @@ void AddReshardCommand(CLI::App& app, Action* action);
 void AddConvertCommand(CLI::App& app, Action* action);
 
 // Prints "tfdist: error: <message>" to stderr and, when `json`, the error
-// object of SPEC.md section 5 to stdout. Returns the exit code for `status`.
+// object of the manual's JSON OUTPUT to stdout. Returns the exit code for `status`.
 int ReportError(const Status& status, bool json);
 
 // --output as a name or prefix of files: not empty and not a folder ("out/",

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "cli_util.h"
-#include "tfdist/example_format.h"
-#include "tfdist/record_reader.h"
+#include "tfdist/proto/example_format.h"
+#include "tfdist/io/record_reader.h"
 
 namespace tfdist::cli {
 namespace {

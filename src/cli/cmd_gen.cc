@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "cli_util.h"
-#include "tfdist/interrupt.h"
-#include "tfdist/record_writer.h"
-#include "tfdist/synthetic.h"
+#include "tfdist/base/interrupt.h"
+#include "tfdist/io/record_writer.h"
+#include "tfdist/proto/synthetic.h"
 
 namespace tfdist::cli {
 namespace {
@@ -49,20 +49,20 @@ int RunGen(const GenOptions& o) {
     return ReportError(Status::InvalidArgument("gen needs --compression none, gzip or zlib"),
                        o.json);
   }
-  PayloadOptions payload;
-  Result<PayloadType> type = ParsePayloadType(o.kind);
+  proto::PayloadOptions payload;
+  Result<proto::PayloadType> type = proto::ParsePayloadType(o.kind);
   if (!type.ok()) return ReportError(type.status(), o.json);
   payload.type = *type;
-  Result<SizeDistribution> size = ParseSizeDistribution(o.size);
+  Result<proto::SizeDistribution> size = proto::ParseSizeDistribution(o.size);
   if (!size.ok()) {
     return ReportError(Status::InvalidArgument(fmt::format("--size: {}", size.status().message())),
                        o.json);
   }
-  if (payload.type != PayloadType::kText && size->max > kMaxPayloadBytes) {
+  if (payload.type != proto::PayloadType::kText && size->max > proto::kMaxPayloadBytes) {
     return ReportError(
         Status::InvalidArgument(fmt::format(
             "--size: '{}' goes over {}G, the most a record can have (records are built in memory)",
-            o.size, kMaxPayloadBytes >> 30)),
+            o.size, proto::kMaxPayloadBytes >> 30)),
         o.json);
   }
   payload.size = *size;
@@ -77,7 +77,7 @@ int RunGen(const GenOptions& o) {
 
   // Every file is written under a temporary name and all are renamed into
   // place at the end: an error or an interrupt leaves none of them behind.
-  PayloadGenerator gen(payload);
+  proto::PayloadGenerator gen(payload);
   std::vector<std::unique_ptr<io::RecordWriter>> writers;
   std::vector<std::string> names;
   std::string record;

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "cli_util.h"
-#include "tfdist/file_list.h"
-#include "tfdist/record_index.h"
+#include "tfdist/io/file_list.h"
+#include "tfdist/io/record_index.h"
 
 namespace tfdist::cli {
 namespace {
@@ -64,7 +64,7 @@ int RunIndex(const IndexOptions& o) {
         Status::InvalidArgument("cannot index standard input (-): an index describes a file"),
         o.json);
   }
-  Result<std::vector<std::string>> files = ExpandFilePatterns(o.patterns);
+  Result<std::vector<std::string>> files = io::ExpandFilePatterns(o.patterns);
   if (!files.ok()) return ReportError(files.status(), o.json);
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const std::string& path : *files) {

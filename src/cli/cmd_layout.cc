@@ -13,7 +13,7 @@
 
 #include "cli_util.h"
 #include "distribute_args.h"
-#include "tfdist/distribute.h"
+#include "tfdist/distribute/distribute.h"
 
 namespace tfdist::cli {
 namespace {

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "cli_util.h"
-#include "tfdist/file_list.h"
-#include "tfdist/reshard.h"
+#include "tfdist/io/file_list.h"
+#include "tfdist/io/reshard.h"
 
 namespace tfdist::cli {
 namespace {
@@ -65,7 +65,7 @@ Result<std::vector<std::string>> ResolveRewriteArgs(const RewriteArgs& a, io::Re
   o->overwrite = a.force;
   o->sync = !a.no_fsync;
   o->use_index = !a.no_index;
-  return ExpandFilePatterns(a.patterns);
+  return io::ExpandFilePatterns(a.patterns);
 }
 
 void PrintSummary(const io::RewriteSummary& s, const std::string& what, bool json,

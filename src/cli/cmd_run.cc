@@ -11,8 +11,8 @@
 
 #include "cli_util.h"
 #include "distribute_args.h"
-#include "tfdist/runner.h"
-#include "tfdist/text.h"
+#include "tfdist/run/runner.h"
+#include "tfdist/base/text.h"
 
 namespace tfdist::cli {
 namespace {
@@ -45,7 +45,7 @@ std::string Compact(double v) {
 
 std::string Megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6); }
 
-nlohmann::ordered_json ReportJson(const runner::RunReport& r, const nlohmann::ordered_json& source) {
+nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::ordered_json& source) {
   nlohmann::ordered_json out;
   out["device"] = r.device;
   out["notes"] = r.notes;
@@ -57,7 +57,7 @@ nlohmann::ordered_json ReportJson(const runner::RunReport& r, const nlohmann::or
   out["replicas_per_worker"] = r.topology.replicas;
   out["workers_run"] = r.workers;
   out["topology_source"] = source;
-  out["format"] = r.format == runner::WireFormat::kFeatures ? "features" : "records";
+  out["format"] = r.format == run::WireFormat::kFeatures ? "features" : "records";
   out["epochs"] = r.epochs;
   out["records"] = r.records;
   out["bytes"] = r.bytes;
@@ -99,7 +99,7 @@ nlohmann::ordered_json ReportJson(const runner::RunReport& r, const nlohmann::or
   return out;
 }
 
-void PrintReport(const runner::RunReport& r, const std::string& source_text) {
+void PrintReport(const run::RunReport& r, const std::string& source_text) {
   const dist::Decision& d = r.decision;
   const dist::Topology& t = r.topology;
   std::string workers = r.workers.size() == static_cast<size_t>(t.workers) && t.workers > 1
@@ -111,7 +111,7 @@ void PrintReport(const runner::RunReport& r, const std::string& source_text) {
   fmt::print("policy:   {} (requested {}): {}\n", dist::PolicyName(d.applied),
              dist::PolicyName(d.requested), d.reason);
   fmt::print("split:    {}: {}\n", dist::SplitName(d.split), d.split_reason);
-  fmt::print("format:   {}\n", r.format == runner::WireFormat::kFeatures
+  fmt::print("format:   {}\n", r.format == run::WireFormat::kFeatures
                                    ? "dense feature columns (parse_example)"
                                    : "records (uint64 offsets + payloads)");
   for (const auto& w : d.warnings) fmt::print("warning:  {}\n", w);
@@ -170,7 +170,7 @@ int RunRun(const RunArgs& o) {
   const bool json = o.json;
   Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute, o.all_workers);
   if (!resolved.ok()) return ReportError(resolved.status(), json);
-  runner::RunOptions options;
+  run::RunOptions options;
   options.distribute = resolved->options;
   dist::DistributeOptions& d = options.distribute;
   if (o.all_workers) {
@@ -225,7 +225,7 @@ int RunRun(const RunArgs& o) {
   const bool tty = isatty(STDERR_FILENO);
   bool progress_shown = false;
   if (tty) {
-    options.progress = [&progress_shown](const runner::Progress& p) {
+    options.progress = [&progress_shown](const run::Progress& p) {
       std::string eta;
       if (p.total_steps && p.steps > 0 && *p.total_steps >= p.steps) {
         eta = fmt::format(", ETA {:.0f} s", p.seconds / static_cast<double>(p.steps) *
@@ -240,7 +240,7 @@ int RunRun(const RunArgs& o) {
 
   Result<data::Pipeline> pipeline = ParsePipelineArgs(o.pipeline, json);
   if (!pipeline.ok()) return ExitCodeFor(pipeline.status());
-  Result<runner::RunReport> report = runner::Run(*pipeline, options);
+  Result<run::RunReport> report = run::Run(*pipeline, options);
   if (progress_shown) fmt::print(stderr, "\r\033[K");
   if (!report.ok()) return ReportPipelineError(report.status(), *pipeline, json);
   if (json) {

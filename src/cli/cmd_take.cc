@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "cli_util.h"
-#include "tfdist/pipeline.h"
+#include "tfdist/data/pipeline.h"
 
 namespace tfdist::cli {
 namespace {

@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "tfdist/distribute.h"
-#include "tfdist/result.h"
+#include "tfdist/distribute/distribute.h"
+#include "tfdist/base/result.h"
 
 namespace tfdist::cli {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "cli_util.h"
-#include "config.h"
-#include "tfdist/interrupt.h"
+#include "version.h"
+#include "tfdist/base/interrupt.h"
 
 namespace {
 
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // Worded as every other error, with the hint CLI11 adds. A script that
-    // asked for JSON reads the error from stdout too (SPEC.md section 5),
+    // asked for JSON reads the error from stdout too (the manual's JSON OUTPUT),
     // also when the arguments themselves are wrong.
     const int rc =
         tfdist::cli::ReportError(tfdist::Status::InvalidArgument(e.what()), WantsJson(argc, argv));

@@ -6,8 +6,8 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "tfdist/dataset.h"
-#include "tfdist/text.h"
+#include "tfdist/data/dataset.h"
+#include "tfdist/base/text.h"
 
 namespace tfdist::data {
 

@@ -8,7 +8,7 @@
 #include <cctype>
 #include <charconv>
 
-#include "tfdist/pipeline.h"
+#include "tfdist/data/pipeline.h"
 
 namespace tfdist::data {
 namespace {

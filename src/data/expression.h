@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tfdist/result.h"
+#include "tfdist/base/result.h"
 
 namespace tfdist::data {
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <functional>
 
-#include "tfdist/dataset.h"
-#include "tfdist/record_fetch.h"
+#include "tfdist/data/dataset.h"
+#include "tfdist/io/record_fetch.h"
 
 namespace tfdist::data {
 

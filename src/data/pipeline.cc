@@ -2,7 +2,7 @@
 // From the syntax tree to typed ops: TensorFlow's argument names, defaults
 // and checks, with the position of every mistake.
 
-#include "tfdist/pipeline.h"
+#include "tfdist/data/pipeline.h"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 
 #include "expression.h"
 #include "stages.h"
-#include "tfdist/file_list.h"
+#include "tfdist/io/file_list.h"
 
 namespace tfdist::data {
 namespace {
@@ -341,34 +341,33 @@ class Binder {
   }
 
   // {"name": tf.io.FixedLenFeature(shape, dtype, default_value), ...}
-  Result<std::vector<proto::FeatureSpec>> Features(const Expr& e) {
+  Result<std::vector<FeatureSpec>> Features(const Expr& e) {
     if (e.kind != Expr::Kind::kDict) {
       return ErrorAt(e.pos, fmt::format("expected a dict of feature names to "
                                         "tf.io.FixedLenFeature(...); got {}",
                                         ExprText(e)));
     }
-    std::vector<proto::FeatureSpec> out;
+    std::vector<FeatureSpec> out;
     for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
       const Expr& key = e.items[i];
       const Expr& value = e.items[i + 1];
       if (key.kind != Expr::Kind::kString) {
         return ErrorAt(key.pos, fmt::format("feature names are strings; got {}", ExprText(key)));
       }
-      for (const proto::FeatureSpec& f : out) {
+      for (const FeatureSpec& f : out) {
         if (f.name == key.text) {
           return ErrorAt(key.pos, fmt::format("feature '{}' is declared twice", key.text));
         }
       }
-      TFDIST_ASSIGN_OR_RETURN(proto::FeatureSpec spec, Feature(value, key.text));
+      TFDIST_ASSIGN_OR_RETURN(FeatureSpec spec, Feature(value, key.text));
       out.push_back(std::move(spec));
     }
     if (out.empty()) return ErrorAt(e.pos, "parse_example needs at least one feature");
-    Result<proto::DenseParser> check = proto::DenseParser::Create(out);
-    if (!check.ok()) return ErrorAt(e.pos, check.status().message());
+    if (Status check = CheckFeatures(out); !check.ok()) return ErrorAt(e.pos, check.message());
     return out;
   }
 
-  Result<proto::FeatureSpec> Feature(const Expr& e, const std::string& name) {
+  Result<FeatureSpec> Feature(const Expr& e, const std::string& name) {
     if (e.kind != Expr::Kind::kCall || !EndsWith(e.text, "FixedLenFeature")) {
       for (std::string_view other :
            {"VarLenFeature", "SparseFeature", "RaggedFeature", "FixedLenSequenceFeature"}) {
@@ -385,16 +384,16 @@ class Binder {
     static constexpr Param kParams[] = {{"shape", true}, {"dtype", true}, {"default_value", false}};
     Call call{e.text, e.pos, e.pos, e.args};
     TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, "FixedLenFeature", kParams));
-    proto::FeatureSpec spec;
+    FeatureSpec spec;
     spec.name = name;
     TFDIST_ASSIGN_OR_RETURN(spec.shape, Shape(*b[0], name));
     TFDIST_ASSIGN_OR_RETURN(spec.type, Dtype(*b[1], name));
     if (!IsNone(b[2])) {
-      proto::FeatureValues values;
+      FeatureValues values;
       std::vector<size_t> dims;
       TFDIST_RETURN_IF_ERROR(DefaultValues(*b[2], spec.type, name, 0, dims, values));
-      const size_t n = spec.type == proto::FeatureType::kInt64   ? values.int64s.size()
-                       : spec.type == proto::FeatureType::kFloat ? values.floats.size()
+      const size_t n = spec.type == FeatureType::kInt64   ? values.int64s.size()
+                       : spec.type == FeatureType::kFloat ? values.floats.size()
                                                                  : values.bytes.size();
       if (n != static_cast<size_t>(spec.num_values())) {
         return ErrorAt(b[2]->pos,
@@ -441,7 +440,7 @@ class Binder {
     return shape;
   }
 
-  Result<proto::FeatureType> Dtype(const Expr& e, const std::string& name) {
+  Result<FeatureType> Dtype(const Expr& e, const std::string& name) {
     std::string_view t = e.kind == Expr::Kind::kName ? std::string_view(e.text) : "";
     for (std::string_view prefix : {"tf.dtypes.", "tf.", "dtypes."}) {
       if (t.starts_with(prefix)) {
@@ -449,9 +448,9 @@ class Binder {
         break;
       }
     }
-    if (t == "int64") return proto::FeatureType::kInt64;
-    if (t == "float32") return proto::FeatureType::kFloat;
-    if (t == "string") return proto::FeatureType::kBytes;
+    if (t == "int64") return FeatureType::kInt64;
+    if (t == "float32") return FeatureType::kFloat;
+    if (t == "string") return FeatureType::kBytes;
     if (t == "float") {
       return ErrorAt(e.pos, fmt::format("feature '{}': unknown dtype {} (TensorFlow has no "
                                         "tf.float; use tf.float32)",
@@ -473,8 +472,8 @@ class Binder {
 
   // Flattens a (nested) default_value of `type`; nested lists must be
   // rectangular, as a tensor is. `dims[depth]` is the size seen at each depth.
-  Status DefaultValues(const Expr& e, proto::FeatureType type, const std::string& name,
-                       size_t depth, std::vector<size_t>& dims, proto::FeatureValues& out) {
+  Status DefaultValues(const Expr& e, FeatureType type, const std::string& name,
+                       size_t depth, std::vector<size_t>& dims, FeatureValues& out) {
     if (e.kind == Expr::Kind::kList || e.kind == Expr::Kind::kTuple) {
       if (depth >= 32) return ErrorAt(e.pos, "default_value nests too deep");
       if (dims.size() <= depth) dims.resize(depth + 1, e.items.size());
@@ -492,20 +491,20 @@ class Binder {
       return ErrorAt(e.pos, fmt::format("feature '{}': default_value is not rectangular", name));
     }
     switch (type) {
-      case proto::FeatureType::kInt64:
+      case FeatureType::kInt64:
         if (e.kind == Expr::Kind::kInt) {
           out.int64s.push_back(e.number);
           return Status::OK();
         }
         break;
-      case proto::FeatureType::kFloat:
+      case FeatureType::kFloat:
         if (e.kind == Expr::Kind::kInt || e.kind == Expr::Kind::kFloat) {
           out.floats.push_back(e.kind == Expr::Kind::kInt ? static_cast<float>(e.number)
                                                           : static_cast<float>(e.real));
           return Status::OK();
         }
         break;
-      case proto::FeatureType::kBytes:
+      case FeatureType::kBytes:
         if (e.kind == Expr::Kind::kString) {
           out.bytes.push_back(e.text);
           return Status::OK();
@@ -513,7 +512,7 @@ class Binder {
         break;
     }
     return ErrorAt(e.pos, fmt::format("feature '{}': default_value for {} cannot hold {}", name,
-                                      proto::FeatureDtypeName(type), ExprText(e)));
+                                      FeatureDtypeName(type), ExprText(e)));
   }
 
   Result<Op> Source(const Call& call) {
@@ -782,7 +781,7 @@ class Builder {
   Result<DatasetPtr> Apply(const Op& op, DatasetPtr in) {
     const std::string& name = op.name;
     if (const auto* p = std::get_if<ListFilesOp>(&op.params)) {
-      Result<std::vector<std::string>> files = ExpandFilePatterns(p->patterns);
+      Result<std::vector<std::string>> files = io::ExpandFilePatterns(p->patterns);
       if (!files.ok())
         return ErrorAt(op.pos, fmt::format("list_files: {}", files.status().message()));
       const int64_t n = static_cast<int64_t>(files->size());

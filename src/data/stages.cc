@@ -11,10 +11,10 @@
 #include <limits>
 #include <tuple>
 
-#include "tfdist/interrupt.h"
-#include "tfdist/record_fetch.h"
-#include "tfdist/record_reader.h"
-#include "tfdist/synthetic.h"
+#include "tfdist/base/interrupt.h"
+#include "tfdist/io/record_fetch.h"
+#include "tfdist/io/record_reader.h"
+#include "tfdist/base/random.h"
 
 namespace tfdist::data {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "tfdist/byte_stream.h"
-#include "tfdist/dataset.h"
-#include "tfdist/record_reader.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/data/dataset.h"
+#include "tfdist/io/record_reader.h"
 
 namespace tfdist::data {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "checksum_kernel.h"
-#include "tfdist/staging.h"
+#include "tfdist/device/staging.h"
 #include "transport.h"
 
 namespace tfdist::device {

@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Staging rings, the host transport and the batch checksum.
 
-#include "tfdist/staging.h"
+#include "tfdist/device/staging.h"
 
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@
 #include <mutex>
 #include <set>
 
-#include "config.h"
+#include "device_config.h"
 #include "transport.h"
 
 namespace tfdist::device {

@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
-#include "config.h"
-#include "tfdist/result.h"
-#include "tfdist/status.h"
+#include "device_config.h"
+#include "tfdist/base/result.h"
+#include "tfdist/base/status.h"
 
 namespace tfdist::device {
 

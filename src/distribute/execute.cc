@@ -2,7 +2,7 @@
 // The streaming form of PlanLayout: the same decision and per-worker
 // pipelines, with batches split and sharded as they are read.
 
-#include "tfdist/execute.h"
+#include "tfdist/distribute/execute.h"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
-#include "tfdist/distribute.h"
+#include "tfdist/distribute/distribute.h"
 
 namespace tfdist::dist {
 namespace {

@@ -20,10 +20,10 @@
 #include "plan.h"
 #include "policy.h"
 #include "record_index_plan.h"
-#include "tfdist/file_list.h"
-#include "tfdist/record_index.h"
-#include "tfdist/record_reader.h"
-#include "tfdist/distribute.h"
+#include "tfdist/io/file_list.h"
+#include "tfdist/io/record_index.h"
+#include "tfdist/io/record_reader.h"
+#include "tfdist/distribute/distribute.h"
 
 namespace tfdist::dist {
 namespace {
@@ -328,11 +328,11 @@ void DecideFromFunction(const Structure& s, Decision& d) {
   }
 }
 
-Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in, const FolderListings& listings) {
+Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in, const io::FolderListings& listings) {
   data::Pipeline out = in;
   const auto* l = std::get_if<data::ListFilesOp>(&in.ops[0].params);
   if (l == nullptr) return out;
-  Result<std::vector<std::string>> files = ExpandFilePatterns(l->patterns, listings);
+  Result<std::vector<std::string>> files = io::ExpandFilePatterns(l->patterns, listings);
   if (!files.ok()) {
     return Status::InvalidArgument(fmt::format("{}: list_files: {}",
                                                data::DescribePosition(in.text, in.ops[0].pos),
@@ -687,7 +687,7 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
   // the folder. Meanwhile, the entries the patterns match are checked (one
   // stat each) on the other core, where the summary will likely apply.
   std::map<std::string, std::unique_ptr<io::DirectoryIndex>> early;  // by folder
-  FolderListings listings;                                            // views into `early`
+  io::FolderListings listings;                                            // views into `early`
   std::jthread checker;
   if (const auto* l = std::get_if<data::ListFilesOp>(&original.ops[0].params)) {
     const Structure s0 = Analyze(original);
@@ -699,9 +699,9 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
         s0.reader ? std::get_if<data::InterleaveOp>(&original.ops[*s0.reader].params) : nullptr;
     if (may_apply && reader != nullptr && reader->compression != io::Compression::kGzip &&
         reader->compression != io::Compression::kZlib) {
-      std::map<std::string, std::vector<FolderPattern>> by_dir;
+      std::map<std::string, std::vector<io::FolderPattern>> by_dir;
       for (const std::string& pattern : l->patterns) {
-        if (std::optional<FolderPattern> f = FolderPattern::Split(pattern)) {
+        if (std::optional<io::FolderPattern> f = io::FolderPattern::Split(pattern)) {
           by_dir[f->dir].push_back(std::move(*f));
         }
       }
@@ -715,7 +715,7 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
         for (const auto& [dir, patterns] : by_dir) {
           early.at(dir)->Check([&](std::string_view name) {
             return std::any_of(patterns.begin(), patterns.end(),
-                               [&](const FolderPattern& f) { return f.Matches(name); });
+                               [&](const io::FolderPattern& f) { return f.Matches(name); });
           });
         }
       });

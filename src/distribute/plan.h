@@ -9,8 +9,8 @@
 #include <optional>
 
 #include "policy.h"
-#include "tfdist/distribute.h"
-#include "tfdist/file_list.h"
+#include "tfdist/distribute/distribute.h"
+#include "tfdist/io/file_list.h"
 
 namespace tfdist::dist {
 
@@ -30,7 +30,7 @@ void DecideFromFunction(const Structure& s, Decision& d);
 // list_files() expanded once for all workers: from_tensor_slices() of the
 // sorted matches, then the shuffle list_files(shuffle=True) stands for.
 Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
-                                       const FolderListings& listings = FolderListings());
+                                       const io::FolderListings& listings = io::FolderListings());
 
 // A distribution decided, before any worker runs.
 struct Distribution {

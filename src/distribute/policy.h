@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "tfdist/pipeline.h"
+#include "tfdist/data/pipeline.h"
 
 namespace tfdist::dist {
 

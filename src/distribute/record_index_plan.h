@@ -6,7 +6,7 @@
 #define TFDIST_DISTRIBUTE_RECORD_INDEX_PLAN_H_
 
 #include "policy.h"
-#include "tfdist/distribute.h"
+#include "tfdist/distribute/distribute.h"
 
 namespace tfdist::dist {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "tfdist/distribute.h"
+#include "tfdist/distribute/distribute.h"
 
 namespace tfdist::dist {
 

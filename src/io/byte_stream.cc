@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // File and memory byte sources, string sinks, and atomically written files.
 
-#include "tfdist/byte_stream.h"
+#include "tfdist/io/byte_stream.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <random>
 
-#include "tfdist/interrupt.h"
+#include "tfdist/base/interrupt.h"
 
 namespace tfdist::io {
 namespace {

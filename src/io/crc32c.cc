@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // CRC-32C: slicing-by-8 tables, and SSE4.2 with three interleaved streams.
 
-#include "tfdist/crc32c.h"
+#include "tfdist/io/crc32c.h"
 
 #include <array>
 #include <cstring>
@@ -11,7 +11,7 @@
 #include <nmmintrin.h>
 #endif
 
-namespace tfdist::crc32c {
+namespace tfdist::io::crc32c {
 namespace {
 
 constexpr uint32_t kPoly = 0x82f63b78u;  // reflected Castagnoli polynomial
@@ -182,4 +182,4 @@ uint32_t Extend(uint32_t crc, const char* data, size_t n) {
   return ~update(~crc, data, n);
 }
 
-}  // namespace tfdist::crc32c
+}  // namespace tfdist::io::crc32c

@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Glob expansion with list_files' ordering.
 
-#include "tfdist/file_list.h"
+#include "tfdist/io/file_list.h"
 
 #include <dirent.h>
 #include <fnmatch.h>
@@ -17,7 +17,7 @@
 #include <optional>
 #include <string_view>
 
-namespace tfdist {
+namespace tfdist::io {
 namespace {
 
 bool IsDotEntry(std::string_view path) {
@@ -256,4 +256,4 @@ Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string>
   return files;
 }
 
-}  // namespace tfdist
+}  // namespace tfdist::io

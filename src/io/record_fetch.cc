@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Record extents from index files, and positioned reads of chosen records.
 
-#include "tfdist/record_fetch.h"
+#include "tfdist/io/record_fetch.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "record_format.h"
-#include "tfdist/record_index.h"
+#include "tfdist/io/record_index.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {

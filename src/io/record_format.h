@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "tfdist/crc32c.h"
+#include "tfdist/io/crc32c.h"
 
 namespace tfdist::io {
 

@@ -2,7 +2,7 @@
 // DALI-format record indexes and directory indexes: writing them from a
 // scan, and trusting them only when they fit their files.
 
-#include "tfdist/record_index.h"
+#include "tfdist/io/record_index.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -27,8 +27,8 @@
 #include <random>
 #include <thread>
 
-#include "tfdist/byte_stream.h"
-#include "tfdist/interrupt.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/base/interrupt.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {

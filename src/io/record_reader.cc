@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // RecordReader over a stream of blocks, read inline or on a read-ahead thread.
 
-#include "tfdist/record_reader.h"
+#include "tfdist/io/record_reader.h"
 
 #include <tbb/parallel_for.h>
 
@@ -16,7 +16,7 @@
 
 #include "record_format.h"
 #include "record_scan.h"
-#include "tfdist/interrupt.h"
+#include "tfdist/base/interrupt.h"
 
 namespace tfdist::io {
 

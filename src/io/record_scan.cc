@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "record_format.h"
-#include "tfdist/crc32c.h"
+#include "tfdist/io/crc32c.h"
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>

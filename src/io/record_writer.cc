@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // RecordWriter: framing plus an optional deflate stage over an atomic file.
 
-#include "tfdist/record_writer.h"
+#include "tfdist/io/record_writer.h"
 
 #include "record_format.h"
 

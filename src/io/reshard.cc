@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // reshard and convert: plan from record offsets, copy verified framed bytes, commit all at once.
 
-#include "tfdist/reshard.h"
+#include "tfdist/io/reshard.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -22,9 +22,10 @@
 
 #include "record_format.h"
 #include "record_scan.h"
-#include "tfdist/interrupt.h"
-#include "tfdist/record_index.h"
-#include "tfdist/record_reader.h"
+#include "tfdist/base/interrupt.h"
+#include "tfdist/base/random.h"
+#include "tfdist/io/record_index.h"
+#include "tfdist/io/record_reader.h"
 
 namespace tfdist::io {
 namespace {
@@ -733,21 +734,8 @@ Result<ReshardBalance> ParseReshardBalance(std::string_view text) {
 std::vector<uint64_t> SeededPermutation(uint64_t n, uint64_t seed) {
   std::vector<uint64_t> v(n);
   for (uint64_t i = 0; i < n; ++i) v[i] = i;
-  uint64_t state = seed;
-  auto next = [&state] {  // SplitMix64
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
-  auto below = [&next](uint64_t m) {  // uniform in [0, m), by rejection
-    const uint64_t threshold = (0 - m) % m;
-    for (;;) {
-      const uint64_t r = next();
-      if (r >= threshold) return r % m;
-    }
-  };
-  for (uint64_t i = n; i > 1; --i) std::swap(v[i - 1], v[below(i)]);
+  Rng rng(seed);
+  for (uint64_t i = n; i > 1; --i) std::swap(v[i - 1], v[rng.Below(i)]);
   return v;
 }
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "record_format.h"
-#include "tfdist/byte_stream.h"
-#include "tfdist/interrupt.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/base/interrupt.h"
 
 namespace tfdist::io {
 namespace {

@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Example / SequenceExample decoding with protobuf, rendered as text or JSON.
 
-#include "tfdist/example_format.h"
+#include "tfdist/proto/example_format.h"
 
 #include <fmt/format.h>
 #include <google/protobuf/stubs/logging.h>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "example.pb.h"
-#include "tfdist/text.h"
+#include "tfdist/base/text.h"
 
 namespace tfdist::proto {
 namespace {

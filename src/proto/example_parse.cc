@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // A tf.train.Example parser that reads the protobuf wire format directly into dense columns.
 
-#include "tfdist/example_parse.h"
+#include "tfdist/proto/example_parse.h"
 
 #include <fmt/format.h>
 
@@ -13,6 +13,11 @@
 #include <set>
 
 namespace tfdist::proto {
+
+using data::FeatureSpec;
+using data::FeatureType;
+using data::FeatureValues;
+using data::ShapeText;
 namespace {
 
 static_assert(std::endian::native == std::endian::little,
@@ -207,10 +212,6 @@ std::string RecordName(const data::Element& e) {
                      e.origin.index, e.origin.offset);
 }
 
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  return fmt::format("[{}]", fmt::join(shape, ", "));
-}
-
 Status Malformed(const data::Element& e, const uint8_t* payload, const uint8_t* at,
                  std::string_view what) {
   return Status::DataLoss(
@@ -220,36 +221,6 @@ Status Malformed(const data::Element& e, const uint8_t* payload, const uint8_t* 
 }
 
 }  // namespace
-
-std::string_view FeatureTypeName(FeatureType type) {
-  switch (type) {
-    case FeatureType::kInt64:
-      return "int64";
-    case FeatureType::kFloat:
-      return "float";
-    case FeatureType::kBytes:
-      return "bytes";
-  }
-  return "?";
-}
-
-std::string_view FeatureDtypeName(FeatureType type) {
-  switch (type) {
-    case FeatureType::kInt64:
-      return "tf.int64";
-    case FeatureType::kFloat:
-      return "tf.float32";
-    case FeatureType::kBytes:
-      return "tf.string";
-  }
-  return "?";
-}
-
-int64_t FeatureSpec::num_values() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
 
 DenseParser::DenseParser(std::vector<FeatureSpec> features) : features_(std::move(features)) {
   size_t slots = 8;
@@ -267,47 +238,7 @@ DenseParser::DenseParser(std::vector<FeatureSpec> features) : features_(std::mov
 }
 
 Result<DenseParser> DenseParser::Create(std::vector<FeatureSpec> features) {
-  constexpr int64_t kMaxValues = int64_t{1} << 31;
-  std::set<std::string_view> names;
-  for (const FeatureSpec& f : features) {
-    if (!names.insert(f.name).second) {
-      return Status::InvalidArgument(fmt::format("feature '{}' is declared twice", f.name));
-    }
-    int64_t n = 1;
-    for (int64_t d : f.shape) {
-      if (d < 0) {
-        return Status::InvalidArgument(fmt::format(
-            "feature '{}': shape {} has a negative dimension; FixedLenFeature needs a fully "
-            "defined shape",
-            f.name, ShapeText(f.shape)));
-      }
-      n = d == 0 ? 0 : (n > kMaxValues / d ? kMaxValues + 1 : n * d);
-    }
-    if (n > kMaxValues) {
-      return Status::InvalidArgument(fmt::format(
-          "feature '{}': shape {} holds more than 2^31 values", f.name, ShapeText(f.shape)));
-    }
-    if (f.default_value) {
-      const FeatureValues& d = *f.default_value;
-      const size_t got = f.type == FeatureType::kInt64   ? d.int64s.size()
-                         : f.type == FeatureType::kFloat ? d.floats.size()
-                                                         : d.bytes.size();
-      const size_t others = d.int64s.size() + d.floats.size() + d.bytes.size() - got;
-      if (others != 0) {
-        return Status::InvalidArgument(
-            fmt::format("feature '{}': default_value holds values of another type than {}", f.name,
-                        FeatureDtypeName(f.type)));
-      }
-      if (got != static_cast<size_t>(n)) {
-        return Status::InvalidArgument(
-            fmt::format("feature '{}': default_value has {} value{}; shape {} needs {}", f.name,
-                        got, got == 1 ? "" : "s", ShapeText(f.shape), n));
-      }
-    }
-  }
-  if (features.size() >= std::numeric_limits<uint32_t>::max() / 4) {
-    return Status::InvalidArgument("too many features");
-  }
+  TFDIST_RETURN_IF_ERROR(data::CheckFeatures(features));
   return DenseParser(std::move(features));
 }
 

@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Synthetic payloads: exact-size tf.train.Examples, text and random bytes.
 
-#include "tfdist/synthetic.h"
+#include "tfdist/proto/synthetic.h"
 
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
@@ -13,7 +13,7 @@
 
 #include "example.pb.h"
 
-namespace tfdist {
+namespace tfdist::proto {
 namespace {
 
 void FillRandom(Rng& rng, std::string& out, size_t n) {
@@ -162,4 +162,4 @@ Status PayloadGenerator::Next(uint64_t file, uint64_t index, uint64_t global, st
   return Status::OK();
 }
 
-}  // namespace tfdist
+}  // namespace tfdist::proto

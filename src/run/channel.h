@@ -10,7 +10,7 @@
 #include <deque>
 #include <mutex>
 
-namespace tfdist::runner {
+namespace tfdist::run {
 
 // Thread-safe. Push blocks while `capacity` items wait; Pop blocks while none
 // does. Close() wakes both: Push then fails, Pop drains what is left.
@@ -72,6 +72,6 @@ class Channel {
   bool closed_ = false;
 };
 
-}  // namespace tfdist::runner
+}  // namespace tfdist::run
 
 #endif  // TFDIST_RUN_CHANNEL_H_

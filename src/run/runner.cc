@@ -13,7 +13,7 @@
 // could hold one worker's batch for a later step in front of the other
 // worker's batch that the loop waits for.)
 
-#include "tfdist/runner.h"
+#include "tfdist/run/runner.h"
 
 #include <fmt/format.h>
 
@@ -26,12 +26,12 @@
 #include <thread>
 
 #include "channel.h"
-#include "tfdist/byte_stream.h"
-#include "tfdist/example_parse.h"
-#include "tfdist/execute.h"
-#include "tfdist/interrupt.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/proto/example_parse.h"
+#include "tfdist/distribute/execute.h"
+#include "tfdist/base/interrupt.h"
 
-namespace tfdist::runner {
+namespace tfdist::run {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -115,7 +115,7 @@ struct Worker {
 };
 
 // The declared features of a map(parse_example(...)), if the pipeline has one.
-const std::vector<proto::FeatureSpec>* DeclaredFeatures(const data::Pipeline& pipeline) {
+const std::vector<data::FeatureSpec>* DeclaredFeatures(const data::Pipeline& pipeline) {
   for (const data::Op& op : pipeline.ops) {
     if (const auto* map = std::get_if<data::MapOp>(&op.params)) return &map->features;
   }
@@ -613,4 +613,4 @@ Result<RunReport> Run(const data::Pipeline& pipeline, const RunOptions& options)
   return report;
 }
 
-}  // namespace tfdist::runner
+}  // namespace tfdist::run

@@ -1,12 +1,12 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Text helpers and Status: UTF-8 checks, quoting, base64, exit codes.
 
-#include "tfdist/text.h"
+#include "tfdist/base/text.h"
 
 #include <doctest/doctest.h>
 
-#include "tfdist/result.h"
-#include "tfdist/status.h"
+#include "tfdist/base/result.h"
+#include "tfdist/base/status.h"
 
 namespace tfdist {
 namespace {

@@ -55,7 +55,7 @@ def main():
             check(report["verified"] is True, f"{policy}: verified")
             check(proc.stderr == "", f"{policy}: stderr not empty when piped: {proc.stderr!r}")
 
-    # The keys of SPEC.md section 5's run --json contract.
+    # The keys of the manual's run --json contract (JSON OUTPUT).
     for key in ("device", "records", "bytes", "batches", "steps", "seconds", "records_per_s",
                 "mb_per_s", "verified", "replicas", "stages"):
         check(key in report, f"run --json has {key}")

@@ -1,8 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Pipeline expressions and tf.data stages: TensorFlow's order, every rule of
-// SPEC.md section 2, and the parser's messages.
+// doc/semantics.md, "Element order", and the parser's messages.
 
-#include "tfdist/pipeline.h"
+#include "tfdist/data/pipeline.h"
 
 #include <doctest/doctest.h>
 
@@ -12,9 +12,9 @@
 #include <set>
 
 #include "test_util.h"
-#include "tfdist/distribute.h"
-#include "tfdist/record_writer.h"
-#include "tfdist/synthetic.h"
+#include "tfdist/distribute/distribute.h"
+#include "tfdist/io/record_writer.h"
+#include "tfdist/proto/synthetic.h"
 
 namespace tfdist::data {
 namespace {
@@ -105,7 +105,7 @@ std::string List(const std::vector<std::string>& names) {
   return out + "]";
 }
 
-TEST_CASE("SPEC 8.9: interleave fills slots from the cursor, block by block") {
+TEST_CASE("worked example 9: interleave fills slots from the cursor, block by block") {
   Files f;
   const std::string names =
       List({f.Repeat("f4", "4", 4), f.Repeat("f5", "5", 5), f.Repeat("f6", "6", 6)});
@@ -482,7 +482,7 @@ namespace tfdist::data {
 namespace {
 
 // The features of the single map() of `expr`.
-std::vector<proto::FeatureSpec> MapFeatures(const std::string& expr, bool* single = nullptr) {
+std::vector<data::FeatureSpec> MapFeatures(const std::string& expr, bool* single = nullptr) {
   auto p = ParsePipeline(expr);
   INFO(expr);
   INFO(p.status().ToString());
@@ -497,17 +497,17 @@ std::vector<proto::FeatureSpec> MapFeatures(const std::string& expr, bool* singl
   return {};
 }
 
-proto::FeatureSpec Feature(std::string name, proto::FeatureType type, std::vector<int64_t> shape,
-                           std::optional<proto::FeatureValues> dflt = std::nullopt) {
-  return proto::FeatureSpec{std::move(name), type, std::move(shape), std::move(dflt)};
+data::FeatureSpec Feature(std::string name, data::FeatureType type, std::vector<int64_t> shape,
+                           std::optional<data::FeatureValues> dflt = std::nullopt) {
+  return data::FeatureSpec{std::move(name), type, std::move(shape), std::move(dflt)};
 }
 
 TEST_CASE("map(parse_example) takes the feature dicts TensorFlow users write") {
-  using proto::FeatureType;
-  const auto want = std::vector<proto::FeatureSpec>{
+  using data::FeatureType;
+  const auto want = std::vector<data::FeatureSpec>{
       Feature("image/encoded", FeatureType::kBytes, {}),
-      Feature("label", FeatureType::kInt64, {}, proto::FeatureValues{{-1}, {}, {}}),
-      Feature("bbox", FeatureType::kFloat, {2, 2}, proto::FeatureValues{{}, {0, 0.5f, 1, -2}, {}}),
+      Feature("label", FeatureType::kInt64, {}, data::FeatureValues{{-1}, {}, {}}),
+      Feature("bbox", FeatureType::kFloat, {2, 2}, data::FeatureValues{{}, {0, 0.5f, 1, -2}, {}}),
   };
   const std::string dict =
       "{'image/encoded': tf.io.FixedLenFeature([], tf.string),\n"
@@ -530,9 +530,9 @@ TEST_CASE("map(parse_example) takes the feature dicts TensorFlow users write") {
   CHECK(MapFeatures("tfrecord('a').map(parse_example({'m': FixedLenFeature([2, 2], tf.int64, "
                     "default_value=[1, 2, 3, 4]), 's': FixedLenFeature(2, tf.string, "
                     "[b'x', \"\"])}))") ==
-        std::vector<proto::FeatureSpec>{
-            Feature("m", FeatureType::kInt64, {2, 2}, proto::FeatureValues{{1, 2, 3, 4}, {}, {}}),
-            Feature("s", FeatureType::kBytes, {2}, proto::FeatureValues{{}, {}, {"x", ""}})});
+        std::vector<data::FeatureSpec>{
+            Feature("m", FeatureType::kInt64, {2, 2}, data::FeatureValues{{1, 2, 3, 4}, {}, {}}),
+            Feature("s", FeatureType::kBytes, {2}, data::FeatureValues{{}, {}, {"x", ""}})});
 }
 
 TEST_CASE("map(parse_example) errors name the column and the rule") {

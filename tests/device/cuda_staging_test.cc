@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "batch_bytes.h"
-#include "config.h"
-#include "tfdist/staging.h"
+#include "device_config.h"
+#include "tfdist/device/staging.h"
 
 namespace tfdist::device {
 namespace {

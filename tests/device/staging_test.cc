@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Staging on host replicas: delivery, FIFO order, the ring bound, verify, and device choice.
 
-#include "tfdist/staging.h"
+#include "tfdist/device/staging.h"
 
 #include <doctest/doctest.h>
 
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "batch_bytes.h"
-#include "config.h"
+#include "device_config.h"
 
 namespace tfdist::device {
 namespace {

@@ -2,7 +2,7 @@
 // Distribution: TensorFlow's batch sizes per worker, both splits, launcher
 // environments, and properties over random topologies.
 
-#include "tfdist/distribute.h"
+#include "tfdist/distribute/distribute.h"
 
 #include <doctest/doctest.h>
 
@@ -11,9 +11,9 @@
 #include <random>
 
 #include "test_util.h"
-#include "tfdist/record_index.h"
-#include "tfdist/record_writer.h"
-#include "tfdist/synthetic.h"
+#include "tfdist/io/record_index.h"
+#include "tfdist/io/record_writer.h"
+#include "tfdist/proto/synthetic.h"
 
 namespace tfdist::dist {
 namespace {

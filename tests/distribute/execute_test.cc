@@ -2,13 +2,13 @@
 // The streaming execution gives every worker exactly the per-replica
 // batches PlanLayout lays out, over random topologies, policies and splits.
 
-#include "tfdist/execute.h"
+#include "tfdist/distribute/execute.h"
 
 #include <doctest/doctest.h>
 
 #include "test_util.h"
-#include "tfdist/record_writer.h"
-#include "tfdist/synthetic.h"
+#include "tfdist/io/record_writer.h"
+#include "tfdist/proto/synthetic.h"
 
 namespace tfdist::dist {
 namespace {

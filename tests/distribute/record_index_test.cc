@@ -11,11 +11,11 @@
 #include <set>
 
 #include "test_util.h"
-#include "tfdist/execute.h"
-#include "tfdist/record_fetch.h"
-#include "tfdist/record_index.h"
-#include "tfdist/record_writer.h"
-#include "tfdist/synthetic.h"
+#include "tfdist/distribute/execute.h"
+#include "tfdist/io/record_fetch.h"
+#include "tfdist/io/record_index.h"
+#include "tfdist/io/record_writer.h"
+#include "tfdist/proto/synthetic.h"
 
 namespace tfdist::dist {
 namespace {

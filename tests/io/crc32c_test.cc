@@ -1,16 +1,16 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // CRC-32C: known vectors, both implementations, every length and alignment.
 
-#include "tfdist/crc32c.h"
+#include "tfdist/io/crc32c.h"
 
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "tfdist/synthetic.h"
+#include "tfdist/proto/synthetic.h"
 
-namespace tfdist::crc32c {
+namespace tfdist::io::crc32c {
 namespace {
 
 using Fn = uint32_t (*)(uint32_t, const char*, size_t);
@@ -66,4 +66,4 @@ TEST_CASE("hardware and portable CRCs agree for every length, alignment and spli
 }
 
 }  // namespace
-}  // namespace tfdist::crc32c
+}  // namespace tfdist::io::crc32c

@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // ExpandFilePatterns: list_files' byte-wise order and its error for no match.
 
-#include "tfdist/file_list.h"
+#include "tfdist/io/file_list.h"
 
 #include <doctest/doctest.h>
 #include <fnmatch.h>
@@ -14,7 +14,7 @@
 
 #include "test_util.h"
 
-namespace tfdist {
+namespace tfdist::io {
 namespace {
 
 TEST_CASE("matches of all patterns are sorted together byte-wise, duplicates kept") {
@@ -204,4 +204,4 @@ TEST_CASE("'-' stands for standard input and is passed through") {
 }
 
 }  // namespace
-}  // namespace tfdist
+}  // namespace tfdist::io

@@ -2,7 +2,7 @@
 // Record indexes: DALI's format, checked against offsets computed here, and
 // trusted only while they fit their file.
 
-#include "tfdist/record_index.h"
+#include "tfdist/io/record_index.h"
 
 #include <dirent.h>
 #include <doctest/doctest.h>
@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "test_util.h"
-#include "tfdist/file_list.h"
+#include "tfdist/io/file_list.h"
 
 namespace tfdist::io {
 namespace {

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "test_util.h"
-#include "tfdist/byte_stream.h"
-#include "tfdist/crc32c.h"
-#include "tfdist/record_fetch.h"
-#include "tfdist/record_reader.h"
-#include "tfdist/record_writer.h"
-#include "tfdist/synthetic.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/io/crc32c.h"
+#include "tfdist/io/record_fetch.h"
+#include "tfdist/io/record_reader.h"
+#include "tfdist/io/record_writer.h"
+#include "tfdist/proto/synthetic.h"
 
 namespace tfdist::io {
 namespace {

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "test_util.h"
-#include "tfdist/byte_stream.h"
-#include "tfdist/record_reader.h"
-#include "tfdist/record_writer.h"
-#include "tfdist/reshard.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/io/record_reader.h"
+#include "tfdist/io/record_writer.h"
+#include "tfdist/io/reshard.h"
 
 namespace tfdist::io {
 namespace {

@@ -1,13 +1,13 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Payload classification and rendering; synthetic payloads.
 
-#include "tfdist/example_format.h"
+#include "tfdist/proto/example_format.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include "example.pb.h"
-#include "tfdist/synthetic.h"
+#include "tfdist/proto/synthetic.h"
 
 namespace tfdist::proto {
 namespace {

@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // The dense Example parser against protobuf's own decoding, on random and damaged records.
 
-#include "tfdist/example_parse.h"
+#include "tfdist/proto/example_parse.h"
 
 #include <doctest/doctest.h>
 #include <google/protobuf/stubs/logging.h>
@@ -14,9 +14,13 @@
 #include <memory>
 
 #include "example.pb.h"
-#include "tfdist/synthetic.h"
+#include "tfdist/proto/synthetic.h"
 
 namespace tfdist::proto {
+
+using data::FeatureSpec;
+using data::FeatureType;
+using data::FeatureValues;
 namespace {
 
 // ---- Wire encoding, written by hand so tests can produce every valid form.

@@ -3,7 +3,7 @@
 // plans, every byte arrives, verification catches a corrupted staging
 // buffer, and the wire format reads back.
 
-#include "tfdist/runner.h"
+#include "tfdist/run/runner.h"
 
 #include <doctest/doctest.h>
 
@@ -12,10 +12,10 @@
 #include <mutex>
 
 #include "test_util.h"
-#include "tfdist/record_writer.h"
-#include "tfdist/synthetic.h"
+#include "tfdist/io/record_writer.h"
+#include "tfdist/proto/synthetic.h"
 
-namespace tfdist::runner {
+namespace tfdist::run {
 namespace {
 
 using testing::BatchLabels;
@@ -252,4 +252,4 @@ TEST_CASE("the records wire format: n+1 offsets, then the payloads") {
 }
 
 }  // namespace
-}  // namespace tfdist::runner
+}  // namespace tfdist::run

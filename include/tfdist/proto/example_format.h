@@ -1,8 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Decoding of record payloads (tf.train.Example, SequenceExample, raw) for display.
 
-#ifndef TFDIST_EXAMPLE_FORMAT_H_
-#define TFDIST_EXAMPLE_FORMAT_H_
+#ifndef TFDIST_PROTO_EXAMPLE_FORMAT_H_
+#define TFDIST_PROTO_EXAMPLE_FORMAT_H_
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -48,4 +48,4 @@ nlohmann::ordered_json PayloadToJson(std::string_view payload);
 
 }  // namespace tfdist::proto
 
-#endif  // TFDIST_EXAMPLE_FORMAT_H_
+#endif  // TFDIST_PROTO_EXAMPLE_FORMAT_H_

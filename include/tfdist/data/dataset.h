@@ -1,8 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Pipeline elements and the pull-iterator interface of every tf.data stage.
 
-#ifndef TFDIST_DATASET_H_
-#define TFDIST_DATASET_H_
+#ifndef TFDIST_DATA_DATASET_H_
+#define TFDIST_DATA_DATASET_H_
 
 #include <cstdint>
 #include <memory>
@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tfdist/result.h"
-#include "tfdist/status.h"
+#include "tfdist/base/result.h"
+#include "tfdist/base/status.h"
 
 namespace tfdist::data {
 
@@ -29,7 +29,7 @@ struct Origin {
   uint64_t offset = 0;                // byte offset of its header (uncompressed)
 };
 
-// How elements are labelled in layouts and listings (SPEC.md section 5).
+// How elements are labelled in layouts and listings (doc/semantics.md, "Elements and labels").
 enum class LabelMode {
   kPayload,  // the record's bytes when printable UTF-8, else "file:index"
   kRef,      // always "file:index" for records
@@ -58,7 +58,7 @@ struct Element {
   static Element Int(int64_t v);
   static Element Name(std::string name);
 
-  // The label of SPEC.md section 5: a file name as is; a record's payload
+  // The label of doc/semantics.md, "Elements and labels": a file name as is; a record's payload
   // (printable UTF-8) or "file:index"; an integer in decimal; "index:label"
   // for a pair; "file:index" for a record not read yet. A batch has no
   // single label: REQUIRES kind != kBatch.
@@ -128,4 +128,4 @@ class Dataset {
 
 }  // namespace tfdist::data
 
-#endif  // TFDIST_DATASET_H_
+#endif  // TFDIST_DATA_DATASET_H_

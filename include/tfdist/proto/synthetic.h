@@ -1,37 +1,17 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Deterministic synthetic payloads for `tfdist gen`, tests and benchmarks.
 
-#ifndef TFDIST_SYNTHETIC_H_
-#define TFDIST_SYNTHETIC_H_
+#ifndef TFDIST_PROTO_SYNTHETIC_H_
+#define TFDIST_PROTO_SYNTHETIC_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "tfdist/result.h"
+#include "tfdist/base/random.h"
+#include "tfdist/base/result.h"
 
-namespace tfdist {
-
-// splitmix64: a small generator whose stream is the same on every platform
-// and standard library (std:: distributions are not).
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [lo, hi]. REQUIRES: lo <= hi.
-  uint64_t Uniform(uint64_t lo, uint64_t hi) {
-    const uint64_t span = hi - lo + 1;
-    return span == 0 ? Next() : lo + Next() % span;  // bias < span / 2^64
-  }
-
- private:
-  uint64_t state_;
-};
+namespace tfdist::proto {
 
 // Parses a byte count: "100", "10k"/"10KiB" (x1024), "1M"/"1MiB", "2G".
 // Error: InvalidArgument naming the text.
@@ -81,6 +61,6 @@ class PayloadGenerator {
   Rng rng_;
 };
 
-}  // namespace tfdist
+}  // namespace tfdist::proto
 
-#endif  // TFDIST_SYNTHETIC_H_
+#endif  // TFDIST_PROTO_SYNTHETIC_H_

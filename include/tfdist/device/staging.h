@@ -1,8 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Staging: per-replica rings of host buffers feeding device memory (CUDA) or host replicas.
 
-#ifndef TFDIST_STAGING_H_
-#define TFDIST_STAGING_H_
+#ifndef TFDIST_DEVICE_STAGING_H_
+#define TFDIST_DEVICE_STAGING_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tfdist/result.h"
-#include "tfdist/status.h"
+#include "tfdist/base/result.h"
+#include "tfdist/base/status.h"
 
 namespace tfdist::device {
 
@@ -234,4 +234,4 @@ Result<double> PlainPinnedCopySeconds(int gpu, size_t batch_bytes, int64_t batch
 
 }  // namespace tfdist::device
 
-#endif  // TFDIST_STAGING_H_
+#endif  // TFDIST_DEVICE_STAGING_H_

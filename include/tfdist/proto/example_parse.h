@@ -1,9 +1,9 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Declared features (tf.io.FixedLenFeature) and a fast parser of serialized tf.train.Examples
-// into dense columns, one contiguous block per batch.
+// A fast parser of serialized tf.train.Examples into the dense columns of
+// declared features (data/features.h), one contiguous block per batch.
 
-#ifndef TFDIST_EXAMPLE_PARSE_H_
-#define TFDIST_EXAMPLE_PARSE_H_
+#ifndef TFDIST_PROTO_EXAMPLE_PARSE_H_
+#define TFDIST_PROTO_EXAMPLE_PARSE_H_
 
 #include <cstdint>
 #include <optional>
@@ -12,47 +12,11 @@
 #include <string_view>
 #include <vector>
 
-#include "tfdist/dataset.h"
-#include "tfdist/result.h"
+#include "tfdist/data/dataset.h"
+#include "tfdist/data/features.h"
+#include "tfdist/base/result.h"
 
 namespace tfdist::proto {
-
-// The value kinds of a Feature, with the dtypes TensorFlow parses them into.
-enum class FeatureType {
-  kInt64,  // Int64List -> tf.int64
-  kFloat,  // FloatList -> tf.float32
-  kBytes,  // BytesList -> tf.string
-};
-
-// "int64", "float" or "bytes" (the list kinds of feature.proto).
-std::string_view FeatureTypeName(FeatureType type);
-// "tf.int64", "tf.float32" or "tf.string".
-std::string_view FeatureDtypeName(FeatureType type);
-
-// The values of a default, flattened in row-major order; only the vector of
-// the feature's type is used.
-struct FeatureValues {
-  std::vector<int64_t> int64s;
-  std::vector<float> floats;
-  std::vector<std::string> bytes;
-
-  friend bool operator==(const FeatureValues&, const FeatureValues&) = default;
-};
-
-// tf.io.FixedLenFeature(shape, dtype, default_value) under a feature name.
-struct FeatureSpec {
-  std::string name;
-  FeatureType type = FeatureType::kInt64;
-  std::vector<int64_t> shape;  // [] is a scalar: one value
-  // Used when a record lacks the feature; without it the feature is required.
-  // REQUIRES (checked by DenseParser::Create): num_values() values.
-  std::optional<FeatureValues> default_value;
-
-  // The product of `shape` (1 for a scalar): values per record.
-  int64_t num_values() const;
-
-  friend bool operator==(const FeatureSpec&, const FeatureSpec&) = default;
-};
 
 // Where the columns of a parsed batch lie in the output block.
 //
@@ -88,12 +52,10 @@ struct ColumnLayout {
 // several threads may share one parser.
 class DenseParser {
  public:
-  // Validates the features: names unique, shapes non-negative, at most
-  // 2^31 values per record, defaults of the right size.
-  // Error: InvalidArgument naming the feature.
-  static Result<DenseParser> Create(std::vector<FeatureSpec> features);
+  // Error: InvalidArgument naming the feature (data::CheckFeatures).
+  static Result<DenseParser> Create(std::vector<data::FeatureSpec> features);
 
-  const std::vector<FeatureSpec>& features() const { return features_; }
+  const std::vector<data::FeatureSpec>& features() const { return features_; }
 
   // An upper bound of the bytes ParseBatch writes for `n` records whose
   // payloads hold `payload_bytes` bytes in all.
@@ -114,12 +76,12 @@ class DenseParser {
                                   std::span<char> out) const;
 
  private:
-  explicit DenseParser(std::vector<FeatureSpec> features);
+  explicit DenseParser(std::vector<data::FeatureSpec> features);
 
   // Finds the index of a declared feature by name, or -1. No allocation.
   int Find(std::string_view name) const;
 
-  std::vector<FeatureSpec> features_;
+  std::vector<data::FeatureSpec> features_;
   // Lookup table: open addressing over a power-of-two number of slots, each
   // holding a feature index + 1 (0 is empty).
   std::vector<uint32_t> slots_;
@@ -128,4 +90,4 @@ class DenseParser {
 
 }  // namespace tfdist::proto
 
-#endif  // TFDIST_EXAMPLE_PARSE_H_
+#endif  // TFDIST_PROTO_EXAMPLE_PARSE_H_

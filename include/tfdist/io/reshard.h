@@ -1,8 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Resharding and recompressing TFRecord datasets, written atomically.
 
-#ifndef TFDIST_RESHARD_H_
-#define TFDIST_RESHARD_H_
+#ifndef TFDIST_IO_RESHARD_H_
+#define TFDIST_IO_RESHARD_H_
 
 #include <cstdint>
 #include <functional>
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "tfdist/byte_stream.h"
-#include "tfdist/result.h"
-#include "tfdist/status.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/base/result.h"
+#include "tfdist/base/status.h"
 
 namespace tfdist::io {
 
@@ -159,4 +159,4 @@ Result<RewriteSummary> Convert(std::span<const std::string> inputs, const Conver
 
 }  // namespace tfdist::io
 
-#endif  // TFDIST_RESHARD_H_
+#endif  // TFDIST_IO_RESHARD_H_

@@ -1,8 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Status: the outcome of an operation, with TensorFlow's error-code meanings.
 
-#ifndef TFDIST_STATUS_H_
-#define TFDIST_STATUS_H_
+#ifndef TFDIST_BASE_STATUS_H_
+#define TFDIST_BASE_STATUS_H_
 
 #include <fmt/format.h>
 
@@ -70,7 +70,7 @@ class [[nodiscard]] Status {
 // Returns the status of a Status or of a Result<T> (see result.h).
 inline const Status& GetStatus(const Status& status) { return status; }
 
-// Maps a status to the exit code of SPEC.md section 5:
+// Maps a status to the exit code of the manual's EXIT STATUS:
 // 0 ok, 2 invalid usage or argument, 3 data error, 130 interrupted, 1 internal.
 int ExitCodeFor(const Status& status);
 
@@ -94,4 +94,4 @@ struct fmt::formatter<tfdist::Status> : fmt::formatter<std::string_view> {
   }
 };
 
-#endif  // TFDIST_STATUS_H_
+#endif  // TFDIST_BASE_STATUS_H_

@@ -2,8 +2,8 @@
 // tf.distribute's input distribution: auto-sharding policies, the split of
 // global batches into per-replica batches, and global steps.
 
-#ifndef TFDIST_DISTRIBUTE_H_
-#define TFDIST_DISTRIBUTE_H_
+#ifndef TFDIST_DISTRIBUTE_DISTRIBUTE_H_
+#define TFDIST_DISTRIBUTE_DISTRIBUTE_H_
 
 #include <cstdint>
 #include <functional>
@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "tfdist/dataset.h"
-#include "tfdist/pipeline.h"
-#include "tfdist/result.h"
+#include "tfdist/data/dataset.h"
+#include "tfdist/data/pipeline.h"
+#include "tfdist/base/result.h"
 
 namespace tfdist::dist {
 
@@ -174,7 +174,7 @@ struct Layout {
   std::vector<Step> steps;            // batched pipelines
 };
 
-// Plans and runs the distribution of `pipeline` (SPEC.md section 3). Reads
+// Plans and runs the distribution of `pipeline` (doc/semantics.md, "Auto-sharding", "Batch splits", "Replicas and steps"). Reads
 // the data: layouts show real elements.
 // Error: InvalidArgument (impossible topology, FILE without files, too few
 // files or elements for the workers), or the pipeline's own errors.
@@ -221,4 +221,4 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
 
 }  // namespace tfdist::dist
 
-#endif  // TFDIST_DISTRIBUTE_H_
+#endif  // TFDIST_DISTRIBUTE_DISTRIBUTE_H_

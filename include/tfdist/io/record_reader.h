@@ -1,8 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // RecordReader: reads and checks the records of one TFRecord file or stream.
 
-#ifndef TFDIST_RECORD_READER_H_
-#define TFDIST_RECORD_READER_H_
+#ifndef TFDIST_IO_RECORD_READER_H_
+#define TFDIST_IO_RECORD_READER_H_
 
 #include <cstdint>
 #include <memory>
@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "tfdist/byte_stream.h"
-#include "tfdist/result.h"
-#include "tfdist/status.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/base/result.h"
+#include "tfdist/base/status.h"
 
 namespace tfdist::io {
 
@@ -167,4 +167,4 @@ RecordCount CountRecords(const std::string& path, const RecordReaderOptions& opt
 
 }  // namespace tfdist::io
 
-#endif  // TFDIST_RECORD_READER_H_
+#endif  // TFDIST_IO_RECORD_READER_H_

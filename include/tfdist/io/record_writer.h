@@ -1,17 +1,17 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // RecordWriter: writes TFRecord files, optionally compressed, atomically.
 
-#ifndef TFDIST_RECORD_WRITER_H_
-#define TFDIST_RECORD_WRITER_H_
+#ifndef TFDIST_IO_RECORD_WRITER_H_
+#define TFDIST_IO_RECORD_WRITER_H_
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
-#include "tfdist/byte_stream.h"
-#include "tfdist/result.h"
-#include "tfdist/status.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/base/result.h"
+#include "tfdist/base/status.h"
 
 namespace tfdist::io {
 
@@ -69,4 +69,4 @@ class RecordWriter {
 
 }  // namespace tfdist::io
 
-#endif  // TFDIST_RECORD_WRITER_H_
+#endif  // TFDIST_IO_RECORD_WRITER_H_

@@ -1,8 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // SIGINT/SIGTERM handling: a flag long loops poll, and temp-file clean-up.
 
-#ifndef TFDIST_INTERRUPT_H_
-#define TFDIST_INTERRUPT_H_
+#ifndef TFDIST_BASE_INTERRUPT_H_
+#define TFDIST_BASE_INTERRUPT_H_
 
 #include <string>
 
@@ -23,4 +23,4 @@ void UnregisterTempFile(const std::string& path);
 
 }  // namespace tfdist
 
-#endif  // TFDIST_INTERRUPT_H_
+#endif  // TFDIST_BASE_INTERRUPT_H_

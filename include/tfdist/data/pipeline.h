@@ -2,8 +2,8 @@
 // Pipeline expressions: a tf.data method chain, parsed into a plan of stages
 // and built into a Dataset.
 
-#ifndef TFDIST_PIPELINE_H_
-#define TFDIST_PIPELINE_H_
+#ifndef TFDIST_DATA_PIPELINE_H_
+#define TFDIST_DATA_PIPELINE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -14,10 +14,10 @@
 #include <variant>
 #include <vector>
 
-#include "tfdist/byte_stream.h"
-#include "tfdist/dataset.h"
-#include "tfdist/example_parse.h"
-#include "tfdist/result.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/data/dataset.h"
+#include "tfdist/data/features.h"
+#include "tfdist/base/result.h"
 
 namespace tfdist::data {
 
@@ -99,8 +99,8 @@ struct PrefetchOp {
 // ParsePipeline). Elements stay records in the pipeline; the declared
 // features are parsed into dense columns where batches are staged.
 struct MapOp {
-  std::vector<proto::FeatureSpec> features;  // in the dict's order
-  bool single_example = false;               // parse_single_example: one record per element
+  std::vector<FeatureSpec> features;  // in the dict's order
+  bool single_example = false;       // parse_single_example: one record per element
   std::optional<IntArg> num_parallel_calls;
 };
 
@@ -120,7 +120,7 @@ struct Pipeline {
   std::string text;  // the expression as given
 };
 
-// Parses a pipeline expression (SPEC.md section 2). Whitespace, newlines and
+// Parses a pipeline expression (doc/semantics.md, "Element order"; the grammar is the manual's PIPELINES). Whitespace, newlines and
 // '#' comments are free. Sources may be written with TensorFlow's prefixes
 // (tf.data.Dataset.list_files, tf.data.TFRecordDataset); the reader function
 // of interleave/flat_map may be `tfrecord`, `tf.data.TFRecordDataset`,
@@ -186,4 +186,4 @@ Result<std::shared_ptr<const Dataset>> BuildDataset(const Pipeline& pipeline,
 
 }  // namespace tfdist::data
 
-#endif  // TFDIST_PIPELINE_H_
+#endif  // TFDIST_DATA_PIPELINE_H_

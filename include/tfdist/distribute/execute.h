@@ -3,8 +3,8 @@
 // one at a time, in the order PlanLayout lays them out, in memory bounded by
 // the pipeline's own buffers (not by the dataset).
 
-#ifndef TFDIST_EXECUTE_H_
-#define TFDIST_EXECUTE_H_
+#ifndef TFDIST_DISTRIBUTE_EXECUTE_H_
+#define TFDIST_DISTRIBUTE_EXECUTE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -12,10 +12,10 @@
 #include <memory>
 #include <vector>
 
-#include "tfdist/dataset.h"
-#include "tfdist/distribute.h"
-#include "tfdist/pipeline.h"
-#include "tfdist/result.h"
+#include "tfdist/data/dataset.h"
+#include "tfdist/distribute/distribute.h"
+#include "tfdist/data/pipeline.h"
+#include "tfdist/base/result.h"
 
 namespace tfdist::dist {
 
@@ -105,4 +105,4 @@ class Execution {
 
 }  // namespace tfdist::dist
 
-#endif  // TFDIST_EXECUTE_H_
+#endif  // TFDIST_DISTRIBUTE_EXECUTE_H_

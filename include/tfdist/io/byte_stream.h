@@ -1,8 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Byte sources and sinks: files, memory, and zlib/gzip stream decorators.
 
-#ifndef TFDIST_BYTE_STREAM_H_
-#define TFDIST_BYTE_STREAM_H_
+#ifndef TFDIST_IO_BYTE_STREAM_H_
+#define TFDIST_IO_BYTE_STREAM_H_
 
 #include <cstdint>
 #include <memory>
@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "tfdist/result.h"
-#include "tfdist/status.h"
+#include "tfdist/base/result.h"
+#include "tfdist/base/status.h"
 
 namespace tfdist::io {
 
@@ -144,4 +144,4 @@ class AtomicFile {
 
 }  // namespace tfdist::io
 
-#endif  // TFDIST_BYTE_STREAM_H_
+#endif  // TFDIST_IO_BYTE_STREAM_H_

@@ -1,14 +1,14 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Result<T>: a value or the error Status that stands in its place.
 
-#ifndef TFDIST_RESULT_H_
-#define TFDIST_RESULT_H_
+#ifndef TFDIST_BASE_RESULT_H_
+#define TFDIST_BASE_RESULT_H_
 
 #include <cassert>
 #include <optional>
 #include <utility>
 
-#include "tfdist/status.h"
+#include "tfdist/base/status.h"
 
 namespace tfdist {
 
@@ -66,4 +66,4 @@ const Status& GetStatus(const Result<T>& result) {
   if (!tmp.ok()) return tmp.status();                 \
   lhs = std::move(tmp).value()
 
-#endif  // TFDIST_RESULT_H_
+#endif  // TFDIST_BASE_RESULT_H_

@@ -3,8 +3,8 @@
 // record extents an up-to-date index gives, and the positioned reads that
 // fetch payloads at those offsets (record-level DATA sharding).
 
-#ifndef TFDIST_RECORD_FETCH_H_
-#define TFDIST_RECORD_FETCH_H_
+#ifndef TFDIST_IO_RECORD_FETCH_H_
+#define TFDIST_IO_RECORD_FETCH_H_
 
 #include <cstdint>
 #include <memory>
@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tfdist/result.h"
-#include "tfdist/status.h"
+#include "tfdist/base/result.h"
+#include "tfdist/base/status.h"
 
 namespace tfdist::io {
 
@@ -55,4 +55,4 @@ Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
 
 }  // namespace tfdist::io
 
-#endif  // TFDIST_RECORD_FETCH_H_
+#endif  // TFDIST_IO_RECORD_FETCH_H_

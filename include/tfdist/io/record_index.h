@@ -2,8 +2,8 @@
 // Per-file record indexes in NVIDIA DALI's tfrecord2idx format ("offset size"
 // per record), and directory indexes: every file's record count in one file.
 
-#ifndef TFDIST_RECORD_INDEX_H_
-#define TFDIST_RECORD_INDEX_H_
+#ifndef TFDIST_IO_RECORD_INDEX_H_
+#define TFDIST_IO_RECORD_INDEX_H_
 
 #include <cstdint>
 #include <functional>
@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "tfdist/record_reader.h"
-#include "tfdist/result.h"
+#include "tfdist/io/record_reader.h"
+#include "tfdist/base/result.h"
 
 namespace tfdist::io {
 
@@ -229,4 +229,4 @@ DirectoryLookup LookUpDirectoryIndex(const std::string& dir,
 
 }  // namespace tfdist::io
 
-#endif  // TFDIST_RECORD_INDEX_H_
+#endif  // TFDIST_IO_RECORD_INDEX_H_

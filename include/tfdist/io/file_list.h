@@ -1,8 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // File patterns expanded the way tf.data.Dataset.list_files does.
 
-#ifndef TFDIST_FILE_LIST_H_
-#define TFDIST_FILE_LIST_H_
+#ifndef TFDIST_IO_FILE_LIST_H_
+#define TFDIST_IO_FILE_LIST_H_
 
 #include <functional>
 #include <map>
@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "tfdist/result.h"
+#include "tfdist/base/result.h"
 
-namespace tfdist {
+namespace tfdist::io {
 
 // Expands each pattern (`*`, `?`, `[...]`, `\` escapes; a wildcard also
 // matches a leading dot, as TensorFlow's fnmatch-based matcher does), then
@@ -58,6 +58,6 @@ struct FolderPattern {
 // stem, several times faster than std::sort; the result is the same.
 void SortBytewise(std::vector<std::string_view>& names);
 
-}  // namespace tfdist
+}  // namespace tfdist::io
 
-#endif  // TFDIST_FILE_LIST_H_
+#endif  // TFDIST_IO_FILE_LIST_H_

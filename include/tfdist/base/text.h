@@ -1,8 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Small text helpers shared by record labels, cat and the reports.
 
-#ifndef TFDIST_TEXT_H_
-#define TFDIST_TEXT_H_
+#ifndef TFDIST_BASE_TEXT_H_
+#define TFDIST_BASE_TEXT_H_
 
 #include <string>
 #include <string_view>
@@ -28,4 +28,4 @@ std::string Base64(std::string_view s);
 
 }  // namespace tfdist
 
-#endif  // TFDIST_TEXT_H_
+#endif  // TFDIST_BASE_TEXT_H_

@@ -1,14 +1,14 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // CRC-32C (Castagnoli) and the masking TFRecord applies to stored CRCs.
 
-#ifndef TFDIST_CRC32C_H_
-#define TFDIST_CRC32C_H_
+#ifndef TFDIST_IO_CRC32C_H_
+#define TFDIST_IO_CRC32C_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-namespace tfdist::crc32c {
+namespace tfdist::io::crc32c {
 
 // Returns the CRC-32C of data[0,n) continued from `crc`, the CRC of some
 // earlier bytes A, so that Extend(Value(A), B) == Value(A + B).
@@ -36,6 +36,6 @@ uint32_t ExtendPortable(uint32_t crc, const char* data, size_t n);
 uint32_t ExtendHardware(uint32_t crc, const char* data, size_t n);
 bool HaveHardwareCrc();
 
-}  // namespace tfdist::crc32c
+}  // namespace tfdist::io::crc32c
 
-#endif  // TFDIST_CRC32C_H_
+#endif  // TFDIST_IO_CRC32C_H_

@@ -4,8 +4,8 @@
 // packed into its wire format in a staging slot, copied to the replica's
 // device, and consumed step by step, with the time of every stage measured.
 
-#ifndef TFDIST_RUNNER_H_
-#define TFDIST_RUNNER_H_
+#ifndef TFDIST_RUN_RUNNER_H_
+#define TFDIST_RUN_RUNNER_H_
 
 #include <cstdint>
 #include <functional>
@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
-#include "tfdist/dataset.h"
-#include "tfdist/distribute.h"
-#include "tfdist/pipeline.h"
-#include "tfdist/result.h"
-#include "tfdist/staging.h"
+#include "tfdist/data/dataset.h"
+#include "tfdist/distribute/distribute.h"
+#include "tfdist/data/pipeline.h"
+#include "tfdist/base/result.h"
+#include "tfdist/device/staging.h"
 
-namespace tfdist::runner {
+namespace tfdist::run {
 
-// How a per-replica batch travels (SPEC.md section 4).
+// How a per-replica batch travels (the manual, run).
 //  * kRecords: n+1 little-endian uint64 offsets, then the n payloads back to
 //    back (record i is bytes [off[i], off[i+1]) of the payload block).
 //  * kFeatures: the dense columns of the declared features
@@ -125,6 +125,6 @@ struct RunReport {
 // without a usable GPU, Cancelled on SIGINT/SIGTERM.
 Result<RunReport> Run(const data::Pipeline& pipeline, const RunOptions& options);
 
-}  // namespace tfdist::runner
+}  // namespace tfdist::run
 
-#endif  // TFDIST_RUNNER_H_
+#endif  // TFDIST_RUN_RUNNER_H_

@@ -1,0 +1,93 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// Declared features: names, shapes and defaults checked once, for every parser.
+
+#include "tfdist/data/features.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <limits>
+#include <set>
+
+namespace tfdist::data {
+
+std::string_view FeatureTypeName(FeatureType type) {
+  switch (type) {
+    case FeatureType::kInt64:
+      return "int64";
+    case FeatureType::kFloat:
+      return "float";
+    case FeatureType::kBytes:
+      return "bytes";
+  }
+  return "?";
+}
+
+std::string_view FeatureDtypeName(FeatureType type) {
+  switch (type) {
+    case FeatureType::kInt64:
+      return "tf.int64";
+    case FeatureType::kFloat:
+      return "tf.float32";
+    case FeatureType::kBytes:
+      return "tf.string";
+  }
+  return "?";
+}
+
+int64_t FeatureSpec::num_values() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeText(std::span<const int64_t> shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+Status CheckFeatures(std::span<const FeatureSpec> features) {
+  constexpr int64_t kMaxValues = int64_t{1} << 31;
+  std::set<std::string_view> names;
+  for (const FeatureSpec& f : features) {
+    if (!names.insert(f.name).second) {
+      return Status::InvalidArgument(fmt::format("feature '{}' is declared twice", f.name));
+    }
+    int64_t n = 1;
+    for (int64_t d : f.shape) {
+      if (d < 0) {
+        return Status::InvalidArgument(fmt::format(
+            "feature '{}': shape {} has a negative dimension; FixedLenFeature needs a fully "
+            "defined shape",
+            f.name, ShapeText(f.shape)));
+      }
+      n = d == 0 ? 0 : (n > kMaxValues / d ? kMaxValues + 1 : n * d);
+    }
+    if (n > kMaxValues) {
+      return Status::InvalidArgument(fmt::format(
+          "feature '{}': shape {} holds more than 2^31 values", f.name, ShapeText(f.shape)));
+    }
+    if (f.default_value) {
+      const FeatureValues& d = *f.default_value;
+      const size_t got = f.type == FeatureType::kInt64   ? d.int64s.size()
+                         : f.type == FeatureType::kFloat ? d.floats.size()
+                                                         : d.bytes.size();
+      const size_t others = d.int64s.size() + d.floats.size() + d.bytes.size() - got;
+      if (others != 0) {
+        return Status::InvalidArgument(
+            fmt::format("feature '{}': default_value holds values of another type than {}", f.name,
+                        FeatureDtypeName(f.type)));
+      }
+      if (got != static_cast<size_t>(n)) {
+        return Status::InvalidArgument(
+            fmt::format("feature '{}': default_value has {} value{}; shape {} needs {}", f.name,
+                        got, got == 1 ? "" : "s", ShapeText(f.shape), n));
+      }
+    }
+  }
+  if (features.size() >= std::numeric_limits<uint32_t>::max() / 4) {
+    return Status::InvalidArgument("too many features");
+  }
+  return Status::OK();
+}
+
+}  // namespace tfdist::data

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+# Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+"""Checks tfdist's module graph; every build runs it (src/meson.build).
+
+Usage: check_modules.py --root DIR [--stamp FILE] [--no-flag-words] MODULE=DEP,DEP ...
+
+Each MODULE=DEPS argument is a module of src/meson.build's graph and the
+modules it may use. The check fails (exit 1, one line per problem) when:
+  * the graph has a cycle, or a folder of src/ or include/tfdist/ is no module;
+  * a file of a module (src/MODULE/, include/tfdist/MODULE/) includes the
+    public header of a module it does not name (#include "tfdist/OTHER/..."),
+    a header by its old flat path ("tfdist/x.h"), or another module's private
+    header ("../other/x.h");
+  * a string literal below src/, outside src/cli/, names a command-line flag
+    ("--force") or a tfdist command ("tfdist index"): the library speaks in
+    its API's terms, and src/cli alone words them as flags.
+With --stamp, FILE is written when all is well (the build's record of it).
+"""
+
+import argparse
+import pathlib
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# A string literal, without the escapes' details: enough to find words in it.
+STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+FLAG = re.compile(r'(?<![\w-])--[a-z][a-z0-9-]*')
+COMMAND = re.compile(
+    r'\btfdist (count|verify|cat|take|layout|run|index|reshard|convert|gen)\b')
+GENERATED = {'example.pb.h', 'feature.pb.h', 'device_config.h', 'version.h'}
+
+
+def parse_graph(args):
+    graph = {}
+    for arg in args:
+        module, _, deps = arg.partition('=')
+        graph[module] = [d for d in deps.split(',') if d]
+    return graph
+
+
+def find_cycle(graph):
+    """A list of modules that form a cycle, or None."""
+    state = {}
+
+    def visit(m, path):
+        if state.get(m) == 'done':
+            return None
+        if state.get(m) == 'open':
+            return path[path.index(m):] + [m]
+        state[m] = 'open'
+        for d in graph.get(m, []):
+            cycle = visit(d, path + [m])
+            if cycle:
+                return cycle
+        state[m] = 'done'
+        return None
+
+    for m in graph:
+        cycle = visit(m, [])
+        if cycle:
+            return cycle
+    return None
+
+
+def module_files(root, module):
+    for base in (root / 'src' / module, root / 'include' / 'tfdist' / module):
+        if base.is_dir():
+            for p in sorted(base.rglob('*')):
+                if p.suffix in ('.h', '.cc', '.cu'):
+                    yield p
+
+
+def strip_comments(line, in_block):
+    """The code of `line` outside /* */ and // comments; the new block state."""
+    out = []
+    i = 0
+    while i < len(line):
+        if in_block:
+            end = line.find('*/', i)
+            if end < 0:
+                return ''.join(out), True
+            i = end + 2
+            in_block = False
+        elif line.startswith('/*', i):
+            in_block = True
+            i += 2
+        elif line.startswith('//', i):
+            break
+        elif line[i] == '"':
+            m = STRING.match(line, i)
+            if not m:
+                out.append(line[i:])
+                break
+            out.append(m.group(0))
+            i = m.end()
+        else:
+            out.append(line[i])
+            i += 1
+    return ''.join(out), in_block
+
+
+def check(root, graph, flag_words):
+    problems = []
+    cycle = find_cycle(graph)
+    if cycle:
+        problems.append('the module graph has a cycle: ' + ' -> '.join(cycle))
+    for parent in (root / 'src', root / 'include' / 'tfdist'):
+        for d in sorted(p for p in parent.iterdir() if p.is_dir()):
+            if d.name not in graph:
+                problems.append(f'{d.relative_to(root)}: a folder that is no module of the graph')
+    for module, deps in graph.items():
+        allowed = {module, *deps}
+        for path in module_files(root, module):
+            rel = path.relative_to(root)
+            in_block = False
+            for number, line in enumerate(path.read_text(errors='replace').splitlines(), 1):
+                m = INCLUDE.match(line)
+                if m:
+                    target = m.group(1)
+                    parts = target.split('/')
+                    if parts[0] == 'tfdist':
+                        if len(parts) != 3:
+                            problems.append(f'{rel}:{number}: includes "{target}": public headers '
+                                            'are "tfdist/MODULE/NAME.h"')
+                        elif parts[1] not in allowed:
+                            problems.append(
+                                f'{rel}:{number}: {module} may not include "{target}" ({module} '
+                                f'uses only: {", ".join(deps) or "nothing of ours"})')
+                    elif '..' in parts or (len(parts) > 1 and target not in GENERATED):
+                        problems.append(f'{rel}:{number}: includes "{target}": another '
+                                        "module's private header")
+                    continue
+                code, in_block = strip_comments(line, in_block)
+                if not flag_words or module == 'cli' or rel.parts[0] != 'src':
+                    continue
+                for literal in STRING.findall(code):
+                    for pattern in (FLAG, COMMAND):
+                        word = pattern.search(literal)
+                        if word:
+                            problems.append(f'{rel}:{number}: "{word.group(0)}" in a message: '
+                                            'library messages use the API\'s terms; src/cli '
+                                            'words them as flags')
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--root', required=True, type=pathlib.Path)
+    parser.add_argument('--stamp', type=pathlib.Path)
+    parser.add_argument('--no-flag-words', action='store_true')
+    parser.add_argument('graph', nargs='+')
+    args = parser.parse_args()
+    problems = check(args.root, parse_graph(args.graph), not args.no_flag_words)
+    for p in problems:
+        print(f'check_modules: {p}', file=sys.stderr)
+    if problems:
+        return 1
+    if args.stamp:
+        args.stamp.write_text('ok\n')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
