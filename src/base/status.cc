@@ -29,9 +29,45 @@ std::string_view StatusCodeName(StatusCode code) {
   return "UNKNOWN";
 }
 
+std::string RemedyText(const Advice& a) {
+  switch (a.remedy) {
+    case Remedy::kNone:
+      return "";
+    case Remedy::kOverwrite:
+      return "(allow overwriting to replace it)";
+    case Remedy::kRewriteFileIndex:
+      return fmt::format("(write the index of {} again)", a.subject);
+    case Remedy::kRewriteDirectoryIndex:
+      return fmt::format("(write the directory index of {} again)", a.subject);
+    case Remedy::kOtherOutputFolder:
+      return "(write the output to another folder)";
+    case Remedy::kFewerShards:
+      return fmt::format("(ask for {} shards or fewer)", a.subject);
+    case Remedy::kDataPolicy:
+      return "(use the DATA or AUTO policy)";
+    case Remedy::kDataPolicyOrMoreFiles:
+      return "(use the DATA policy, or rewrite the data into more files)";
+    case Remedy::kPlanSteps:
+      return "(give a number of steps to plan)";
+    case Remedy::kFewerSteps:
+      return "(plan fewer steps; a streaming run takes any number)";
+    case Remedy::kFromFunction:
+      return "(use distribute_datasets_from_function)";
+    case Remedy::kHintPolicy:
+      return "(use the HINT policy)";
+    case Remedy::kOneWorker:
+      return "(run one worker on this host)";
+    case Remedy::kLegacySplit:
+      return "(compare with the legacy split)";
+  }
+  return "";
+}
+
 std::string Status::ToString() const {
   if (ok()) return "OK";
-  return fmt::format("{}: {}", StatusCodeName(code_), message_);
+  const std::string advice = RemedyText(advice_);
+  return fmt::format("{}: {}{}{}", StatusCodeName(code_), message_, advice.empty() ? "" : " ",
+                     advice);
 }
 
 int ExitCodeFor(const Status& status) {

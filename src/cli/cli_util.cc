@@ -20,6 +20,45 @@
 
 namespace tfdist::cli {
 
+std::string Describe(std::string_view message, const Advice& a) {
+  switch (a.remedy) {
+    case Remedy::kNone:
+      return std::string(message);
+    case Remedy::kOverwrite:
+      return fmt::format("{} (use --force to overwrite)", message);
+    case Remedy::kRewriteFileIndex:
+      return fmt::format("{} (tfdist index --force {} writes it again)", message, a.subject);
+    case Remedy::kRewriteDirectoryIndex:
+      return fmt::format("{}; rewrite it with tfdist index --directory {} --force", message,
+                         a.subject);
+    case Remedy::kOtherOutputFolder:
+      return fmt::format("{} (use --output-dir)", message);
+    case Remedy::kFewerShards:
+      return fmt::format("{} (use --num-shards {} or fewer)", message, a.subject);
+    case Remedy::kDataPolicy:
+      return fmt::format("{}; use --policy DATA (or AUTO)", message);
+    case Remedy::kDataPolicyOrMoreFiles:
+      return fmt::format(
+          "{} (use --policy DATA, or split the data into more files with tfdist reshard)",
+          message);
+    case Remedy::kPlanSteps:
+      return fmt::format("{} Give --steps to plan that many global steps", message);
+    case Remedy::kFewerSteps:
+      return fmt::format("{}; give fewer --steps (tfdist run streams any number)", message);
+    case Remedy::kFromFunction:
+      return fmt::format("{} (tfdist layout --api from-function)", message);
+    case Remedy::kHintPolicy:
+      return fmt::format("{} (--policy HINT)", message);
+    case Remedy::kOneWorker:
+      return fmt::format("{} (run one worker with --worker)", message);
+    case Remedy::kLegacySplit:
+      return fmt::format("{} (see them with --rebatch legacy)", message);
+  }
+  return std::string(message);
+}
+
+std::string Describe(const Status& status) { return Describe(status.message(), status.advice()); }
+
 nlohmann::ordered_json ErrorJson(const Status& status) {
   std::string_view code = StatusCodeName(status.code());
   // The contract has four codes; the others map onto the nearest.
@@ -37,12 +76,12 @@ nlohmann::ordered_json ErrorJson(const Status& status) {
     default:
       break;
   }
-  return {{"code", code}, {"message", status.message()}};
+  return {{"code", code}, {"message", Describe(status)}};
 }
 
 int ReportError(const Status& status, bool json) {
   std::fflush(stdout);
-  fmt::print(stderr, "tfdist: error: {}\n", status.message());
+  fmt::print(stderr, "tfdist: error: {}\n", Describe(status));
   if (json) PrintJson({{"error", ErrorJson(status)}});
   return ExitCodeFor(status);
 }
@@ -171,33 +210,9 @@ std::string PointAt(std::string_view text, size_t pos) {
 
 }  // namespace
 
-namespace {
-
-// The byte offset a "column C" / "line L, column C" message prefix names.
-std::optional<size_t> PositionOf(std::string_view text, std::string_view message) {
-  long line = 1, column = 0;
-  if (std::sscanf(std::string(message).c_str(), "line %ld, column %ld:", &line, &column) != 2 &&
-      std::sscanf(std::string(message).c_str(), "column %ld:", &column) != 1) {
-    return std::nullopt;
-  }
-  size_t pos = 0;
-  for (long l = 1; l < line && pos < text.size(); ++pos) {
-    if (text[pos] == '\n') ++l;
-  }
-  for (long c = 1; c < column && pos < text.size(); ++pos) {
-    if ((static_cast<unsigned char>(text[pos]) & 0xc0) != 0x80) ++c;
-  }
-  while (pos < text.size() && (static_cast<unsigned char>(text[pos]) & 0xc0) == 0x80) ++pos;
-  return pos;
-}
-
-}  // namespace
-
-int ReportPipelineError(const Status& status, const data::Pipeline& pipeline, bool json) {
+int ReportPipelineError(const Status& status, std::string_view text, bool json) {
   const int rc = ReportError(status, json);
-  if (std::optional<size_t> pos = PositionOf(pipeline.text, status.message())) {
-    fmt::print(stderr, "{}\n", PointAt(pipeline.text, *pos));
-  }
+  if (status.position()) fmt::print(stderr, "{}\n", PointAt(text, *status.position()));
   return rc;
 }
 
@@ -233,12 +248,8 @@ Result<data::Pipeline> ParsePipelineArgs(const PipelineArgs& args, bool json) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     return fail(Status::InvalidArgument("no pipeline expression given"));
   }
-  size_t error_pos = std::string::npos;
-  Result<data::Pipeline> pipeline = data::ParsePipeline(text, &error_pos);
-  if (!pipeline.ok()) {
-    ReportError(pipeline.status(), json);
-    if (error_pos != std::string::npos) fmt::print(stderr, "{}\n", PointAt(text, error_pos));
-  }
+  Result<data::Pipeline> pipeline = data::ParsePipeline(text);
+  if (!pipeline.ok()) ReportPipelineError(pipeline.status(), text, json);
   return pipeline;
 }
 
@@ -247,7 +258,7 @@ Result<std::shared_ptr<const data::Dataset>> BuildPipeline(const PipelineArgs& a
                                                            bool json) {
   TFDIST_ASSIGN_OR_RETURN(data::Pipeline pipeline, ParsePipelineArgs(args, json));
   Result<std::shared_ptr<const data::Dataset>> dataset = data::BuildDataset(pipeline, options);
-  if (!dataset.ok()) ReportPipelineError(dataset.status(), pipeline, json);
+  if (!dataset.ok()) ReportPipelineError(dataset.status(), pipeline.text, json);
   return dataset;
 }
 

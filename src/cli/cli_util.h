@@ -34,7 +34,14 @@ void AddRunCommand(CLI::App& app, Action* action);
 void AddReshardCommand(CLI::App& app, Action* action);
 void AddConvertCommand(CLI::App& app, Action* action);
 
-// Prints "tfdist: error: <message>" to stderr and, when `json`, the error
+// A message and its advice, the remedy worded as the flags or commands that
+// do it ("...: already exists (use --force to overwrite)"). The one place
+// where the library's terms become flags.
+std::string Describe(std::string_view message, const Advice& advice);
+// Describe(status.message(), status.advice()).
+std::string Describe(const Status& status);
+
+// Prints "tfdist: error: <Describe(status)>" to stderr and, when `json`, the error
 // object of the manual's JSON OUTPUT to stdout. Returns the exit code for `status`.
 int ReportError(const Status& status, bool json);
 
@@ -43,7 +50,7 @@ int ReportError(const Status& status, bool json);
 // "--output needs <needs>; got '<output>'".
 Status CheckOutputName(const std::string& output, std::string_view needs);
 
-// {"code": "DATA_LOSS", "message": "..."}
+// {"code": "DATA_LOSS", "message": Describe(status)}
 nlohmann::ordered_json ErrorJson(const Status& status);
 
 // The FILE arguments and --compression shared by count, verify and cat.
@@ -105,10 +112,10 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args);
 // the column; the returned status is the error.
 Result<data::Pipeline> ParsePipelineArgs(const PipelineArgs& args, bool json);
 
-// Reports an error met while building or running `pipeline`; when the
-// message starts with a position ("column C" / "line L, column C") the line
-// and a caret follow. Returns the exit code.
-int ReportPipelineError(const Status& status, const data::Pipeline& pipeline, bool json);
+// Reports an error met while parsing, building or running the pipeline
+// expression `text`; when the error has a position() the line of `text` and
+// a caret under it follow. Returns the exit code.
+int ReportPipelineError(const Status& status, std::string_view text, bool json);
 
 // ParsePipelineArgs, then BuildDataset, reporting errors the same way.
 Result<std::shared_ptr<const data::Dataset>> BuildPipeline(const PipelineArgs& args,

@@ -232,14 +232,14 @@ int RunLayout(const LayoutOptions& o) {
     };
     Result<std::optional<dist::LayoutSummary>> fast =
         dist::SummarizeFiles(*pipeline, all, o.pipeline.build_options(), progress);
-    if (!fast.ok()) return ReportPipelineError(fast.status(), *pipeline, json);
+    if (!fast.ok()) return ReportPipelineError(fast.status(), pipeline->text, json);
     if (*fast) return shown(**fast);
     Result<dist::Layout> layout = dist::PlanLayout(*pipeline, all, build);
-    if (!layout.ok()) return ReportPipelineError(layout.status(), *pipeline, json);
+    if (!layout.ok()) return ReportPipelineError(layout.status(), pipeline->text, json);
     return shown(dist::Summarize(*layout));
   }
   Result<dist::Layout> layout = dist::PlanLayout(*pipeline, d, build);
-  if (!layout.ok()) return ReportPipelineError(layout.status(), *pipeline, json);
+  if (!layout.ok()) return ReportPipelineError(layout.status(), pipeline->text, json);
   if (json) {
     PrintJson(LayoutJson(*layout, mode, source));
   } else {

@@ -242,7 +242,7 @@ int RunRun(const RunArgs& o) {
   if (!pipeline.ok()) return ExitCodeFor(pipeline.status());
   Result<run::RunReport> report = run::Run(*pipeline, options);
   if (progress_shown) fmt::print(stderr, "\r\033[K");
-  if (!report.ok()) return ReportPipelineError(report.status(), *pipeline, json);
+  if (!report.ok()) return ReportPipelineError(report.status(), pipeline->text, json);
   if (json) {
     PrintJson(ReportJson(*report, resolved->source));
   } else {

@@ -39,7 +39,7 @@ std::string Describe(const Token& t) {
 
 class Parser {
  public:
-  Parser(std::string_view text, size_t* error_pos) : text_(text), error_pos_(error_pos) {}
+  explicit Parser(std::string_view text) : text_(text) {}
 
   Result<Chain> Parse() {
     TFDIST_RETURN_IF_ERROR(Tokenize());
@@ -196,10 +196,7 @@ class Parser {
     return t.kind == Token::Kind::kPunct && t.text == p;
   }
 
-  Status ErrorAt(size_t pos, std::string what) {
-    if (error_pos_ != nullptr) *error_pos_ = pos;
-    return Status::InvalidArgument(fmt::format("{}: {}", DescribePosition(text_, pos), what));
-  }
+  Status ErrorAt(size_t pos, std::string what) { return PositionError(text_, pos, what); }
   Status Error(const Token& t, std::string what) { return ErrorAt(t.pos, std::move(what)); }
 
   Status Expect(std::string_view punct, std::string_view what) {
@@ -444,7 +441,6 @@ class Parser {
   }
 
   std::string_view text_;
-  size_t* error_pos_;
   std::vector<Token> tokens_;
   size_t i_ = 0;
   int depth_ = 0;
@@ -468,8 +464,11 @@ std::string DescribePosition(std::string_view text, size_t pos) {
                    : fmt::format("column {}", column);
 }
 
-Result<Chain> ParseChain(std::string_view text, size_t* error_pos) {
-  return Parser(text, error_pos).Parse();
+Status PositionError(std::string_view text, size_t pos, std::string_view what) {
+  return Status::InvalidArgument(fmt::format("{}: {}", DescribePosition(text, pos), what))
+      .WithPosition(pos);
 }
+
+Result<Chain> ParseChain(std::string_view text) { return Parser(text).Parse(); }
 
 }  // namespace tfdist::data

@@ -63,9 +63,8 @@ struct Chain {
   std::vector<Call> calls;
 };
 
-// Parses `text`. Error: InvalidArgument "<position>: expected ..."; *error_pos
-// receives the offset it names.
-Result<Chain> ParseChain(std::string_view text, size_t* error_pos);
+// Parses `text`. Error: InvalidArgument "<position>: expected ..." (PositionError).
+Result<Chain> ParseChain(std::string_view text);
 
 }  // namespace tfdist::data
 

@@ -26,11 +26,10 @@ struct Param {
 
 class Binder {
  public:
-  Binder(std::string_view text, size_t* error_pos) : text_(text), error_pos_(error_pos) {}
+  explicit Binder(std::string_view text) : text_(text) {}
 
-  Status ErrorAt(size_t pos, std::string what) {
-    if (error_pos_ != nullptr) *error_pos_ = pos;
-    return Status::InvalidArgument(fmt::format("{}: {}", DescribePosition(text_, pos), what));
+  Status ErrorAt(size_t pos, std::string_view what) const {
+    return PositionError(text_, pos, what);
   }
 
   // "shard() takes num_shards and index" / "batch() takes batch_size (and
@@ -691,38 +690,35 @@ class Binder {
 
  private:
   std::string_view text_;
-  size_t* error_pos_;
 };
 
 // Turns ops into datasets, resolving ctx.* names and AUTOTUNE.
 class Builder {
  public:
-  Builder(const Pipeline& p, const BuildOptions& o, size_t* error_pos)
-      : pipeline_(p), options_(o), error_pos_(error_pos) {
+  Builder(const Pipeline& p, const BuildOptions& o) : pipeline_(p), options_(o) {
     cpus_ = o.cpus > 0 ? o.cpus : std::max<int64_t>(1, std::thread::hardware_concurrency());
     seed_ = o.default_seed ? *o.default_seed
                            : (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
   }
 
-  Status ErrorAt(size_t pos, std::string what) const {
-    if (error_pos_ != nullptr) *error_pos_ = pos;
-    return Status::InvalidArgument(
-        fmt::format("{}: {}", DescribePosition(pipeline_.text, pos), what));
+  Status ErrorAt(size_t pos, std::string_view what) const {
+    return PositionError(pipeline_.text, pos, what);
   }
 
   Result<int64_t> Resolve(const IntArg& a, std::string_view op) const {
     auto need_context = [&](std::string_view name) -> Result<int64_t> {
-      return ErrorAt(a.pos, fmt::format("{} is only known inside distribute_datasets_from_function "
-                                        "(tfdist layout --api from-function)",
-                                        name));
+      return ErrorAt(a.pos,
+                     fmt::format("{} is only known inside distribute_datasets_from_function", name))
+          .WithAdvice(Remedy::kFromFunction);
     };
     switch (a.symbol) {
       case IntArg::Symbol::kLiteral:
         return a.value;
       case IntArg::Symbol::kShardHint:
         return ErrorAt(a.pos, fmt::format("{}(): SHARD_HINT stands for the worker count and index "
-                                          "only under --policy HINT",
-                                          op));
+                                          "only under the HINT auto-shard policy",
+                                          op))
+            .WithAdvice(Remedy::kHintPolicy);
       case IntArg::Symbol::kNumInputPipelines:
         if (!options_.context) return need_context("ctx.num_input_pipelines");
         return options_.context->num_input_pipelines;
@@ -912,7 +908,6 @@ class Builder {
 
   const Pipeline& pipeline_;
   const BuildOptions& options_;
-  size_t* error_pos_;
   int64_t cpus_;
   uint64_t seed_;
   mutable uint64_t unseeded_ = 0;
@@ -974,8 +969,7 @@ Status CheckMaps(const Pipeline& pipeline, Binder& binder) {
 }  // namespace
 
 Result<std::shared_ptr<const Dataset>> BuildDataset(const Pipeline& pipeline,
-                                                    const BuildOptions& options,
-                                                    size_t* error_pos) {
+                                                    const BuildOptions& options) {
   if (pipeline.ops.empty()) return Status::InvalidArgument("empty pipeline");
   // ParsePipeline bounds the chain, and distribution adds a few stages; a
   // pipeline made in code gets a bound too, as the stages recurse.
@@ -984,12 +978,12 @@ Result<std::shared_ptr<const Dataset>> BuildDataset(const Pipeline& pipeline,
         fmt::format("the pipeline has {} stages; tfdist builds at most {}", pipeline.ops.size(),
                     2 * kMaxMethodCalls));
   }
-  return Builder(pipeline, options, error_pos).Build();
+  return Builder(pipeline, options).Build();
 }
 
-Result<Pipeline> ParsePipeline(std::string_view text, size_t* error_pos) {
-  TFDIST_ASSIGN_OR_RETURN(Chain chain, ParseChain(text, error_pos));
-  Binder binder(text, error_pos);
+Result<Pipeline> ParsePipeline(std::string_view text) {
+  TFDIST_ASSIGN_OR_RETURN(Chain chain, ParseChain(text));
+  Binder binder(text);
   Pipeline pipeline;
   pipeline.text = std::string(text);
   TFDIST_ASSIGN_OR_RETURN(Op source, binder.Source(chain.calls[0]));

@@ -334,9 +334,8 @@ Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in, const io::Folde
   if (l == nullptr) return out;
   Result<std::vector<std::string>> files = io::ExpandFilePatterns(l->patterns, listings);
   if (!files.ok()) {
-    return Status::InvalidArgument(fmt::format("{}: list_files: {}",
-                                               data::DescribePosition(in.text, in.ops[0].pos),
-                                               files.status().message()));
+    return data::PositionError(in.text, in.ops[0].pos,
+                               fmt::format("list_files: {}", files.status().message()));
   }
   const int64_t n = static_cast<int64_t>(files->size());
   out.ops[0].params = data::FromTensorSlicesOp{std::move(*files)};

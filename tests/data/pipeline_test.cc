@@ -337,14 +337,16 @@ TEST_CASE("ctx.* names take the input context's values") {
         "num_replicas_in_sync 8");
   CHECK(
       Error("range(8).batch(input_context.num_replicas_in_sync)") ==
-      "column 16: ctx.num_replicas_in_sync is only known inside distribute_datasets_from_function "
-      "(tfdist layout --api from-function)");
+      "column 16: ctx.num_replicas_in_sync is only known inside distribute_datasets_from_function");
+  CHECK(Evaluate("range(8).batch(ctx.num_replicas_in_sync)", {}).status.advice().remedy ==
+        Remedy::kFromFunction);
 }
 
 TEST_CASE("SHARD_HINT is filled in only by the HINT policy") {
   CHECK(Error("range(8).shard(SHARD_HINT, SHARD_HINT)") ==
-        "column 16: shard(): SHARD_HINT stands for the worker count and index only under --policy "
-        "HINT");
+        "column 16: shard(): SHARD_HINT stands for the worker count and index only under the HINT "
+        "auto-shard policy");
+  CHECK(Evaluate("range(8).shard(SHARD_HINT, 0)", {}).status.advice().remedy == Remedy::kHintPolicy);
   BuildOptions o;
   o.shard_hint = std::make_pair(int64_t{3}, int64_t{2});
   CHECK(Out("range(8).shard(tf.data.experimental.SHARD_HINT, SHARD_HINT)", o) == Seq({"2", "5"}));
@@ -445,10 +447,9 @@ TEST_CASE("a chain of more than 1000 method calls is an error at the call past t
                     chain.size() + 2));
   std::string prefetches = "range(5)";
   for (int i = 0; i < 50000; ++i) prefetches += ".prefetch(1)";
-  size_t pos = 0;
-  auto p = ParsePipeline(prefetches, &pos);
+  auto p = ParsePipeline(prefetches);
   CHECK(p.status().code() == StatusCode::kInvalidArgument);
-  CHECK(pos == 8 + 1000 * 12 + 1);
+  CHECK(p.status().position() == 8 + 1000 * 12 + 1);
   // A pipeline made in code, not parsed, is bounded as well.
   auto take = ParsePipeline("range(5).take(1)");
   REQUIRE(take.ok());
@@ -467,11 +468,15 @@ TEST_CASE("tfrecord's buffer_size may be 0 or more, or None: it does not change 
   }
 }
 
-TEST_CASE("the error position points at the mistake") {
-  size_t pos = 0;
-  auto p = ParsePipeline("range(6).shard(2)", &pos);
+TEST_CASE("the error position points at the mistake, as data beside the message") {
+  auto p = ParsePipeline("range(6).shard(2)");
   CHECK_FALSE(p.ok());
-  CHECK(pos == 9);
+  CHECK(p.status().position() == 9);
+  CHECK(p.status().message().starts_with("column 10: "));
+  // Built: an argument the context fills in.
+  auto ctx = ParsePipeline("range(6).batch(ctx.num_replicas_in_sync)");
+  REQUIRE(ctx.ok());
+  CHECK(BuildDataset(*ctx, {}).status().position() == 15);
   CHECK(DescribePosition("ab\ncd", 4) == "line 2, column 2");
 }
 
@@ -681,11 +686,11 @@ TEST_CASE("the parser survives arbitrary text: an error, never a crash") {
           break;
       }
     }
-    size_t pos = 0;
-    auto p = ParsePipeline(text, &pos);
+    auto p = ParsePipeline(text);
     if (!p.ok()) {
       CHECK(p.status().code() == StatusCode::kInvalidArgument);
-      CHECK(pos <= text.size());
+      REQUIRE(p.status().position().has_value());
+      CHECK(*p.status().position() <= text.size());
     }
   }
   const std::string deep = "range(3).batch(" + std::string(100000, '[') + ")";

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,10 +30,46 @@ enum class StatusCode : int {
 // The upper-case name used in JSON error objects ("INVALID_ARGUMENT").
 std::string_view StatusCodeName(StatusCode code);
 
+// What the caller can change to get past an error or a warning, named in
+// the API's own terms. The message never says it: a front end words it in
+// its own terms (src/cli names the flag that does it), RemedyText in the
+// API's. Some remedies name a subject (Advice::subject): a path or a number.
+enum class Remedy {
+  kNone,
+  kOverwrite,              // allow replacing the existing output
+  kRewriteFileIndex,       // write the index of the file `subject` again
+  kRewriteDirectoryIndex,  // write the directory index of the folder `subject` again
+  kOtherOutputFolder,      // write the output to another folder
+  kFewerShards,            // ask for at most `subject` output files
+  kDataPolicy,             // use the DATA (or AUTO) auto-shard policy
+  kDataPolicyOrMoreFiles,  // use DATA sharding, or rewrite the data into more files
+  kPlanSteps,              // give a number of global steps to plan
+  kFewerSteps,             // plan fewer steps (the streaming run takes any number)
+  kFromFunction,           // use distribute_datasets_from_function (Api::kFromFunction)
+  kHintPolicy,             // use the HINT auto-shard policy
+  kOneWorker,              // run one worker on this host
+  kLegacySplit,            // look at the legacy split (Split::kLegacy) to compare
+};
+
+// A remedy and its subject.
+struct Advice {
+  Remedy remedy = Remedy::kNone;
+  std::string subject;
+
+  bool operator==(const Advice&) const = default;
+};
+
+// The remedy in the API's terms, as a clause to append to a message
+// ("(allow overwriting to replace it)"); empty for kNone.
+std::string RemedyText(const Advice& advice);
+
 // A success, or an error code with a message. Cheap to copy when ok.
 //
 // Errors are made with the named factories:
 //   return Status::DataLoss(fmt::format("{}: corrupted record at {}", path, offset));
+// Facts a front end shows in its own way travel beside the message, never
+// inside it to be parsed back: where in a pipeline expression the error is
+// (WithPosition), and what the caller can do about it (WithAdvice).
 class [[nodiscard]] Status {
  public:
   Status() = default;
@@ -55,16 +93,35 @@ class [[nodiscard]] Status {
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
 
-  // "DATA_LOSS: a.tfrecord: corrupted record at 12", or "OK".
+  // The byte offset in a pipeline expression that the message's position
+  // ("column C", "line L, column C") names; nullopt when it names none.
+  const std::optional<size_t>& position() const { return position_; }
+  Status WithPosition(size_t position) && {
+    position_ = position;
+    return std::move(*this);
+  }
+
+  // What the caller can do about the error; Remedy::kNone when nothing.
+  const Advice& advice() const { return advice_; }
+  Status WithAdvice(Remedy remedy, std::string subject = "") && {
+    advice_ = Advice{remedy, std::move(subject)};
+    return std::move(*this);
+  }
+
+  // "DATA_LOSS: a.tfrecord: corrupted record at 12", or "OK"; the advice,
+  // if any, follows in the API's terms (RemedyText).
   std::string ToString() const;
 
   friend bool operator==(const Status& a, const Status& b) {
-    return a.code_ == b.code_ && a.message_ == b.message_;
+    return a.code_ == b.code_ && a.message_ == b.message_ && a.position_ == b.position_ &&
+           a.advice_ == b.advice_;
   }
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::optional<size_t> position_;
+  Advice advice_;
 };
 
 // Returns the status of a Status or of a Result<T> (see result.h).

@@ -135,12 +135,15 @@ struct Pipeline {
 // TensorFlow reshapes it; a scalar for a shape of one value). It must apply
 // to records: not to file names, range() integers or enumerate() pairs; and
 // parse_single_example not to batches.
-// Error: InvalidArgument "line L, column C: <what was expected>"; `error_pos`
-// (when given) receives the byte offset the message points at.
-Result<Pipeline> ParsePipeline(std::string_view text, size_t* error_pos = nullptr);
+// Error: InvalidArgument "line L, column C: <what was expected>", whose
+// position() is the byte offset the message points at (PositionError).
+Result<Pipeline> ParsePipeline(std::string_view text);
 
 // "column C" or "line L, column C" for a byte offset of `text`.
 std::string DescribePosition(std::string_view text, size_t pos);
+
+// InvalidArgument "<DescribePosition(text, pos)>: <what>", with position() `pos`.
+Status PositionError(std::string_view text, size_t pos, std::string_view what);
 
 // The values of tf.distribute.InputContext for ctx.* names.
 struct InputContext {
@@ -179,10 +182,9 @@ struct BuildOptions {
 
 // Builds the dataset of `pipeline`. Globs are expanded now (list_files
 // fails here when nothing matches, as in TensorFlow's eager mode).
-// Error: InvalidArgument naming the position (also put in *error_pos).
+// Error: InvalidArgument naming the position (PositionError).
 Result<std::shared_ptr<const Dataset>> BuildDataset(const Pipeline& pipeline,
-                                                    const BuildOptions& options,
-                                                    size_t* error_pos = nullptr);
+                                                    const BuildOptions& options);
 
 }  // namespace tfdist::data
 
