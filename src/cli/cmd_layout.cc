@@ -13,7 +13,7 @@
 
 #include "cli_util.h"
 #include "distribute_args.h"
-#include "tfdist/distribute/distribute.h"
+#include "tfdist/distribute/layout.h"
 
 namespace tfdist::cli {
 namespace {
@@ -46,14 +46,14 @@ nlohmann::ordered_json LayoutJson(const dist::Layout& l, data::LabelMode mode,
                    {"applied", dist::PolicyName(d.applied)},
                    {"reason", d.reason}};
   out["split"] = dist::SplitName(d.split);
-  out["split_reason"] = d.split_reason;
+  out["split_reason"] = SplitReasonText(d);
   out["num_workers"] = l.topology.workers;
   out["replicas_per_worker"] = l.topology.replicas;
   out["num_replicas_in_sync"] = l.topology.num_replicas_in_sync();
   out["global_batch_size"] =
       d.global_batch_size ? nlohmann::ordered_json(*d.global_batch_size) : nullptr;
   out["topology_source"] = source;
-  out["warnings"] = d.warnings;
+  out["warnings"] = WarningTexts(d);
   out["workers"] = nlohmann::ordered_json::array();
   for (const auto& w : l.workers) {
     nlohmann::ordered_json jw;
@@ -87,9 +87,9 @@ void PrintHeader(const dist::Decision& d, const dist::Topology& t, const std::st
              t.num_replicas_in_sync(), source_text);
   fmt::print("policy:   {} (requested {}): {}\n", dist::PolicyName(d.applied),
              dist::PolicyName(d.requested), d.reason);
-  fmt::print("split:    {}: {}\n", dist::SplitName(d.split), d.split_reason);
+  fmt::print("split:    {}: {}\n", dist::SplitName(d.split), SplitReasonText(d));
   if (d.global_batch_size) fmt::print("global batch: {}\n", *d.global_batch_size);
-  for (const auto& w : d.warnings) fmt::print("warning:  {}\n", w);
+  for (const auto& w : d.warnings) fmt::print("warning:  {}\n", WarningText(w));
 }
 
 void PrintTable(const dist::Layout& l, data::LabelMode mode, const std::string& source_text) {
@@ -213,8 +213,7 @@ int RunLayout(const LayoutOptions& o) {
   Result<data::Pipeline> pipeline = ParsePipelineArgs(o.pipeline, json);
   if (!pipeline.ok()) return ExitCodeFor(pipeline.status());
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
-  data::BuildOptions build = o.pipeline.build_options();
-  build.use_record_index = !o.distribute.no_index;
+  const data::BuildOptions build = o.pipeline.build_options();
   if (o.format == "summary") {
     // The summary is over all workers (short steps and imbalance need them
     // all); --worker only selects the rows shown.

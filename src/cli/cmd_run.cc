@@ -75,7 +75,7 @@ nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::order
   out["wait_seconds"] = r.wait_seconds;
   out["wait_share"] = r.seconds > 0 ? r.wait_seconds / r.seconds : 0.0;
   out["verified"] = r.verified;
-  out["warnings"] = r.decision.warnings;
+  out["warnings"] = WarningTexts(r.decision);
   out["replicas"] = nlohmann::ordered_json::array();
   for (const auto& rr : r.replicas) {
     out["replicas"].push_back({{"worker", rr.worker},
@@ -110,11 +110,11 @@ void PrintReport(const run::RunReport& r, const std::string& source_text) {
   for (const auto& note : r.notes) fmt::print("note:     {}\n", note);
   fmt::print("policy:   {} (requested {}): {}\n", dist::PolicyName(d.applied),
              dist::PolicyName(d.requested), d.reason);
-  fmt::print("split:    {}: {}\n", dist::SplitName(d.split), d.split_reason);
+  fmt::print("split:    {}: {}\n", dist::SplitName(d.split), SplitReasonText(d));
   fmt::print("format:   {}\n", r.format == run::WireFormat::kFeatures
                                    ? "dense feature columns (parse_example)"
                                    : "records (uint64 offsets + payloads)");
-  for (const auto& w : d.warnings) fmt::print("warning:  {}\n", w);
+  for (const auto& w : d.warnings) fmt::print("warning:  {}\n", WarningText(w));
   fmt::print("\ndelivered {} records ({}) in {} per-replica batches, {} step{}{}, {:.3f} s: "
              "{:.0f} records/s, {:.1f} MB/s{}\n",
              r.records, Megabytes(r.bytes), r.batches, r.steps, r.steps == 1 ? "" : "s",
@@ -190,7 +190,6 @@ int RunRun(const RunArgs& o) {
     d.worker = 0;
   }
   options.build = o.pipeline.build_options();
-  options.build.use_record_index = !o.distribute.no_index;
   options.epochs = o.epochs;
   Result<device::DeviceKind> kind = device::ParseDeviceKind(o.device);
   if (!kind.ok()) return ReportError(kind.status(), json);

@@ -3,6 +3,8 @@
 
 #include "distribute_args.h"
 
+#include "cli_util.h"
+
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -64,7 +66,7 @@ Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o, bool a
     r.source_text = fmt::format(" (from {}: worker {} of {})", launcher.source,
                                 launcher.worker.value_or(0), launcher.workers.value_or(1));
   }
-  if (d.worker && *d.worker >= d.topology.workers) {
+  if (d.worker && (*d.worker < 0 || *d.worker >= d.topology.workers)) {
     return Status::InvalidArgument(fmt::format("worker {} ({}) is not one of the {} workers ({})",
                                                *d.worker, r.source.value("worker", std::string()),
                                                d.topology.workers,
@@ -74,10 +76,34 @@ Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o, bool a
   TFDIST_ASSIGN_OR_RETURN(d.policy, dist::ParsePolicy(o.policy));
   TFDIST_ASSIGN_OR_RETURN(d.split, dist::ParseSplit(o.rebatch));
   if (o.steps) {
-    if (*o.steps < 0) return Status::InvalidArgument("--steps must be at least 0");
+    if (*o.steps < 0 || *o.steps > dist::kMaxSteps) {
+      return Status::InvalidArgument(
+          fmt::format("--steps must be in [0, {}]; got {}", dist::kMaxSteps, *o.steps));
+    }
     d.max_steps = *o.steps;
   }
+  d.use_record_index = !o.no_index;
   return r;
+}
+
+std::string SplitReasonText(const dist::Decision& d) {
+  if (!d.split_requested) return d.split_reason;
+  return fmt::format("--rebatch {}{}{}", dist::SplitName(d.split), d.split_reason.empty() ? "" : ": ",
+                     d.split_reason);
+}
+
+std::string WarningText(const dist::Warning& w) {
+  if (w.kind == dist::WarningKind::kBatchSizesUnderData) {
+    return "--rebatch batch-sizes does not apply under DATA sharding; the legacy split is used, "
+           "as in TensorFlow";
+  }
+  return Describe(w.message, w.advice);
+}
+
+std::vector<std::string> WarningTexts(const dist::Decision& d) {
+  std::vector<std::string> out;
+  for (const dist::Warning& w : d.warnings) out.push_back(WarningText(w));
+  return out;
 }
 
 }  // namespace tfdist::cli

@@ -10,7 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "tfdist/distribute/distribute.h"
+#include "tfdist/distribute/decide.h"
+#include "tfdist/distribute/launcher.h"
 #include "tfdist/base/result.h"
 
 namespace tfdist::cli {
@@ -46,6 +47,12 @@ struct ResolvedDistribute {
 // stale or broken TF_CONFIG cannot stop an explicit command line.
 Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& args,
                                                  bool all_workers = false);
+
+// The decision's words for the user: a requested split is named by its
+// --rebatch value, and warnings say their remedies as flags (Describe).
+std::string SplitReasonText(const dist::Decision& d);
+std::string WarningText(const dist::Warning& w);
+std::vector<std::string> WarningTexts(const dist::Decision& d);
 
 }  // namespace tfdist::cli
 

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
-#include "tfdist/distribute/distribute.h"
+#include "tfdist/distribute/launcher.h"
 
 namespace tfdist::dist {
 namespace {

@@ -1,60 +1,67 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// The planning PlanLayout and the streaming executor share: list_files
-// expanded once, the topology checked, the policy and split decided, and
-// each worker's pipeline and build options.
+// A distribution planned before any worker runs (private to distribute):
+// list_files expanded once, the topology checked, the decision made with
+// the file names counted, and each worker's pipeline and build options.
+// Shared by Execution::Plan and SummarizeFiles.
 
 #ifndef TFDIST_DISTRIBUTE_PLAN_H_
 #define TFDIST_DISTRIBUTE_PLAN_H_
 
 #include <optional>
 
-#include "policy.h"
-#include "tfdist/distribute/distribute.h"
+#include "tfdist/distribute/decide.h"
+#include "tfdist/distribute/shape.h"
 #include "tfdist/io/file_list.h"
 
 namespace tfdist::dist {
 
-// The topology must have workers and replicas, --worker one of them, and
-// --steps a sane count. Error: InvalidArgument saying which.
-Status CheckTopology(const DistributeOptions& options);
-
-// The policy and the split tf.distribute would apply, with the reasons, and
-// the FILE policy's check that there are enough files.
-Status Decide(const data::Pipeline& pipeline, const Structure& s, const DistributeOptions& options,
-              const data::BuildOptions& build, Decision& d);
-
-// What distribute_datasets_from_function does: no policy, no split; and the
-// warning for a shard after an unseeded shuffle of file names.
-void DecideFromFunction(const Structure& s, Decision& d);
-
 // list_files() expanded once for all workers: from_tensor_slices() of the
 // sorted matches, then the shuffle list_files(shuffle=True) stands for.
+// `listings` stand in for listing their folders.
+// Error: InvalidArgument at list_files' position when nothing matches.
 Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
                                        const io::FolderListings& listings = io::FolderListings());
 
-// A distribution decided, before any worker runs.
 struct Distribution {
   data::Pipeline pipeline;   // list_files expanded
-  Structure structure;       // of `pipeline`
+  PipelineShape shape;       // of `pipeline`
   Decision decision;
   data::BuildOptions build;  // one seed for the run; deferred_payloads for DATA by index
-  bool shard_files = false;  // FILE sharding over several workers
 
   // Worker w's own pipeline under FILE sharding (its share of the names);
   // nullopt where it runs `pipeline` as it is.
-  std::optional<data::Pipeline> WorkerShard(const DistributeOptions& options, int64_t w) const;
-  // Worker w's build options: its InputContext (from-function) or shard hint
-  // (HINT), and a bytes_read counter of its own.
+  std::optional<data::Pipeline> WorkerPipeline(const Topology& t, int64_t w) const;
+  // Worker w's build options: its InputContext (from-function) or shard
+  // hint (HINT), and a bytes_read counter of its own.
   data::BuildOptions WorkerBuild(const DistributeOptions& options, int64_t w) const;
+  // Whether every worker runs the very same pipeline (no FILE rewrite, no
+  // hint, no input context), so that one reading can serve them all.
+  bool SamePipelineForAll(const DistributeOptions& options) const;
 };
 
 // Expands list_files, checks the topology, picks the run's seed (so every
-// worker draws the same unseeded shuffles), and decides the policy, the
-// split and whether DATA reads by index files.
-// Error: as CheckTopology and Decide, or list_files matching nothing.
+// worker draws the same unseeded shuffles), decides the policy and the
+// split, counts the file names FILE sharding needs, and decides whether
+// DATA reads by index files.
+// REQUIRES: options.worker and options.max_steps as DistributeOptions says.
+// Error: list_files matching nothing, CheckTopology's, Decide's,
+// CheckFileCount's, or the names pipeline's own.
 Result<Distribution> PlanDistribution(const data::Pipeline& original,
                                       const DistributeOptions& options,
-                                      const data::BuildOptions& build);
+                                      const data::BuildOptions& build,
+                                      const io::FolderListings& listings = io::FolderListings());
+
+// DATA over several workers under --api distribute, with use_record_index,
+// a reader that is told no compression (or auto) and keeps its order, and
+// an up-to-date index for every file name reaching the reader (at most
+// 1,000,000 of them): sets d.record_index, says so in d.reason, drops the
+// warning that every worker reads the whole dataset, and returns true (build
+// the workers' pipelines with deferred_payloads and fetch the kept records).
+// A stale index is named in a warning (every file is read).
+// Error: the names pipeline's own errors.
+Result<bool> PlanRecordIndex(const data::Pipeline& pipeline, const PipelineShape& shape,
+                             const DistributeOptions& options, const data::BuildOptions& build,
+                             Decision& d);
 
 }  // namespace tfdist::dist
 

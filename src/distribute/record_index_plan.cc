@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Whether DATA sharding can seek to each worker's records with index files.
 
-#include "record_index_plan.h"
+#include "plan.h"
 
 #include <fmt/format.h>
 
@@ -28,11 +28,11 @@ bool ReaderKeepsOrder(const data::Op& op) {
 
 }  // namespace
 
-Result<bool> PlanRecordIndex(const data::Pipeline& pipeline, const Structure& s,
+Result<bool> PlanRecordIndex(const data::Pipeline& pipeline, const PipelineShape& s,
                              const DistributeOptions& options, const data::BuildOptions& build,
                              Decision& d) {
-  if (options.api != Api::kDistribute || d.applied != AutoShardPolicy::kData ||
-      options.topology.workers < 2 || !build.use_record_index || !s.reader ||
+  if (options.api != Api::kDistribute || !d.ShardsData(options.topology) ||
+      !options.use_record_index || !s.reader ||
       !ReaderKeepsOrder(pipeline.ops[*s.reader])) {
     return false;
   }
@@ -57,10 +57,9 @@ Result<bool> PlanRecordIndex(const data::Pipeline& pipeline, const Structure& s,
     std::string stale;
     if (!io::ReadIndex(file, "", &stale)) {
       if (!stale.empty()) {
-        d.warnings.push_back(fmt::format(
-            "index not used: {}; every worker reads every file (tfdist index --force {} "
-            "writes it again)",
-            stale, file));
+        d.Warn(WarningKind::kIndexNotUsed,
+               fmt::format("index not used: {}; every worker reads every file", stale),
+               Advice{Remedy::kRewriteFileIndex, file});
       }
       return false;
     }
@@ -69,9 +68,8 @@ Result<bool> PlanRecordIndex(const data::Pipeline& pipeline, const Structure& s,
   d.reason += fmt::format(
       "; DATA with index files: each worker reads only its own records ({} file{} indexed)",
       files.size(), files.size() == 1 ? "" : "s");
-  std::erase_if(d.warnings, [](const std::string& w) {
-    return w.starts_with("DATA sharding: each of the");
-  });
+  std::erase_if(d.warnings,
+                [](const Warning& w) { return w.kind == WarningKind::kDataReadsEverything; });
   return true;
 }
 

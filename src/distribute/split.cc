@@ -2,68 +2,19 @@
 // The two ways tf.distribute splits a global batch: RebatchDatasetV2 with
 // batch_sizes_for_worker, and the legacy RebatchDataset.
 
+#include "tfdist/distribute/split.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
-
-#include "tfdist/distribute/distribute.h"
+#include <cassert>
 
 namespace tfdist::dist {
 
-Result<AutoShardPolicy> ParsePolicy(std::string_view text) {
-  std::string upper(text);
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (upper == "OFF") return AutoShardPolicy::kOff;
-  if (upper == "AUTO") return AutoShardPolicy::kAuto;
-  if (upper == "FILE") return AutoShardPolicy::kFile;
-  if (upper == "DATA") return AutoShardPolicy::kData;
-  if (upper == "HINT") return AutoShardPolicy::kHint;
-  return Status::InvalidArgument(
-      fmt::format("unknown policy '{}'; expected AUTO, FILE, DATA, OFF or HINT", text));
-}
-
-std::string_view PolicyName(AutoShardPolicy policy) {
-  switch (policy) {
-    case AutoShardPolicy::kOff:
-      return "OFF";
-    case AutoShardPolicy::kAuto:
-      return "AUTO";
-    case AutoShardPolicy::kFile:
-      return "FILE";
-    case AutoShardPolicy::kData:
-      return "DATA";
-    case AutoShardPolicy::kHint:
-      return "HINT";
-  }
-  return "?";
-}
-
-Result<Split> ParseSplit(std::string_view text) {
-  if (text == "auto") return Split::kAuto;
-  if (text == "batch-sizes") return Split::kBatchSizes;
-  if (text == "legacy") return Split::kLegacy;
-  if (text == "none") return Split::kNone;
-  return Status::InvalidArgument(
-      fmt::format("unknown rebatch '{}'; expected auto, batch-sizes, legacy or none", text));
-}
-
-std::string_view SplitName(Split split) {
-  switch (split) {
-    case Split::kAuto:
-      return "auto";
-    case Split::kBatchSizes:
-      return "batch-sizes";
-    case Split::kLegacy:
-      return "legacy";
-    case Split::kNone:
-      return "none";
-  }
-  return "?";
-}
-
 std::vector<int64_t> BatchSizesForWorker(int64_t global_batch_size, int64_t workers,
                                          int64_t replicas_per_worker, int64_t worker) {
+  assert(global_batch_size >= 0 && workers > 0 && replicas_per_worker > 0);
+  assert(0 <= worker && worker < workers);
   const int64_t n = workers * replicas_per_worker;
   const int64_t floor = global_batch_size / n;
   const int64_t extra = global_batch_size - n * floor;
@@ -74,109 +25,218 @@ std::vector<int64_t> BatchSizesForWorker(int64_t global_batch_size, int64_t work
   return sizes;
 }
 
-BatchSplitter::BatchSplitter(Split split, std::vector<int64_t> sizes, int64_t pieces,
-                             bool drop_remainder)
+SplitRule::SplitRule(Split split, std::vector<int64_t> sizes, int64_t pieces, bool drop_remainder)
     : split_(split), sizes_(std::move(sizes)), pieces_(pieces), drop_remainder_(drop_remainder) {
+  assert(split_ != Split::kLegacy || pieces_ > 0);
   if (split_ == Split::kBatchSizes &&
       std::none_of(sizes_.begin(), sizes_.end(), [](int64_t n) { return n > 0; })) {
     sizes_.clear();  // nothing can ever be taken: no output (and no endless empty pieces)
   }
 }
 
-void BatchSplitter::Advance(std::vector<std::vector<data::Element>>& out) {
-  // RebatchDatasetV2 emits a piece of size 0 as soon as the cursor reaches
+SplitRule SplitRule::For(const Decision& d, const Topology& t, int64_t worker) {
+  std::vector<int64_t> sizes;
+  if (d.split == Split::kBatchSizes) {
+    assert(d.global_batch_size);
+    sizes = BatchSizesForWorker(*d.global_batch_size, t.workers, t.replicas, worker);
+  }
+  return SplitRule(d.split, std::move(sizes), t.num_replicas_in_sync(), false);
+}
+
+void SplitRule::CutEmpty(std::vector<Cut>& cuts) {
+  // RebatchDatasetV2 emits a piece of size 0 as soon as the cycle reaches
   // it, without waiting for input.
-  for (;;) {
-    if (static_cast<int64_t>(current_.size()) < sizes_[index_]) return;
-    out.push_back(std::move(current_));
-    current_.clear();
+  while (filled_ == 0 && sizes_[index_] == 0) {
+    cuts.push_back({0, true, 0});
     index_ = (index_ + 1) % sizes_.size();
   }
 }
 
-void BatchSplitter::Add(std::vector<data::Element> batch,
-                        std::vector<std::vector<data::Element>>& out) {
+void SplitRule::Add(uint64_t size, std::vector<Cut>& cuts) {
   if (split_ == Split::kLegacy) {
-    const size_t n = static_cast<size_t>(pieces_);
-    const size_t per = (batch.size() + n - 1) / n;
-    for (size_t i = 0; i < n; ++i) {
-      const size_t begin = std::min(batch.size(), per * i);
-      const size_t end = std::min(batch.size(), begin + per);
-      out.emplace_back(std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(begin)),
-                       std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(end)));
+    const uint64_t n = static_cast<uint64_t>(pieces_);
+    const uint64_t per = (size + n - 1) / n;
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t take = std::min(size, per * (i + 1)) - std::min(size, per * i);
+      cuts.push_back({take, true, take});
     }
     return;
   }
   if (split_ != Split::kBatchSizes) {
-    out.push_back(std::move(batch));
+    cuts.push_back({size, true, size});
     return;
   }
   if (sizes_.empty()) return;
   if (!started_) {
     started_ = true;
-    Advance(out);
+    CutEmpty(cuts);
   }
-  // A piece that starts the input batch is the batch itself, cut to size at
-  // the end, when it is at least half of it (it keeps the batch's buffer);
-  // the others are moved a range at a time into a piece sized once. (Per
-  // element, a piece's regrowth, which moves every element again, would cost
-  // more than the move.)
-  auto it = batch.begin();
-  size_t head = out.size();  // out[head] is batch's own prefix, when head_size > 0
-  size_t head_size = 0;
-  if (current_.empty() && static_cast<size_t>(sizes_[index_]) <= batch.size() &&
-      2 * static_cast<size_t>(sizes_[index_]) >= batch.size()) {
-    head_size = static_cast<size_t>(sizes_[index_]);
-    out.emplace_back();
-    it += static_cast<std::ptrdiff_t>(head_size);
+  while (size > 0) {
+    const uint64_t full = static_cast<uint64_t>(sizes_[index_]);
+    const uint64_t take = std::min(full - filled_, size);
+    size -= take;
+    filled_ += take;
+    if (filled_ < full) {
+      cuts.push_back({take, false, full});
+      break;
+    }
+    cuts.push_back({take, true, full});
+    filled_ = 0;
     index_ = (index_ + 1) % sizes_.size();
-    Advance(out);  // pieces of size 0 after it
-  }
-  while (it != batch.end()) {
-    const auto want = static_cast<size_t>(sizes_[index_]);
-    // (Not beyond what a real batch holds: a huge batch_size must not allocate up front.)
-    if (current_.capacity() < want) current_.reserve(std::min<size_t>(want, size_t{1} << 16));
-    const auto take = static_cast<std::ptrdiff_t>(
-        std::min<size_t>(want - current_.size(), static_cast<size_t>(batch.end() - it)));
-    current_.insert(current_.end(), std::make_move_iterator(it), std::make_move_iterator(it + take));
-    it += take;
-    Advance(out);
-  }
-  if (head_size > 0) {
-    batch.resize(head_size);
-    out[head] = std::move(batch);
+    CutEmpty(cuts);
   }
 }
 
-void BatchSplitter::Finish(std::vector<std::vector<data::Element>>& out) {
+void SplitRule::Finish(std::vector<Cut>& cuts) {
   if (split_ != Split::kBatchSizes || sizes_.empty()) return;
   if (!started_) {
     started_ = true;
-    Advance(out);  // leading pieces of size 0 come out even from no input
+    CutEmpty(cuts);  // leading pieces of size 0 come out even from no input
   }
-  // The piece being filled is short (a full one was emitted): it ends the
-  // output, unless it is empty or drop_remainder drops it.
-  if (!current_.empty() && !drop_remainder_) out.push_back(std::move(current_));
-  current_.clear();
+  // The piece being filled is short (a full one was cut): it ends the
+  // output, unless drop_remainder drops it.
+  if (filled_ > 0 && !drop_remainder_) cuts.push_back({0, true, filled_});
+  filled_ = 0;
   sizes_.clear();
 }
 
-std::vector<std::vector<data::Element>> RebatchBySizes(
-    const std::vector<std::vector<data::Element>>& batches, const std::vector<int64_t>& sizes,
-    bool drop_remainder) {
+void BatchSplitter::Apply(std::vector<data::Element>* batch,
+                          std::vector<std::vector<data::Element>>& out) {
+  // A piece that starts the input batch, at least half of it, is the batch
+  // itself cut to size at the end (it keeps the batch's buffer); the others
+  // are moved a range at a time into a piece sized once. (Per element, a
+  // piece's regrowth, which moves every element again, would cost more.)
+  size_t at = 0;
+  size_t head = out.size();  // out[head] becomes the batch's own prefix, when head_size > 0
+  size_t head_size = 0;
+  for (const Cut& cut : cuts_) {
+    const size_t take = static_cast<size_t>(cut.take);
+    if (batch != nullptr && at == 0 && take > 0 && cut.emit && current_.empty() &&
+        2 * take >= batch->size()) {
+      head = out.size();
+      head_size = take;
+      out.emplace_back();
+      at = take;
+      continue;
+    }
+    if (take > 0) {
+      // Sized for the whole piece at once, but a huge batch_size must not
+      // allocate up front: past 64Ki elements the room doubles as it fills.
+      const size_t need = current_.size() + take;
+      if (current_.capacity() < need) {
+        const uint64_t room = std::max<uint64_t>(2 * current_.capacity(), 1 << 16);
+        current_.reserve(std::max<size_t>(need, static_cast<size_t>(std::min(cut.size, room))));
+      }
+      const auto first = batch->begin() + static_cast<std::ptrdiff_t>(at);
+      current_.insert(current_.end(), std::make_move_iterator(first),
+                      std::make_move_iterator(first + static_cast<std::ptrdiff_t>(take)));
+      at += take;
+    }
+    if (cut.emit) {
+      out.push_back(std::move(current_));
+      current_.clear();
+    }
+  }
+  if (head_size > 0) {
+    batch->resize(head_size);
+    out[head] = std::move(*batch);
+  }
+}
+
+void BatchSplitter::Add(std::vector<data::Element> batch,
+                        std::vector<std::vector<data::Element>>& out) {
+  cuts_.clear();
+  rule_.Add(batch.size(), cuts_);
+  Apply(&batch, out);
+}
+
+void BatchSplitter::Finish(std::vector<std::vector<data::Element>>& out) {
+  cuts_.clear();
+  rule_.Finish(cuts_);
+  Apply(nullptr, out);
+  current_.clear();  // a piece without a final cut is dropped
+}
+
+std::vector<uint64_t> SplitSizes(SplitRule rule, const std::vector<uint64_t>& sizes) {
+  std::vector<uint64_t> out;
+  std::vector<Cut> cuts;
+  uint64_t piece = 0;
+  auto apply = [&] {
+    for (const Cut& c : cuts) {
+      piece += c.take;
+      if (c.emit) {
+        out.push_back(piece);
+        piece = 0;
+      }
+    }
+    cuts.clear();
+  };
+  for (uint64_t b : sizes) {
+    rule.Add(b, cuts);
+    apply();
+  }
+  rule.Finish(cuts);
+  apply();
+  return out;
+}
+
+namespace {
+
+std::vector<std::vector<data::Element>> SplitAll(
+    SplitRule rule, const std::vector<std::vector<data::Element>>& batches) {
   std::vector<std::vector<data::Element>> out;
-  BatchSplitter splitter(Split::kBatchSizes, sizes, 0, drop_remainder);
+  BatchSplitter splitter(std::move(rule));
   for (const auto& b : batches) splitter.Add(b, out);
   splitter.Finish(out);
   return out;
 }
 
+}  // namespace
+
+std::vector<std::vector<data::Element>> RebatchBySizes(
+    const std::vector<std::vector<data::Element>>& batches, const std::vector<int64_t>& sizes,
+    bool drop_remainder) {
+  return SplitAll(SplitRule(Split::kBatchSizes, sizes, 0, drop_remainder), batches);
+}
+
 std::vector<std::vector<data::Element>> RebatchLegacy(
     const std::vector<std::vector<data::Element>>& batches, int64_t n) {
-  std::vector<std::vector<data::Element>> out;
-  BatchSplitter splitter(Split::kLegacy, {}, n, false);
-  for (const auto& b : batches) splitter.Add(b, out);
-  return out;
+  return SplitAll(SplitRule(Split::kLegacy, {}, n, false), batches);
+}
+
+void SplitAudit::Input(uint64_t size) {
+  input_end_ += size;
+  ends_.push_back(input_end_);
+  std::vector<Cut> cuts;
+  SplitRule(Split::kLegacy, {}, static_cast<int64_t>(n_), false).Add(size, cuts);
+  for (const Cut& c : cuts) legacy_.push_back(c.take);
+  Compare();
+}
+
+void SplitAudit::Output(uint64_t size) {
+  const uint64_t start = output_end_;
+  output_end_ += size;
+  while (!ends_.empty() && ends_.front() <= start) ends_.pop_front();
+  if (size > 0 && !ends_.empty() && output_end_ > ends_.front()) crosses_ = true;
+  outputs_.push_back(size);
+  Compare();
+}
+
+void SplitAudit::Compare() {
+  while (!legacy_.empty() && !outputs_.empty()) {
+    differs_ = differs_ || legacy_.front() != outputs_.front();
+    legacy_.pop_front();
+    outputs_.pop_front();
+  }
+}
+
+Warning GuideVersusCodeWarning(bool crosses) {
+  return Warning{WarningKind::kGuideVersusCode,
+                 fmt::format("guide versus code: TensorFlow 2.x splits with "
+                             "batch_sizes_for_worker{}, so the per-replica batches differ from the "
+                             "legacy split that TensorFlow's distributed input guide prints",
+                             crosses ? ", taking batches across global batch boundaries" : ""),
+                 Advice{Remedy::kLegacySplit, ""}};
 }
 
 }  // namespace tfdist::dist

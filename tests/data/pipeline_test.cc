@@ -12,7 +12,7 @@
 #include <set>
 
 #include "test_util.h"
-#include "tfdist/distribute/distribute.h"
+#include "tfdist/distribute/layout.h"
 #include "tfdist/io/record_writer.h"
 #include "tfdist/proto/synthetic.h"
 

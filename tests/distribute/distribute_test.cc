@@ -2,7 +2,9 @@
 // Distribution: TensorFlow's batch sizes per worker, both splits, launcher
 // environments, and properties over random topologies.
 
-#include "tfdist/distribute/distribute.h"
+#include "tfdist/distribute/launcher.h"
+#include "tfdist/distribute/layout.h"
+#include "tfdist/distribute/split.h"
 
 #include <doctest/doctest.h>
 
@@ -303,8 +305,8 @@ TEST_CASE(
 TEST_CASE("non-file pipelines and hidden readers cannot be FILE-sharded; one worker can") {
   Plan p = PlanOf("range(8).batch(2)", 2, 1, AutoShardPolicy::kFile);
   CHECK(p.status.message() ==
-        "FILE sharding cannot apply: the pipeline reads no files (range() is not file-based); use "
-        "--policy DATA (or AUTO)");
+        "FILE sharding cannot apply: the pipeline reads no files (range() is not file-based)");
+  CHECK(p.status.advice().remedy == Remedy::kDataPolicy);
   Plan one = PlanOf("range(8).batch(2)", 1, 2, AutoShardPolicy::kFile);
   REQUIRE(one.status.ok());
   CHECK(one.layout.decision.split == Split::kBatchSizes);

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "test_util.h"
+#include "tfdist/distribute/layout.h"
 #include "tfdist/io/record_writer.h"
 #include "tfdist/proto/synthetic.h"
 

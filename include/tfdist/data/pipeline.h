@@ -170,11 +170,6 @@ struct BuildOptions {
   // compressed) are read as usual. Only for pipelines whose ops after the
   // reader never look at payloads (all of tfdist's do not).
   bool deferred_payloads = false;
-  // For dist::PlanLayout and dist::Execution: under DATA sharding with
-  // several workers, when every file the reader opens has an up-to-date
-  // index, build with deferred_payloads and read only each worker's records
-  // (false: every worker reads every file, as TensorFlow does; --no-index).
-  bool use_record_index = true;
   // When set, the readers add the bytes of records they consumed (framed,
   // counted per file as it is closed; not the reads of deferred payloads).
   std::shared_ptr<std::atomic<uint64_t>> bytes_read;

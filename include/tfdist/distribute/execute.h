@@ -1,7 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// The distribution as a stream: each worker's per-replica batches produced
-// one at a time, in the order PlanLayout lays them out, in memory bounded by
-// the pipeline's own buffers (not by the dataset).
+// The one execution of tf.distribute's rules: each worker's per-replica
+// batches produced one at a time (its pipeline read, split, and sharded by
+// DATA), in memory bounded by the pipeline's own buffers. `tfdist run`
+// consumes these streams, and layouts collect them (layout.h).
 
 #ifndef TFDIST_DISTRIBUTE_EXECUTE_H_
 #define TFDIST_DISTRIBUTE_EXECUTE_H_
@@ -10,27 +11,48 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
-#include "tfdist/data/dataset.h"
-#include "tfdist/distribute/distribute.h"
-#include "tfdist/data/pipeline.h"
 #include "tfdist/base/result.h"
+#include "tfdist/data/dataset.h"
+#include "tfdist/data/pipeline.h"
+#include "tfdist/distribute/decide.h"
+#include "tfdist/distribute/split.h"
 
 namespace tfdist::dist {
 
+// How a pass over a worker's stream is bounded and watched.
+struct StreamOptions {
+  // Read at most this many elements of the worker's pipeline: a stream with
+  // more ends early and says so (WorkerStream::exceeded). nullopt: all.
+  std::optional<int64_t> max_elements;
+  // Compare a batch-sizes split with the legacy split as it runs
+  // (WorkerStream::audit).
+  bool audit_split = false;
+};
+
 // One worker's per-replica batches in order: the i-th goes to local replica
-// i % R in step i / R + 1. A pipeline without batch() gives each element as a
-// batch of one. Not thread-safe; one consumer.
+// LocalReplica(i, R) in step i / R + 1 (steps.h). A pipeline without batch()
+// gives each element as a batch of one. Not thread-safe; one consumer.
 class WorkerStream {
  public:
   // The next per-replica batch into `out`; `end` when the worker has no more.
   // Error: the pipeline's own errors; InvalidArgument when DATA sharding
-  // finds fewer pieces than workers.
+  // finds fewer pieces than workers (CheckDataShare).
   Status Next(std::vector<data::Element>& out, bool& end);
 
   // Time spent splitting global batches into per-replica batches so far.
   double split_seconds() const { return split_seconds_; }
+  // Elements of the worker's pipeline read so far.
+  uint64_t elements_read() const { return elements_read_; }
+  // The pipeline had more than StreamOptions::max_elements elements: the
+  // stream ended after that many.
+  bool exceeded() const { return exceeded_; }
+  // With StreamOptions::audit_split under a batch-sizes split: the audit so
+  // far (complete once the stream ended); else null.
+  const SplitAudit* audit() const { return audit_ ? &*audit_ : nullptr; }
 
   // DATA with index files: bytes read by offset for the records this worker
   // keeps, so far (0 otherwise: the readers read whole files).
@@ -39,14 +61,22 @@ class WorkerStream {
  private:
   friend class Execution;
   WorkerStream() = default;
+  // Splits and filters one input element (or the input's end: nullptr).
+  void Take(data::Element* e);
 
   std::unique_ptr<data::Iterator> it_;
   bool batched_ = false;
-  std::unique_ptr<BatchSplitter> splitter_;
+  std::optional<BatchSplitter> splitter_;
+  std::optional<SplitAudit> audit_;
   std::deque<std::vector<data::Element>> ready_;
-  int64_t keep_every_ = 1;  // DATA: keep pieces p % keep_every_ == keep_index_
-  int64_t keep_index_ = 0;
-  uint64_t pieces_ = 0;  // pieces seen before the DATA filter
+  std::vector<std::vector<data::Element>> pieces_;  // reused
+  int64_t workers_ = 1;  // DATA: keep pieces KeepsPiece(p, workers_, worker_)
+  int64_t worker_ = 0;
+  bool shards_data_ = false;
+  uint64_t made_ = 0;  // pieces made before the DATA filter
+  std::optional<int64_t> max_elements_;
+  uint64_t elements_read_ = 0;
+  bool exceeded_ = false;
   bool input_done_ = false;
   double split_seconds_ = 0;
   // DATA with index files: the pipeline gives records without payloads,
@@ -58,47 +88,66 @@ class WorkerStream {
 // A distribution ready to run: the decision, and each worker's dataset.
 class Execution {
  public:
-  // Decides the policy and the split as PlanLayout does and builds the
-  // dataset of every worker asked for (options.worker, else all).
-  // Error: as PlanLayout's.
+  // Expands list_files once, checks the topology, decides the policy and
+  // the split (counting the file names FILE sharding needs), picks the run's
+  // seed (so every worker draws the same unseeded shuffles), plans DATA by
+  // index files, and builds the dataset of every worker asked for
+  // (options.worker, else all).
+  // REQUIRES: options.worker and options.max_steps as DistributeOptions says.
+  // Error: InvalidArgument (impossible topology, FILE without files, too few
+  // files for the workers, a pipeline that does not build), or the
+  // pipeline's own errors.
   static Result<Execution> Plan(const data::Pipeline& pipeline, const DistributeOptions& options,
                                 const data::BuildOptions& build);
 
   const Decision& decision() const { return decision_; }
   const Topology& topology() const { return topology_; }
-  bool batched() const { return batched_; }
+  bool batched() const { return decision_.batched; }
   // The workers this execution runs, in order.
   const std::vector<int64_t>& workers() const { return workers_; }
-  // TensorFlow's one exception to padding: one worker and statically shaped
-  // batches (no split, drop_remainder): a step some replica has no data for
-  // is dropped and the iteration ends.
-  bool drops_short_step() const { return drops_short_step_; }
-  // DATA with index files: each worker reads only the records it keeps
-  // (decision().record_index; see data::BuildOptions::use_record_index).
+  // DropsShortStep of this execution's decision (steps.h).
+  bool drops_short_step() const;
+  // DATA with index files: each worker reads only the records it keeps.
   bool reads_by_index() const { return deferred_; }
 
   // A fresh pass (epoch) over worker `worker`'s batches; unseeded and
   // reshuffling shuffles draw a new order each pass, as in TensorFlow.
   // REQUIRES: `worker` is one of workers().
-  Result<std::unique_ptr<WorkerStream>> Open(int64_t worker) const;
+  Result<std::unique_ptr<WorkerStream>> Open(int64_t worker, const StreamOptions& options = {}) const;
+
+  // A pass over every worker of workers(), in that order. Where all run the
+  // very same pipeline (DATA, OFF), its elements are read once and each
+  // stream gets its copy; a stream far ahead of the others then holds the
+  // elements they have yet to take. Not thread-safe: one consumer of all.
+  Result<std::vector<std::unique_ptr<WorkerStream>>> OpenAll(const StreamOptions& options) const;
+
+  // Whether OpenAll reads the pipeline once for all workers.
+  bool reads_once() const { return same_for_all_ && workers_.size() > 1; }
 
   // Bytes worker `worker`'s readers took from its files so far (framed
   // records, counted as each file is closed), not counting the payloads a
-  // WorkerStream fetched by offset (WorkerStream::fetched_bytes).
+  // WorkerStream fetched by offset (WorkerStream::fetched_bytes). A pass of
+  // OpenAll that reads once counts under the first worker.
   uint64_t FileBytesRead(int64_t worker) const;
+
+  // The file names worker `worker` reads: its names pipeline run (empty for
+  // a pipeline that reads no files). REQUIRES: `worker` is one of workers().
+  Result<std::vector<std::string>> FileNamesOf(int64_t worker) const;
 
  private:
   struct WorkerPlan {
     int64_t worker = 0;
+    data::Pipeline pipeline;
+    data::BuildOptions build;  // its bytes_read counts its readers' bytes
     std::shared_ptr<const data::Dataset> dataset;
-    std::shared_ptr<std::atomic<uint64_t>> bytes_read;  // BuildOptions::bytes_read
   };
+  const WorkerPlan& PlanOf(int64_t worker) const;
+  std::unique_ptr<WorkerStream> NewStream(int64_t worker, const StreamOptions& options) const;
 
   Decision decision_;
   Topology topology_;
-  bool batched_ = false;
-  bool drops_short_step_ = false;
   bool deferred_ = false;
+  bool same_for_all_ = false;  // every worker runs the same pipeline
   std::vector<int64_t> workers_;
   std::vector<WorkerPlan> plans_;
 };

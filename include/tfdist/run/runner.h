@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tfdist/data/dataset.h"
-#include "tfdist/distribute/distribute.h"
+#include "tfdist/distribute/decide.h"
 #include "tfdist/data/pipeline.h"
 #include "tfdist/base/result.h"
 #include "tfdist/device/staging.h"

@@ -1,10 +1,12 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Pipeline structure for auto-sharding (TensorFlow's auto_shard.cc and
+// Pipeline shape for auto-sharding (TensorFlow's auto_shard.cc and
 // compute_batch_size: which ops pass through, where the reader is).
 
-#include "policy.h"
+#include "tfdist/distribute/shape.h"
 
 #include <fmt/format.h>
+
+#include <cassert>
 
 namespace tfdist::dist {
 namespace {
@@ -58,8 +60,8 @@ Op NamesOf(const data::TFRecordOp& t, size_t pos) {
 
 }  // namespace
 
-Structure Analyze(const data::Pipeline& p) {
-  Structure s;
+PipelineShape Analyze(const data::Pipeline& p) {
+  PipelineShape s;
   const auto& ops = p.ops;
   if (Is<data::TFRecordOp>(ops[0])) {
     s.reader = 0;
@@ -115,7 +117,7 @@ Structure Analyze(const data::Pipeline& p) {
   return s;
 }
 
-data::Pipeline FileNames(const data::Pipeline& p, const Structure& s) {
+data::Pipeline FileNames(const data::Pipeline& p, const PipelineShape& s) {
   data::Pipeline names;
   names.text = p.text;
   if (const auto* t = std::get_if<data::TFRecordOp>(&p.ops[0].params)) {
@@ -126,8 +128,9 @@ data::Pipeline FileNames(const data::Pipeline& p, const Structure& s) {
   return names;
 }
 
-data::Pipeline ShardFiles(const data::Pipeline& p, const Structure& s, int64_t workers,
+data::Pipeline ShardFiles(const data::Pipeline& p, const PipelineShape& s, int64_t workers,
                           int64_t worker) {
+  assert(s.file_blocker.empty() && 0 <= worker && worker < workers);
   data::Pipeline out;
   out.text = p.text;
   const size_t pos = p.ops[*s.reader].pos;
@@ -166,6 +169,33 @@ data::Pipeline ShardFiles(const data::Pipeline& p, const Structure& s, int64_t w
   }
   out.ops.insert(out.ops.end(), p.ops.begin() + static_cast<std::ptrdiff_t>(rest), p.ops.end());
   return out;
+}
+
+const std::vector<std::string>* StaticFileNames(const data::Pipeline& p, const PipelineShape& s) {
+  if (!s.reader) return nullptr;
+  if (const auto* t = std::get_if<data::TFRecordOp>(&p.ops[0].params)) return &t->files;
+  const auto* listed = std::get_if<data::FromTensorSlicesOp>(&p.ops[0].params);
+  if (listed == nullptr) return nullptr;
+  using Symbol = data::IntArg::Symbol;
+  for (size_t i = 1; i < *s.reader; ++i) {
+    if (const auto* sh = std::get_if<data::ShuffleOp>(&p.ops[i].params)) {
+      if (sh->buffer_size.symbol != Symbol::kLiteral || sh->buffer_size.value < 1) return nullptr;
+    } else if (const auto* pf = std::get_if<data::PrefetchOp>(&p.ops[i].params)) {
+      if (pf->buffer_size.symbol != Symbol::kLiteral || pf->buffer_size.value < 0) return nullptr;
+    } else {
+      return nullptr;
+    }
+  }
+  return &listed->names;
+}
+
+io::Compression ReaderCompression(const data::Pipeline& p, const PipelineShape& s) {
+  assert(s.reader);
+  if (const auto* t = std::get_if<data::TFRecordOp>(&p.ops[0].params)) return t->compression;
+  if (const auto* i = std::get_if<data::InterleaveOp>(&p.ops[*s.reader].params)) {
+    return i->compression;
+  }
+  return io::Compression::kNone;
 }
 
 }  // namespace tfdist::dist

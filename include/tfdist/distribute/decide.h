@@ -1,0 +1,150 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// tf.distribute's decisions, pure: the topology, the auto-shard policy and
+// the batch split that apply to a pipeline, with their reasons and warnings.
+// No I/O and no threads: the facts that need the data (how many file names
+// reach the reader) are arguments. doc/semantics.md, "Auto-sharding" and
+// "Batch splits", states the rules in words.
+
+#ifndef TFDIST_DISTRIBUTE_DECIDE_H_
+#define TFDIST_DISTRIBUTE_DECIDE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tfdist/base/result.h"
+#include "tfdist/base/status.h"
+#include "tfdist/distribute/shape.h"
+
+namespace tfdist::dist {
+
+// TensorFlow's AutoShardPolicy values (tf.data.experimental.AutoShardPolicy),
+// and HINT. DATA here is TensorFlow's round-robin: worker w keeps pieces
+// w, w+W, ... (not DALI's contiguous ranges).
+enum class AutoShardPolicy { kOff = -1, kAuto = 0, kFile = 1, kData = 2, kHint = 3 };
+
+Result<AutoShardPolicy> ParsePolicy(std::string_view text);  // "AUTO", "file", ...
+std::string_view PolicyName(AutoShardPolicy policy);         // "AUTO", "FILE", ...
+
+enum class Api {
+  kDistribute,    // experimental_distribute_dataset
+  kFromFunction,  // distribute_datasets_from_function
+};
+
+// How a global batch is split into per-replica batches.
+enum class Split {
+  kAuto,        // batch-sizes when the global batch size is static, else legacy
+  kBatchSizes,  // RebatchDatasetV2 with batch_sizes_for_worker
+  kLegacy,      // RebatchDataset: N pieces of ceil(b / N) per batch
+  kNone,        // no split: each element is one replica's batch
+};
+Result<Split> ParseSplit(std::string_view text);  // "auto", "batch-sizes", "legacy", "none"
+std::string_view SplitName(Split split);
+
+struct Topology {
+  int64_t workers = 1;   // W: input pipelines (hosts)
+  int64_t replicas = 1;  // R: replicas in sync per worker (GPUs per host)
+  int64_t num_replicas_in_sync() const { return workers * replicas; }
+};
+
+// The most global steps a plan takes: far beyond any training run, and small
+// enough that step arithmetic cannot overflow.
+inline constexpr int64_t kMaxSteps = int64_t{1} << 30;
+
+struct DistributeOptions {
+  Api api = Api::kDistribute;
+  AutoShardPolicy policy = AutoShardPolicy::kAuto;
+  Split split = Split::kAuto;
+  Topology topology;
+  // Only this worker (nullopt: all workers). REQUIRES: in [0, workers).
+  std::optional<int64_t> worker;
+  // Global steps to plan (nullopt: until the data ends).
+  // REQUIRES: in [0, kMaxSteps].
+  std::optional<int64_t> max_steps;
+  // A layout that would hold more than this many elements of the pipeline per
+  // worker is an error rather than a hang (repeat() forever).
+  int64_t max_elements = 1'000'000;
+  // Under DATA sharding with several workers, when every file the reader
+  // opens has an up-to-date index, read only each worker's records
+  // (false: every worker reads every file, as TensorFlow does).
+  bool use_record_index = true;
+};
+
+// What a warning is about; its message says it in the API's terms and its
+// advice (if any) says what to do.
+enum class WarningKind {
+  kDataReadsEverything,        // DATA: every worker reads the whole dataset
+  kBatchSizesUnderData,        // a batch-sizes split asked for under DATA
+  kGuideVersusCode,            // the split differs from the guide's legacy split
+  kUnevenFiles,                // FILE over files of uneven record counts
+  kShardAfterUnseededShuffle,  // from-function: shard() after an unseeded shuffle of names
+  kIndexNotUsed,               // DATA with index files: a stale index
+  kDirectoryIndexIgnored,      // a damaged directory index
+};
+
+struct Warning {
+  WarningKind kind;
+  std::string message;
+  Advice advice;
+
+  bool operator==(const Warning&) const = default;
+};
+
+// What the pipeline allows and what was applied, with the reasons.
+struct Decision {
+  AutoShardPolicy requested = AutoShardPolicy::kAuto;
+  AutoShardPolicy applied = AutoShardPolicy::kAuto;
+  std::string reason;
+  Split split = Split::kNone;
+  std::string split_reason;
+  // The split is the one DistributeOptions::split asked for (its reason
+  // then says which).
+  bool split_requested = false;
+  bool batched = false;                      // the pipeline's elements are batches
+  std::optional<int64_t> global_batch_size;  // static G, when known
+  bool drop_remainder = false;               // of the final batch
+  std::optional<uint64_t> num_files;         // file names reaching the reader, counted up to W
+  // DATA with index files: each worker reads only the records it keeps, by
+  // offset.
+  bool record_index = false;
+  std::vector<Warning> warnings;
+
+  // Whether the FILE rewrite runs: FILE applied over several workers.
+  bool ShardsFiles(const Topology& t) const {
+    return applied == AutoShardPolicy::kFile && t.workers > 1;
+  }
+  // Whether DATA filters pieces: DATA applied over several workers.
+  bool ShardsData(const Topology& t) const {
+    return applied == AutoShardPolicy::kData && t.workers > 1;
+  }
+  void Warn(WarningKind kind, std::string message, Advice advice = {}) {
+    warnings.push_back({kind, std::move(message), std::move(advice)});
+  }
+  bool HasWarning(WarningKind kind) const;
+};
+
+// The topology must have workers and replicas, and not more replicas in
+// sync than a table can hold (1 << 20).
+// Error: InvalidArgument saying which.
+Status CheckTopology(const Topology& topology);
+
+// The policy and the split tf.distribute applies to a pipeline of `shape`
+// under --api distribute, with the reasons and the warnings they imply.
+// Error: InvalidArgument when FILE is asked for and cannot apply over several
+// workers, or a batch-sizes split is asked for without a static batch size.
+Result<Decision> Decide(const PipelineShape& shape, const DistributeOptions& options);
+
+// FILE over several workers needs a file name per worker: `found` names
+// reach the reader (counted up to W). Zero is no error: nobody reads.
+// Error: InvalidArgument naming both numbers (Remedy::kDataPolicyOrMoreFiles).
+Status CheckFileCount(uint64_t found, int64_t workers);
+
+// What distribute_datasets_from_function does: no policy, no split; and the
+// warning for a shard after an unseeded shuffle of file names.
+Decision DecideFromFunction(const PipelineShape& shape, const DistributeOptions& options);
+
+}  // namespace tfdist::dist
+
+#endif  // TFDIST_DISTRIBUTE_DECIDE_H_

@@ -1,0 +1,62 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// A pipeline's shape as auto-sharding sees it (TensorFlow's auto_shard.cc
+// and compute_batch_size): where its file names meet the reader, whether
+// FILE sharding can apply, its static batch size; and the rewrites of FILE
+// sharding. Pure: no I/O.
+
+#ifndef TFDIST_DISTRIBUTE_SHAPE_H_
+#define TFDIST_DISTRIBUTE_SHAPE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tfdist/data/pipeline.h"
+
+namespace tfdist::dist {
+
+struct PipelineShape {
+  // Index of the op that reads records (a tfrecord source, interleave or
+  // flat_map), or nullopt for a source that is not file-based.
+  std::optional<size_t> reader;
+  // Why FILE sharding cannot apply; empty when it can.
+  std::string file_blocker;
+  // The elements are batches: the ops after the last batch() keep the batch
+  // dimension (prefetch, repeat, shard, shuffle, skip, take, map).
+  bool batched = false;
+  // Static when a literal and no map() follows the batch (TensorFlow's
+  // compute_batch_size does not look through MapDataset).
+  std::optional<int64_t> global_batch_size;
+  bool drop_remainder = false;
+  // shard() applied after an unseeded shuffle of file names.
+  bool shard_after_unseeded_shuffle = false;
+};
+
+PipelineShape Analyze(const data::Pipeline& pipeline);
+
+// The pipeline worker `worker` of `workers` runs under FILE sharding: the
+// file names feeding the reader are sharded, and shuffles of the names
+// (list_files' own included) move after the shard, so each worker's set of
+// files is fixed. REQUIRES: shape.file_blocker is empty, 0 <= worker < workers.
+data::Pipeline ShardFiles(const data::Pipeline& pipeline, const PipelineShape& shape,
+                          int64_t workers, int64_t worker);
+
+// The ops before the reader: the stream of file names (a tfrecord source's
+// list becomes from_tensor_slices). REQUIRES: shape.reader.
+data::Pipeline FileNames(const data::Pipeline& pipeline, const PipelineShape& shape);
+
+// The file names the reader gets, as a set, without running anything: a
+// tfrecord source's list, or a list of names followed only by shuffles and
+// prefetches with literal arguments (which change only the order); nullptr
+// where other ops or symbolic arguments need the names pipeline run.
+const std::vector<std::string>* StaticFileNames(const data::Pipeline& pipeline,
+                                                const PipelineShape& shape);
+
+// The compression the reader is told (tfrecord's or interleave's function's
+// compression_type). REQUIRES: shape.reader.
+io::Compression ReaderCompression(const data::Pipeline& pipeline, const PipelineShape& shape);
+
+}  // namespace tfdist::dist
+
+#endif  // TFDIST_DISTRIBUTE_SHAPE_H_

@@ -1,0 +1,113 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// Planning a distribution: the I/O the decisions need (expanding globs,
+// counting file names), then the decisions, then each worker's pipeline.
+
+#include "plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <random>
+
+namespace tfdist::dist {
+namespace {
+
+// The number of file names `shape`'s reader gets, counted up to `limit`.
+Result<uint64_t> CountFileNames(const data::Pipeline& pipeline, const PipelineShape& shape,
+                                const data::BuildOptions& build, uint64_t limit) {
+  if (const std::vector<std::string>* listed = StaticFileNames(pipeline, shape)) {
+    return std::min<uint64_t>(listed->size(), limit);
+  }
+  TFDIST_ASSIGN_OR_RETURN(auto names, data::BuildDataset(FileNames(pipeline, shape), build));
+  TFDIST_ASSIGN_OR_RETURN(auto it, names->MakeIterator());
+  uint64_t found = 0;
+  for (; found < limit; ++found) {
+    data::Element e;
+    bool end = false;
+    TFDIST_RETURN_IF_ERROR(it->GetNext(e, end));
+    if (end) break;
+  }
+  return found;
+}
+
+}  // namespace
+
+Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
+                                       const io::FolderListings& listings) {
+  data::Pipeline out = in;
+  const auto* l = std::get_if<data::ListFilesOp>(&in.ops[0].params);
+  if (l == nullptr) return out;
+  Result<std::vector<std::string>> files = io::ExpandFilePatterns(l->patterns, listings);
+  if (!files.ok()) {
+    return data::PositionError(in.text, in.ops[0].pos,
+                               fmt::format("list_files: {}", files.status().message()));
+  }
+  const int64_t n = static_cast<int64_t>(files->size());
+  out.ops[0].params = data::FromTensorSlicesOp{std::move(*files)};
+  if (l->shuffle) {
+    data::ShuffleOp shuffle;
+    shuffle.buffer_size.value = std::max<int64_t>(n, 1);
+    shuffle.buffer_size.pos = in.ops[0].pos;
+    shuffle.seed = l->seed;
+    out.ops.insert(out.ops.begin() + 1, data::Op{shuffle, "shuffle", in.ops[0].pos});
+  }
+  return out;
+}
+
+Result<Distribution> PlanDistribution(const data::Pipeline& original,
+                                      const DistributeOptions& options,
+                                      const data::BuildOptions& build,
+                                      const io::FolderListings& listings) {
+  const Topology& t = options.topology;
+  assert(!options.worker || (0 <= *options.worker && *options.worker < t.workers));
+  assert(!options.max_steps || (0 <= *options.max_steps && *options.max_steps <= kMaxSteps));
+  Distribution out;
+  TFDIST_ASSIGN_OR_RETURN(out.pipeline, ExpandListFiles(original, listings));
+  TFDIST_RETURN_IF_ERROR(CheckTopology(t));
+  out.build = build;
+  if (!out.build.default_seed)
+    out.build.default_seed = (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+  out.shape = Analyze(out.pipeline);
+  if (options.api == Api::kFromFunction) {
+    out.decision = DecideFromFunction(out.shape, options);
+    return out;
+  }
+  TFDIST_ASSIGN_OR_RETURN(out.decision, Decide(out.shape, options));
+  Decision& d = out.decision;
+  if (d.ShardsFiles(t)) {
+    TFDIST_ASSIGN_OR_RETURN(
+        d.num_files,
+        CountFileNames(out.pipeline, out.shape, out.build, static_cast<uint64_t>(t.workers)));
+    TFDIST_RETURN_IF_ERROR(CheckFileCount(*d.num_files, t.workers));
+  }
+  // DATA with index files: the pipeline runs over records without their
+  // payloads, and each worker reads only those it keeps.
+  TFDIST_ASSIGN_OR_RETURN(out.build.deferred_payloads,
+                          PlanRecordIndex(out.pipeline, out.shape, options, out.build, d));
+  return out;
+}
+
+std::optional<data::Pipeline> Distribution::WorkerPipeline(const Topology& t, int64_t w) const {
+  if (!decision.ShardsFiles(t)) return std::nullopt;
+  return ShardFiles(pipeline, shape, t.workers, w);
+}
+
+data::BuildOptions Distribution::WorkerBuild(const DistributeOptions& options, int64_t w) const {
+  const Topology& t = options.topology;
+  data::BuildOptions b = build;
+  if (options.api == Api::kFromFunction) {
+    b.context = data::InputContext{t.workers, w, t.num_replicas_in_sync()};
+  } else if (decision.applied == AutoShardPolicy::kHint) {
+    b.shard_hint = std::make_pair(t.workers, w);
+  }
+  b.bytes_read = std::make_shared<std::atomic<uint64_t>>(0);
+  return b;
+}
+
+bool Distribution::SamePipelineForAll(const DistributeOptions& options) const {
+  return options.api == Api::kDistribute && !decision.ShardsFiles(options.topology) &&
+         decision.applied != AutoShardPolicy::kHint;
+}
+
+}  // namespace tfdist::dist

@@ -1,0 +1,209 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// The FILE summary from per-file record counts: the same split and step
+// rules as the layout, applied to counts instead of records.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <span>
+#include <unordered_map>
+
+#include "file_counts.h"
+#include "plan.h"
+#include "tfdist/distribute/layout.h"
+#include "tfdist/distribute/split.h"
+#include "tfdist/distribute/steps.h"
+
+namespace tfdist::dist {
+namespace {
+
+// File names a summary lists (a repeat() forever before the reader would never end).
+constexpr uint64_t kMaxNames = 100'000'000;
+
+// Whether the records a pipeline of `s` yields are its files' records in
+// one batch(G): only shuffles and prefetches besides, no drop_remainder.
+bool CountsSuffice(const data::Pipeline& p, const PipelineShape& s) {
+  if (!s.batched || !s.global_batch_size || !s.reader || s.drop_remainder) return false;
+  if (*s.global_batch_size < 1) return false;  // the full layout reports it
+  int batches = 0;
+  for (size_t i = *s.reader + 1; i < p.ops.size(); ++i) {
+    const auto& op = p.ops[i];
+    if (std::holds_alternative<data::BatchOp>(op.params)) {
+      ++batches;
+    } else if (!std::holds_alternative<data::ShuffleOp>(op.params) &&
+               !std::holds_alternative<data::PrefetchOp>(op.params)) {
+      return false;
+    }
+  }
+  return batches == 1;
+}
+
+// The file names in reading order before any shuffle: shuffles of names
+// move after the shard, so they change no worker's set of files.
+Result<std::vector<std::string>> RunFileNames(const data::Pipeline& pipeline,
+                                              const PipelineShape& s,
+                                              const data::BuildOptions& build) {
+  data::Pipeline names = FileNames(pipeline, s);
+  std::erase_if(names.ops, [&](const data::Op& op) {
+    return &op != &names.ops[0] && std::holds_alternative<data::ShuffleOp>(op.params);
+  });
+  TFDIST_ASSIGN_OR_RETURN(auto dataset, data::BuildDataset(names, build));
+  TFDIST_ASSIGN_OR_RETURN(auto it, dataset->MakeIterator());
+  std::vector<std::string> out;
+  for (;;) {
+    data::Element e;
+    bool end = false;
+    TFDIST_RETURN_IF_ERROR(it->GetNext(e, end));
+    if (end) break;
+    if (out.size() >= kMaxNames) {
+      return Status::InvalidArgument(fmt::format(
+          "the pipeline names {} files or more before its reader: does it repeat() the names "
+          "forever?",
+          kMaxNames));
+    }
+    out.push_back(std::move(e.bytes));
+  }
+  return out;
+}
+
+// Distinct files: adjacent in a sorted list (list_files'), else by hashing.
+struct DistinctFiles {
+  std::vector<std::string_view> names;  // views into the list
+  std::vector<size_t> slot;             // per listed file: its index in `names`
+  bool sorted = true;
+};
+
+DistinctFiles Distinct(std::span<const std::string> files) {
+  DistinctFiles d;
+  d.slot.resize(files.size());
+  for (size_t f = 0; f < files.size() && d.sorted; ++f) {
+    const int order = f == 0 ? -1 : files[f - 1].compare(files[f]);
+    if (order < 0) d.names.push_back(files[f]);
+    d.sorted = order <= 0;
+    d.slot[f] = d.names.size() - 1;
+  }
+  if (!d.sorted) {
+    d.names.clear();
+    std::unordered_map<std::string_view, size_t> slot_of;
+    for (size_t f = 0; f < files.size(); ++f) {
+      auto [it, inserted] = slot_of.emplace(files[f], d.names.size());
+      if (inserted) d.names.push_back(files[f]);
+      d.slot[f] = it->second;
+    }
+  }
+  return d;
+}
+
+// The input batches of a worker with `records` records: batch(G).
+std::vector<uint64_t> InputBatches(uint64_t records, uint64_t g) {
+  std::vector<uint64_t> in(records / g, g);
+  if (records % g != 0) in.push_back(records % g);
+  return in;
+}
+
+// Per worker: its files' records (file f goes to worker f mod W), then its
+// per-replica batches by the split rule, and the steps they make.
+void Arithmetic(std::span<const std::string> files, const DistinctFiles& distinct,
+                const std::vector<io::FileRecords>& counts, LayoutSummary& out) {
+  Decision& d = out.decision;
+  const Topology& t = out.topology;
+  const uint64_t R = static_cast<uint64_t>(t.replicas);
+  const uint64_t G = static_cast<uint64_t>(*d.global_batch_size);
+  out.workers.resize(static_cast<size_t>(t.workers));
+  // One pass in file order (a pass per worker, striding W files, missed the
+  // cache at every file).
+  for (size_t f = 0, w = 0; f < files.size(); ++f, w = w + 1 == out.workers.size() ? 0 : w + 1) {
+    WorkerSummary& r = out.workers[w];
+    const io::FileRecords& c = counts[distinct.slot[f]];
+    ++r.files;
+    r.records += c.records;
+    r.bytes += c.payload_bytes;
+  }
+  std::vector<uint64_t> step_total;  // records per global step
+  std::vector<uint64_t> lengths;     // per worker: its per-replica batches
+  for (int64_t w = 0; w < t.workers; ++w) {
+    WorkerSummary& r = out.workers[static_cast<size_t>(w)];
+    r.worker = w;
+    const std::vector<uint64_t> in = InputBatches(r.records, G);
+    const std::vector<uint64_t> pieces = SplitSizes(SplitRule::For(d, t, w), in);
+    if (d.split == Split::kBatchSizes && !d.HasWarning(WarningKind::kGuideVersusCode)) {
+      SplitAudit audit(t.num_replicas_in_sync());
+      for (uint64_t b : in) audit.Input(b);
+      for (uint64_t p : pieces) audit.Output(p);
+      if (audit.differs()) d.warnings.push_back(GuideVersusCodeWarning(audit.crosses()));
+    }
+    lengths.push_back(pieces.size());
+    r.batches = pieces.size();
+    r.empty_batches = static_cast<uint64_t>(std::count(pieces.begin(), pieces.end(), 0));
+    step_total.resize(std::max(step_total.size(), (pieces.size() + R - 1) / R), 0);
+    for (size_t i = 0; i < pieces.size(); ++i) step_total[i / R] += pieces[i];
+  }
+  // Step k pads worker w's replicas where k*R + r >= its batches; the worker
+  // sits idle in the steps after its last batch.
+  const uint64_t steps = step_total.size();
+  for (size_t w = 0; w < out.workers.size(); ++w) {
+    WorkerSummary& r = out.workers[w];
+    r.empty_batches += steps * R - lengths[w];
+    r.idle_steps = steps - (lengths[w] + R - 1) / R;
+  }
+  out.short_steps = static_cast<uint64_t>(std::count_if(
+      step_total.begin(), step_total.end(), [&](uint64_t total) { return total < G; }));
+  out.steps = steps;
+  const uint64_t fewest = *std::min_element(lengths.begin(), lengths.end());
+  const uint64_t padded_steps = steps - std::min(steps, fewest / R);
+  if (t.workers > 1) {
+    std::vector<uint64_t> records;
+    for (const auto& r : out.workers) records.push_back(r.records);
+    if (auto w = UnevenFilesWarning(records, true, padded_steps)) d.warnings.push_back(*w);
+  }
+}
+
+}  // namespace
+
+Result<std::optional<LayoutSummary>> SummarizeFiles(
+    const data::Pipeline& original, const DistributeOptions& options,
+    const data::BuildOptions& build_in, const std::function<void(uint64_t, uint64_t)>& progress) {
+  using None = std::optional<LayoutSummary>;
+  if (options.api != Api::kDistribute || options.max_steps || options.worker) return None();
+  // The folders' directory indexes are read first, where the summary will
+  // likely apply: list_files may then take a folder's names from one.
+  FileCounter counter;
+  const PipelineShape early = Analyze(original);
+  if (const auto* l = std::get_if<data::ListFilesOp>(&original.ops[0].params);
+      l != nullptr && CountsSuffice(original, early) &&
+      (options.policy == AutoShardPolicy::kFile ||
+       (options.policy == AutoShardPolicy::kAuto && early.file_blocker.empty())) &&
+      std::holds_alternative<data::InterleaveOp>(original.ops[*early.reader].params) &&
+      ReaderCompression(original, early) != io::Compression::kGzip &&
+      ReaderCompression(original, early) != io::Compression::kZlib) {
+    counter.Prepare(l->patterns);
+  }
+  if (!CountsSuffice(original, early)) return None();
+  data::BuildOptions build = build_in;
+  if (!build.default_seed) build.default_seed = 0;
+  TFDIST_ASSIGN_OR_RETURN(const Distribution dist,
+                          PlanDistribution(original, options, build, counter.listings()));
+  if (dist.decision.applied != AutoShardPolicy::kFile) return None();
+  LayoutSummary out;
+  out.topology = options.topology;
+  out.decision = dist.decision;
+
+  std::vector<std::string> run_names;  // when the names come from running the pipeline
+  std::span<const std::string> files;
+  if (const std::vector<std::string>* listed = StaticFileNames(dist.pipeline, dist.shape)) {
+    files = *listed;
+  } else {
+    TFDIST_ASSIGN_OR_RETURN(run_names, RunFileNames(dist.pipeline, dist.shape, dist.build));
+    files = run_names;
+  }
+  const DistinctFiles distinct = Distinct(files);
+  TFDIST_ASSIGN_OR_RETURN(FileCounts counts,
+                          counter.Count(distinct.names, distinct.sorted,
+                                        ReaderCompression(dist.pipeline, dist.shape), progress));
+  for (Warning& w : counts.warnings) out.decision.warnings.push_back(std::move(w));
+  out.records_source = std::move(counts.source);
+  Arithmetic(files, distinct, counts.records, out);
+  return std::optional<LayoutSummary>(std::move(out));
+}
+
+}  // namespace tfdist::dist
