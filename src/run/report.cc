@@ -80,8 +80,8 @@ void AddMeasures(const RunMeasures& m, RunReport& report) {
   report.stages.push_back({"copy wait", "the training loop waited for copies to finish",
                            report.copy_wait_seconds, 0, 0, ""});
   if (report.step_seconds > 0) {
-    report.stages.push_back({"step", "simulated training steps (--step-time-ms)",
-                             report.step_seconds, 0, report.steps, "steps"});
+    report.stages.push_back({"step", "simulated training steps", report.step_seconds, 0,
+                             report.steps, "steps", StageReport::Option::kStepTimeMs});
   }
 }
 

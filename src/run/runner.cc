@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -225,7 +226,6 @@ device::StagingOptions Runner::StagingFor(int64_t w) const {
 }
 
 Status Runner::SetUp() {
-  const size_t depth = static_cast<size_t>(std::max<int64_t>(options_.staging.depth, 1));
   for (int64_t w : ex_.workers()) {
     auto worker = std::make_unique<Worker>();
     worker->worker = w;
@@ -236,6 +236,7 @@ Status Runner::SetUp() {
     if (options_.fail_pinned_replica_for_testing) {
       worker->staging->FailPinnedForTesting(*options_.fail_pinned_replica_for_testing);
     }
+    const size_t depth = static_cast<size_t>(worker->staging->depth());
     for (int64_t r = 0; r < ex_.topology().replicas; ++r) {
       auto replica = std::make_unique<Replica>(w, r, depth);
       replica->report.worker = w;
@@ -271,9 +272,9 @@ Status Runner::Run(RunReport& report) {
   // Packers: shared out among the workers, each serving one worker's replicas.
   const size_t per_worker = PackersPerWorker();
   const size_t R = static_cast<size_t>(ex_.topology().replicas);
-  const size_t depth = static_cast<size_t>(std::max<int64_t>(options_.staging.depth, 1));
   const auto start = Clock::now();
   for (auto& w : workers_) {
+    const size_t depth = static_cast<size_t>(w->staging->depth());
     for (size_t p = 0; p < per_worker; ++p) {
       // Room for every batch in flight of the replicas it serves.
       w->packers.push_back(std::make_unique<Packer>(depth * ((R + per_worker - 1) / per_worker)));
@@ -561,9 +562,10 @@ void PackRecords(const std::vector<data::Element>& batch, char* out) {
 }
 
 Result<RunReport> Run(const data::Pipeline& pipeline, const RunOptions& options) {
-  if (options.epochs < 1) {
-    return Status::InvalidArgument(fmt::format("--epochs must be at least 1; got {}", options.epochs));
-  }
+  assert(options.epochs >= 1 && "REQUIRES: epochs >= 1");
+  assert(options.step_time_ms >= 0 && options.step_time_ms <= kMaxStepTimeMs &&
+         "REQUIRES: 0 <= step_time_ms <= kMaxStepTimeMs");
+  assert(options.pack_threads >= -1 && "REQUIRES: pack_threads >= -1");
   std::optional<proto::DenseParser> parser;
   if (const auto* features = DeclaredFeatures(pipeline)) {
     TFDIST_ASSIGN_OR_RETURN(parser, proto::DenseParser::Create(*features));
@@ -575,10 +577,11 @@ Result<RunReport> Run(const data::Pipeline& pipeline, const RunOptions& options)
   measures.plan_seconds = Since(plan_start);
   const int64_t local = static_cast<int64_t>(ex.workers().size()) * ex.topology().replicas;
   if (local > kMaxLocalReplicas) {
-    return Status::InvalidArgument(fmt::format(
-        "running {} workers x {} replicas here needs {} local replicas; at most {} can run on "
-        "one host (run one worker with --worker)",
-        ex.workers().size(), ex.topology().replicas, local, kMaxLocalReplicas));
+    return Status::InvalidArgument(
+               fmt::format("running {} workers x {} replicas here needs {} local replicas; at "
+                           "most {} can run on one host",
+                           ex.workers().size(), ex.topology().replicas, local, kMaxLocalReplicas))
+        .WithAdvice(Remedy::kOneWorker);
   }
   for (const std::optional<int64_t>& r :
        {options.corrupt_replica_for_testing, options.fail_pinned_replica_for_testing}) {

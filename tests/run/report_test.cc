@@ -76,6 +76,7 @@ TEST_CASE("host replicas: plan, setup, read, split, pack, wait, copy wait") {
   CHECK(pack.bytes == report.wire_bytes);
   CHECK(report.stages[5].seconds == 0.5);
   CHECK(report.stages[6].seconds == 0.25);
+  for (const StageReport& s : report.stages) CHECK(s.option == StageReport::Option::kNone);
 }
 
 TEST_CASE("CUDA, compressed input, parsing and a step time add and rename rows") {
@@ -102,7 +103,8 @@ TEST_CASE("CUDA, compressed input, parsing and a step time add and rename rows")
   CHECK(copy.items == 8);
   CHECK(copy.bytes == report.wire_bytes);
   const StageReport& step = report.stages[9];
-  CHECK(step.what == "simulated training steps (--step-time-ms)");
+  CHECK(step.what == "simulated training steps");
+  CHECK(step.option == StageReport::Option::kStepTimeMs);
   CHECK(step.seconds == 0.7);
   CHECK(step.items == 7);
   CHECK(step.unit == "steps");
