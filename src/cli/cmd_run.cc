@@ -43,6 +43,17 @@ std::string Compact(double v) {
   return fmt::format("{:.1f}G", v / 1e9);
 }
 
+// The stage's description, with the flag that asks for the stage.
+std::string StageWhat(const run::StageReport& s) {
+  switch (s.option) {
+    case run::StageReport::Option::kNone:
+      return s.what;
+    case run::StageReport::Option::kStepTimeMs:
+      return s.what + " (--step-time-ms)";
+  }
+  return s.what;
+}
+
 std::string Megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6); }
 
 nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::ordered_json& source) {
@@ -94,7 +105,7 @@ nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::order
   out["stages"] = nlohmann::ordered_json::array();
   for (const auto& s : r.stages) {
     out["stages"].push_back({{"name", s.name}, {"seconds", s.seconds}, {"bytes", s.bytes},
-                             {"items", s.items}, {"unit", s.unit}, {"what", s.what}});
+                             {"items", s.items}, {"unit", s.unit}, {"what", StageWhat(s)}});
   }
   return out;
 }
@@ -146,7 +157,7 @@ void PrintReport(const run::RunReport& r, const std::string& source_text) {
             ? fmt::format("{} {}", Compact(static_cast<double>(s.items) / s.seconds), s.unit)
             : "";
     fmt::print("{:<16} {:>8.3f} {:>9} {:>9} {:>15}  {}\n", s.name, s.seconds, mb, mbs, items,
-               s.what);
+               StageWhat(s));
   }
 
   fmt::print("\n{:>6} {:>7} {:<8} {:>9} {:>12} {:>8} {:>6} {:>9}\n", "worker", "replica", "device",
@@ -204,14 +215,12 @@ int RunRun(const RunArgs& o) {
     return ReportError(Status::InvalidArgument("--prefetch must be at least 1"), json);
   }
   options.staging.verify = o.verify;
-  // A day at most: sleep_for's nanoseconds overflow past about 292 years, and
   // NaN compares false with everything.
-  constexpr double kMaxStepMs = 24 * 3600 * 1e3;
-  if (!(o.step_time_ms >= 0 && o.step_time_ms <= kMaxStepMs)) {
-    return ReportError(
-        Status::InvalidArgument(fmt::format(
-            "--step-time-ms must be from 0 to {:.0f} (a day); got {}", kMaxStepMs, o.step_time_ms)),
-        json);
+  if (!(o.step_time_ms >= 0 && o.step_time_ms <= run::kMaxStepTimeMs)) {
+    return ReportError(Status::InvalidArgument(
+                           fmt::format("--step-time-ms must be from 0 to {:.0f} (a day); got {}",
+                                       run::kMaxStepTimeMs, o.step_time_ms)),
+                       json);
   }
   options.step_time_ms = o.step_time_ms;
   options.corrupt_replica_for_testing = o.corrupt_replica;
@@ -239,6 +248,12 @@ int RunRun(const RunArgs& o) {
 
   Result<data::Pipeline> pipeline = ParsePipelineArgs(o.pipeline, json);
   if (!pipeline.ok()) return ExitCodeFor(pipeline.status());
+  // After the pipeline, whose mistakes come first.
+  if (o.epochs < 1) {
+    return ReportError(
+        Status::InvalidArgument(fmt::format("--epochs must be at least 1; got {}", o.epochs)),
+        json);
+  }
   Result<run::RunReport> report = run::Run(*pipeline, options);
   if (progress_shown) fmt::print(stderr, "\r\033[K");
   if (!report.ok()) return ReportPipelineError(report.status(), pipeline->text, json);

@@ -19,13 +19,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "channel.h"
+#include "report.h"
 #include "tfdist/io/byte_stream.h"
 #include "tfdist/proto/example_parse.h"
 #include "tfdist/distribute/execute.h"
@@ -149,9 +152,21 @@ class Runner {
          const std::optional<proto::DenseParser>& parser)
       : options_(options), ex_(ex), parser_(parser) {}
 
-  Result<RunReport> Run(RunReport report);
+  // Every worker's staging and replicas.
+  Status SetUp();
+  // "cuda" or "cpu": what the staging picked. REQUIRES: SetUp succeeded.
+  std::string device() const;
+  // Starts the producers and packers, runs the training loop on this thread,
+  // then stops and joins them. REQUIRES: SetUp succeeded.
+  Status Run(RunReport& report);
+  // What every worker measured. REQUIRES: Run returned.
+  std::vector<WorkerMeasures> Measures() const;
 
  private:
+  // The staging options of worker `w`.
+  device::StagingOptions StagingFor(int64_t w) const;
+  // Packer threads per worker.
+  size_t PackersPerWorker() const;
   void Produce(Worker& w);
   // A packer thread's loop.
   void Pack(Packer& p);
@@ -163,16 +178,144 @@ class Runner {
   // The consumer's next item of `r` into r.head; false when the run stops.
   bool Fill(Replica& r, double& waited);
   Status Consume(RunReport& report);
+  // Receives r's head batch, waiting for its copy.
+  Result<device::Staging::Delivery> Receive(Worker& w, Replica& r, RunReport& report);
+  // One global step: every replica's head batch, the simulated training
+  // step, the slots given back.
+  Status Step(RunReport& report);
+  // Drops the short step at the end of an epoch: drains what was staged
+  // for it, up to every replica's end of epoch.
+  Status DropStep(RunReport& report);
+  void ShowProgress(const RunReport& report, Clock::time_point start) const;
   void Stop();
 
   const RunOptions& options_;
   const dist::Execution& ex_;
   const std::optional<proto::DenseParser>& parser_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<Replica*> replicas_;  // of every worker, in order
+  // A step's batches, given back once the step is over.
+  struct Received {
+    Worker* worker;
+    Replica* replica;
+    device::Staging::Delivery delivery;
+  };
+  std::vector<Received> received_;
   Failure failure_;
   std::atomic<bool> stop_{false};
-  io::InflateTotals inflate_before_;
 };
+
+device::StagingOptions Runner::StagingFor(int64_t w) const {
+  const dist::Topology& t = ex_.topology();
+  device::StagingOptions so = options_.staging;
+  so.replicas = t.replicas;
+  // Several workers on this host: their replicas continue round-robin over
+  // the GPUs where the previous worker's stopped.
+  if (ex_.workers().size() > 1 && so.device != device::DeviceKind::kCpu) {
+    if (so.gpus.empty()) {
+      Result<int> count = device::CudaDeviceCount();
+      for (int g = 0; count.ok() && g < *count; ++g) so.gpus.push_back(g);
+    }
+    if (!so.gpus.empty()) {
+      const size_t shift = static_cast<size_t>(w * t.replicas) % so.gpus.size();
+      std::rotate(so.gpus.begin(), so.gpus.begin() + static_cast<std::ptrdiff_t>(shift),
+                  so.gpus.end());
+    }
+  }
+  return so;
+}
+
+Status Runner::SetUp() {
+  for (int64_t w : ex_.workers()) {
+    auto worker = std::make_unique<Worker>();
+    worker->worker = w;
+    TFDIST_ASSIGN_OR_RETURN(worker->staging, device::Staging::Create(StagingFor(w)));
+    if (options_.corrupt_replica_for_testing) {
+      worker->staging->CorruptNextForTesting(*options_.corrupt_replica_for_testing);
+    }
+    if (options_.fail_pinned_replica_for_testing) {
+      worker->staging->FailPinnedForTesting(*options_.fail_pinned_replica_for_testing);
+    }
+    const size_t depth = static_cast<size_t>(worker->staging->depth());
+    for (int64_t r = 0; r < ex_.topology().replicas; ++r) {
+      auto replica = std::make_unique<Replica>(w, r, depth);
+      replica->report.worker = w;
+      replica->report.replica = r;
+      replica->report.device = worker->staging->ReplicaDevice(r);
+      replicas_.push_back(replica.get());
+      worker->replicas.push_back(std::move(replica));
+    }
+    workers_.push_back(std::move(worker));
+  }
+  received_.reserve(replicas_.size());
+  return Status::OK();
+}
+
+std::string Runner::device() const {
+  return workers_.front()->staging->kind() == device::DeviceKind::kCuda ? "cuda" : "cpu";
+}
+
+size_t Runner::PackersPerWorker() const {
+  const size_t cores = std::thread::hardware_concurrency();
+  // By default: parsing is compute-bound and gains from a thread per replica
+  // even on two cores (191 against 243 ms for 800k Examples here); copying
+  // raw records is memory-bound and is fastest on the reading thread there.
+  const size_t threads = options_.pack_threads >= 0 ? static_cast<size_t>(options_.pack_threads)
+                         : parser_                  ? std::max<size_t>(cores, 1)
+                         : cores > 2                ? cores - 2
+                                                    : 0;
+  const size_t R = static_cast<size_t>(ex_.topology().replicas);
+  return threads == 0 ? 0 : std::min(R, std::max<size_t>(1, threads / workers_.size()));
+}
+
+Status Runner::Run(RunReport& report) {
+  // Packers: shared out among the workers, each serving one worker's replicas.
+  const size_t per_worker = PackersPerWorker();
+  const size_t R = static_cast<size_t>(ex_.topology().replicas);
+  const auto start = Clock::now();
+  for (auto& w : workers_) {
+    const size_t depth = static_cast<size_t>(w->staging->depth());
+    for (size_t p = 0; p < per_worker; ++p) {
+      // Room for every batch in flight of the replicas it serves.
+      w->packers.push_back(std::make_unique<Packer>(depth * ((R + per_worker - 1) / per_worker)));
+      w->packers.back()->thread = std::thread([this, p = w->packers.back().get()] { Pack(*p); });
+    }
+  }
+  for (auto& w : workers_) {
+    w->producer = std::thread([this, &w] { Produce(*w); });
+  }
+  Status consumed = Consume(report);
+  report.seconds = Since(start);
+  Stop();
+  for (auto& w : workers_) {
+    w->producer.join();
+    for (auto& p : w->packers) p->thread.join();
+  }
+  if (!consumed.ok()) return consumed;
+  return failure_.status();
+}
+
+std::vector<WorkerMeasures> Runner::Measures() const {
+  std::vector<WorkerMeasures> out;
+  for (const auto& w : workers_) {
+    WorkerMeasures& wm = out.emplace_back();
+    wm.file_bytes = ex_.FileBytesRead(w->worker) + w->fetched_bytes;
+    wm.read_seconds = w->read_seconds;
+    wm.split_seconds = w->split_seconds;
+    wm.read_batches = w->read_batches;
+    wm.notes = w->staging->notes();
+    for (const auto& r : w->replicas) {
+      const device::Staging::ReplicaStats st = w->staging->stats(r->local);
+      ReplicaMeasures& rm = wm.replicas.emplace_back();
+      rm.report = r->report;
+      rm.report.copy_seconds = st.copy_seconds;
+      rm.report.pinned = st.pinned;
+      rm.pack_seconds = r->pack_seconds;
+      rm.copies = st.batches;
+    }
+  }
+  return out;
+}
 
 void Runner::Produce(Worker& w) {
   const int64_t R = ex_.topology().replicas;
@@ -293,32 +436,81 @@ void Runner::Stop() {
   }
 }
 
-Status Runner::Consume(RunReport& report) {
-  std::vector<Replica*> all;
+Result<device::Staging::Delivery> Runner::Receive(Worker& w, Replica& r, RunReport& report) {
+  const auto t = Clock::now();
+  Result<device::Staging::Delivery> d = w.staging->Receive(r.local);
+  report.copy_wait_seconds += Since(t);
+  return d;
+}
+
+Status Runner::Step(RunReport& report) {
+  ++report.steps;
+  const int64_t step = static_cast<int64_t>(report.steps);
   for (auto& w : workers_) {
-    for (auto& r : w->replicas) all.push_back(r.get());
+    for (auto& rp : w->replicas) {
+      Replica& r = *rp;
+      ReplicaReport& rr = r.report;
+      ++rr.batches;
+      if (r.head->end_of_epoch) {
+        ++rr.empty_batches;  // padding: this replica ran out while others have data
+        if (options_.on_batch) options_.on_batch(w->worker, r.local, step, {});
+        continue;
+      }
+      TFDIST_ASSIGN_OR_RETURN(auto d, Receive(*w, r, report));
+      rr.records += r.head->records;
+      rr.bytes += r.head->bytes;
+      rr.wire_bytes += r.head->wire_bytes;
+      rr.empty_batches += r.head->records == 0;
+      if (options_.on_batch) options_.on_batch(w->worker, r.local, step, r.head->elements);
+      received_.push_back({w.get(), &r, d});
+      r.head.reset();
+    }
   }
+  if (options_.step_time_ms > 0) {
+    const auto t = Clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options_.step_time_ms));
+    report.step_seconds += Since(t);
+  }
+  // The slots of the step's batches go back once it is over.
+  for (Received& x : received_) x.worker->staging->Release(x.replica->local, x.delivery);
+  received_.clear();
+  return Status::OK();
+}
+
+Status Runner::DropStep(RunReport& report) {
+  ++report.dropped_steps;
+  for (auto& w : workers_) {
+    for (auto& r : w->replicas) {
+      for (;;) {
+        if (!Fill(*r, report.wait_seconds)) return failure_.status();
+        if (r->head->end_of_epoch) break;
+        TFDIST_ASSIGN_OR_RETURN(auto d, Receive(*w, *r, report));
+        w->staging->Release(r->local, d);
+        r->head.reset();
+      }
+    }
+  }
+  return Status::OK();
+}
+
+void Runner::ShowProgress(const RunReport& report, Clock::time_point start) const {
+  Progress p;
+  for (const Replica* r : replicas_) {
+    p.records += r->report.records;
+    p.bytes += r->report.bytes;
+  }
+  p.steps = report.steps;
+  p.seconds = Since(start);
+  if (options_.distribute.max_steps) {
+    p.total_steps = static_cast<uint64_t>(*options_.distribute.max_steps);
+  }
+  options_.progress(p);
+}
+
+Status Runner::Consume(RunReport& report) {
   const auto start = Clock::now();
   auto last_progress = start;
   const std::optional<int64_t> max_steps = options_.distribute.max_steps;
-  const auto step_time = std::chrono::duration<double, std::milli>(options_.step_time_ms);
-  struct Received {
-    Worker* worker;
-    Replica* replica;
-    device::Staging::Delivery delivery;
-  };
-  std::vector<Received> received;
-  received.reserve(all.size());
-
-  // Receives r's head batch (waiting for its copy) and gives the slot back
-  // at once or at the end of the step.
-  auto receive = [&](Worker& w, Replica& r) -> Result<device::Staging::Delivery> {
-    const auto t = Clock::now();
-    Result<device::Staging::Delivery> d = w.staging->Receive(r.local);
-    report.copy_wait_seconds += Since(t);
-    return d;
-  };
-
   for (int64_t epoch = 0; epoch < options_.epochs; ++epoch) {
     for (;;) {
       if (max_steps && static_cast<int64_t>(report.steps) >= *max_steps) return Status::OK();
@@ -326,7 +518,7 @@ Status Runner::Consume(RunReport& report) {
       // Last replica first: a worker stages its replicas' batches in order,
       // so the loop is woken once a step rather than once a replica.
       bool any_batch = false, any_end = false;
-      for (auto it = all.rbegin(); it != all.rend(); ++it) {
+      for (auto it = replicas_.rbegin(); it != replicas_.rend(); ++it) {
         Replica* r = *it;
         if (!Fill(*r, report.wait_seconds)) return failure_.status();
         any_batch = any_batch || !r->head->end_of_epoch;
@@ -335,224 +527,20 @@ Status Runner::Consume(RunReport& report) {
       if (!any_batch) break;  // the epoch is over
       if (any_end && ex_.drops_short_step()) {
         // One worker with static shapes: TensorFlow drops the short step and
-        // ends the epoch. Drain what was staged for it.
-        ++report.dropped_steps;
-        for (auto& w : workers_) {
-          for (auto& r : w->replicas) {
-            for (;;) {
-              if (!Fill(*r, report.wait_seconds)) return failure_.status();
-              if (r->head->end_of_epoch) break;
-              TFDIST_ASSIGN_OR_RETURN(auto d, receive(*w, *r));
-              w->staging->Release(r->local, d);
-              r->head.reset();
-            }
-          }
-        }
+        // ends the epoch.
+        TFDIST_RETURN_IF_ERROR(DropStep(report));
         break;
       }
-      ++report.steps;
-      const int64_t step = static_cast<int64_t>(report.steps);
-      for (auto& w : workers_) {
-        for (auto& rp : w->replicas) {
-          Replica& r = *rp;
-          ReplicaReport& rr = r.report;
-          ++rr.batches;
-          if (r.head->end_of_epoch) {
-            ++rr.empty_batches;  // padding: this replica ran out while others have data
-            if (options_.on_batch) options_.on_batch(w->worker, r.local, step, {});
-            continue;
-          }
-          TFDIST_ASSIGN_OR_RETURN(auto d, receive(*w, r));
-          rr.records += r.head->records;
-          rr.bytes += r.head->bytes;
-          rr.wire_bytes += r.head->wire_bytes;
-          rr.empty_batches += r.head->records == 0;
-          if (options_.on_batch) options_.on_batch(w->worker, r.local, step, r.head->elements);
-          received.push_back({w.get(), &r, d});
-          r.head.reset();
-        }
-      }
-      if (step_time.count() > 0) {
-        const auto t = Clock::now();
-        std::this_thread::sleep_for(step_time);
-        report.step_seconds += Since(t);
-      }
-      for (Received& x : received) x.worker->staging->Release(x.replica->local, x.delivery);
-      received.clear();
+      TFDIST_RETURN_IF_ERROR(Step(report));
       if (Interrupted()) return Status::Cancelled("interrupted");
       if (options_.progress && Since(last_progress) >= 0.2) {
         last_progress = Clock::now();
-        Progress p;
-        for (Replica* r : all) {
-          p.records += r->report.records;
-          p.bytes += r->report.bytes;
-        }
-        p.steps = report.steps;
-        p.seconds = Since(start);
-        if (max_steps) p.total_steps = static_cast<uint64_t>(*max_steps);
-        options_.progress(p);
+        ShowProgress(report, start);
       }
     }
-    for (Replica* r : all) r->head.reset();  // the end-of-epoch markers
+    for (Replica* r : replicas_) r->head.reset();  // the end-of-epoch markers
   }
   return Status::OK();
-}
-
-Result<RunReport> Runner::Run(RunReport report) {
-  const dist::Topology& t = ex_.topology();
-  const size_t depth = static_cast<size_t>(std::max<int64_t>(options_.staging.depth, 1));
-  const auto setup_start = Clock::now();
-  for (int64_t w : ex_.workers()) {
-    auto worker = std::make_unique<Worker>();
-    worker->worker = w;
-    device::StagingOptions so = options_.staging;
-    so.replicas = t.replicas;
-    // Several workers on this host: their replicas continue round-robin over
-    // the GPUs where the previous worker's stopped.
-    if (ex_.workers().size() > 1 && so.device != device::DeviceKind::kCpu) {
-      if (so.gpus.empty()) {
-        Result<int> count = device::CudaDeviceCount();
-        for (int g = 0; count.ok() && g < *count; ++g) so.gpus.push_back(g);
-      }
-      if (!so.gpus.empty()) {
-        const size_t shift = static_cast<size_t>(w * t.replicas) % so.gpus.size();
-        std::rotate(so.gpus.begin(), so.gpus.begin() + static_cast<std::ptrdiff_t>(shift),
-                    so.gpus.end());
-      }
-    }
-    TFDIST_ASSIGN_OR_RETURN(worker->staging, device::Staging::Create(so));
-    if (options_.corrupt_replica_for_testing) {
-      worker->staging->CorruptNextForTesting(*options_.corrupt_replica_for_testing);
-    }
-    if (options_.fail_pinned_replica_for_testing) {
-      worker->staging->FailPinnedForTesting(*options_.fail_pinned_replica_for_testing);
-    }
-    for (int64_t r = 0; r < t.replicas; ++r) {
-      auto replica = std::make_unique<Replica>(w, r, depth);
-      replica->report.worker = w;
-      replica->report.replica = r;
-      replica->report.device = worker->staging->ReplicaDevice(r);
-      worker->replicas.push_back(std::move(replica));
-    }
-    workers_.push_back(std::move(worker));
-  }
-  const double setup_seconds = Since(setup_start);
-  const device::Staging& first = *workers_.front()->staging;
-  report.device = first.kind() == device::DeviceKind::kCuda ? "cuda" : "cpu";
-
-  inflate_before_ = io::ProcessInflateTotals();
-  // Packers: shared out among the workers, each serving one worker's replicas.
-  const size_t R = static_cast<size_t>(t.replicas);
-  const size_t cores = std::thread::hardware_concurrency();
-  // By default: parsing is compute-bound and gains from a thread per replica
-  // even on two cores (191 against 243 ms for 800k Examples here); copying
-  // raw records is memory-bound and is fastest on the reading thread there.
-  const size_t threads = options_.pack_threads >= 0 ? static_cast<size_t>(options_.pack_threads)
-                         : parser_                  ? std::max<size_t>(cores, 1)
-                         : cores > 2                ? cores - 2
-                                                    : 0;
-  const size_t per_worker =
-      threads == 0 ? 0 : std::min(R, std::max<size_t>(1, threads / workers_.size()));
-  const auto start = Clock::now();
-  for (auto& w : workers_) {
-    for (size_t p = 0; p < per_worker; ++p) {
-      // Room for every batch in flight of the replicas it serves.
-      w->packers.push_back(std::make_unique<Packer>(depth * ((R + per_worker - 1) / per_worker)));
-      w->packers.back()->thread = std::thread([this, p = w->packers.back().get()] { Pack(*p); });
-    }
-  }
-  for (auto& w : workers_) {
-    w->producer = std::thread([this, &w] { Produce(*w); });
-  }
-  Status consumed = Consume(report);
-  report.seconds = Since(start);
-  Stop();
-  for (auto& w : workers_) {
-    w->producer.join();
-    for (auto& p : w->packers) p->thread.join();
-  }
-  if (!consumed.ok()) return consumed;
-  if (failure_.failed()) return failure_.status();
-
-  // The report. Notes come at the end: some are taken during the run (a
-  // replica that could not pin its buffers). Every worker's staging says the
-  // same of the device, so a note is given once.
-  for (auto& w : workers_) {
-    for (std::string& note : w->staging->notes()) {
-      if (std::find(report.notes.begin(), report.notes.end(), note) == report.notes.end()) {
-        report.notes.push_back(std::move(note));
-      }
-    }
-  }
-  StageReport read{"read",
-                   "the whole pipeline: read, CRC checks, decompression, shuffle, batch; MB "
-                   "read from the files",
-                   0, 0, 0, "batches"};
-  StageReport split{"split", "global batches into per-replica batches (part of read)", 0, 0, 0,
-                    "batches"};
-  StageReport pack{parser_ ? "parse" : "pack",
-                   parser_ ? "parse_example into dense columns in the staging slot"
-                           : "records and offsets into the staging slot",
-                   0, 0, 0, "records"};
-  StageReport copy{"host-to-device", "cudaMemcpyAsync from the slots, timed by CUDA events", 0,
-                   0, 0, "batches"};
-  for (auto& w : workers_) {
-    const uint64_t file_bytes = ex_.FileBytesRead(w->worker) + w->fetched_bytes;
-    report.worker_bytes_read.push_back(file_bytes);
-    read.bytes += file_bytes;
-    read.seconds += w->read_seconds;
-    split.seconds += w->split_seconds;
-    split.items += w->read_batches;
-    read.items += w->read_batches;
-    for (auto& r : w->replicas) {
-      ReplicaReport& rr = r->report;
-      const device::Staging::ReplicaStats st = w->staging->stats(r->local);
-      rr.copy_seconds = st.copy_seconds;
-      rr.pinned = st.pinned;
-      pack.seconds += r->pack_seconds;
-      pack.items += rr.records;
-      pack.bytes += rr.wire_bytes;
-      copy.seconds += st.copy_seconds;
-      copy.bytes += rr.wire_bytes;
-      copy.items += st.batches;
-      report.records += rr.records;
-      report.bytes += rr.bytes;
-      report.wire_bytes += rr.wire_bytes;
-      report.batches += rr.batches;
-      report.replicas.push_back(rr);
-    }
-  }
-  const io::InflateTotals inflated = io::ProcessInflateTotals();
-  report.stages = {
-      {"setup",
-       report.device == "cuda"
-           ? "CUDA devices, streams and events for every replica (the driver's start-up)"
-           : "host replicas' staging rings",
-       setup_seconds, 0, 0, ""},
-      read};
-  if (inflated.bytes > inflate_before_.bytes) {
-    report.stages.push_back({"decompress",
-                             "zlib inflate on the reader threads (part of read)",
-                             inflated.seconds - inflate_before_.seconds,
-                             inflated.bytes - inflate_before_.bytes, 0, ""});
-  }
-  report.stages.push_back(split);
-  report.stages.push_back(pack);
-  // Host replicas read their slots in place: no copy to time.
-  if (report.device == "cuda") report.stages.push_back(copy);
-  report.stages.insert(report.stages.end(),
-                       {
-                        {"wait", "the training loop waited for input batches",
-                         report.wait_seconds, 0, 0, ""},
-                        {"copy wait", "the training loop waited for copies to finish",
-                         report.copy_wait_seconds, 0, 0, ""}});
-  if (report.step_seconds > 0) {
-    report.stages.push_back(
-        {"step", "simulated training steps (--step-time-ms)", report.step_seconds, 0,
-         report.steps, "steps"});
-  }
-  report.verified = options_.staging.verify;
-  return report;
 }
 
 }  // namespace
@@ -574,23 +562,26 @@ void PackRecords(const std::vector<data::Element>& batch, char* out) {
 }
 
 Result<RunReport> Run(const data::Pipeline& pipeline, const RunOptions& options) {
-  if (options.epochs < 1) {
-    return Status::InvalidArgument(fmt::format("--epochs must be at least 1; got {}", options.epochs));
-  }
+  assert(options.epochs >= 1 && "REQUIRES: epochs >= 1");
+  assert(options.step_time_ms >= 0 && options.step_time_ms <= kMaxStepTimeMs &&
+         "REQUIRES: 0 <= step_time_ms <= kMaxStepTimeMs");
+  assert(options.pack_threads >= -1 && "REQUIRES: pack_threads >= -1");
   std::optional<proto::DenseParser> parser;
   if (const auto* features = DeclaredFeatures(pipeline)) {
     TFDIST_ASSIGN_OR_RETURN(parser, proto::DenseParser::Create(*features));
   }
+  RunMeasures measures;
   const auto plan_start = Clock::now();
   TFDIST_ASSIGN_OR_RETURN(const dist::Execution ex,
                           dist::Execution::Plan(pipeline, options.distribute, options.build));
-  const double plan_seconds = Since(plan_start);
+  measures.plan_seconds = Since(plan_start);
   const int64_t local = static_cast<int64_t>(ex.workers().size()) * ex.topology().replicas;
   if (local > kMaxLocalReplicas) {
-    return Status::InvalidArgument(fmt::format(
-        "running {} workers x {} replicas here needs {} local replicas; at most {} can run on "
-        "one host (run one worker with --worker)",
-        ex.workers().size(), ex.topology().replicas, local, kMaxLocalReplicas));
+    return Status::InvalidArgument(
+               fmt::format("running {} workers x {} replicas here needs {} local replicas; at "
+                           "most {} can run on one host",
+                           ex.workers().size(), ex.topology().replicas, local, kMaxLocalReplicas))
+        .WithAdvice(Remedy::kOneWorker);
   }
   for (const std::optional<int64_t>& r :
        {options.corrupt_replica_for_testing, options.fail_pinned_replica_for_testing}) {
@@ -605,11 +596,17 @@ Result<RunReport> Run(const data::Pipeline& pipeline, const RunOptions& options)
   report.workers = ex.workers();
   report.format = parser ? WireFormat::kFeatures : WireFormat::kRecords;
   report.epochs = options.epochs;
+  report.verified = options.staging.verify;
   Runner runner(options, ex, parser);
-  TFDIST_ASSIGN_OR_RETURN(report, runner.Run(std::move(report)));
-  report.stages.insert(report.stages.begin(),
-                       {"plan", "list files, decide the policy and split, build the pipelines",
-                        plan_seconds, 0, 0, ""});
+  const auto setup_start = Clock::now();
+  TFDIST_RETURN_IF_ERROR(runner.SetUp());
+  measures.setup_seconds = Since(setup_start);
+  report.device = runner.device();
+  measures.inflate_before = io::ProcessInflateTotals();
+  TFDIST_RETURN_IF_ERROR(runner.Run(report));
+  measures.inflate_after = io::ProcessInflateTotals();
+  measures.workers = runner.Measures();
+  AddMeasures(measures, report);
   return report;
 }
 

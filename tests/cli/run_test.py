@@ -108,6 +108,10 @@ def main():
         check("--step-time-ms must be" in proc.stderr, f"--step-time-ms {value}: {proc.stderr}")
     proc = tfdist("run", "range(8).batch(2)", "--pack-threads", "-5", expect=2)
     check("--pack-threads must be" in proc.stderr, f"--pack-threads -5: {proc.stderr}")
+    for value in ("0", "-1"):
+        proc = tfdist("run", "range(8).batch(2)", "--epochs", value, expect=2)
+        check(proc.stderr == f"tfdist: error: --epochs must be at least 1; got {value}\n",
+              f"--epochs {value}: {proc.stderr}")
 
     # Explicit --workers with --worker (or run --all-workers) win over a
     # broken launcher environment, which is then not read at all.

@@ -212,6 +212,40 @@ TEST_CASE("a data error in the pipeline ends the run with the file and offset") 
   CHECK(report.status().message().find("testdata/bad/data_crc.tfrecord") != std::string::npos);
 }
 
+TEST_CASE("more local replicas than one host runs is an error whose remedy is one worker") {
+  auto pipeline = data::ParsePipeline("range(8).batch(2)");
+  REQUIRE(pipeline.ok());
+  RunOptions o = HostOptions();
+  o.distribute.topology = {300, 1};
+  o.distribute.worker.reset();  // all of them
+  auto report = Run(*pipeline, o);
+  REQUIRE_FALSE(report.ok());
+  CHECK(report.status().code() == StatusCode::kInvalidArgument);
+  CHECK(report.status().message() ==
+        "running 300 workers x 1 replicas here needs 300 local replicas; at most 256 can run on "
+        "one host");
+  CHECK(report.status().advice() == Advice{Remedy::kOneWorker, ""});
+}
+
+TEST_CASE("a step time adds the step stage, naming the option that asks for it") {
+  auto pipeline = data::ParsePipeline("range(8).batch(2)");
+  REQUIRE(pipeline.ok());
+  RunOptions o = HostOptions();
+  o.step_time_ms = 1;
+  auto report = Run(*pipeline, o);
+  REQUIRE(report.ok());
+  REQUIRE_FALSE(report->stages.empty());
+  const StageReport& step = report->stages.back();
+  CHECK(step.name == "step");
+  CHECK(step.what == "simulated training steps");
+  CHECK(step.option == StageReport::Option::kStepTimeMs);
+  CHECK(step.items == 4);
+  o.step_time_ms = 0;
+  report = Run(*pipeline, o);
+  REQUIRE(report.ok());
+  for (const StageReport& s : report->stages) CHECK(s.name != "step");
+}
+
 TEST_CASE("--device cuda without a usable GPU fails and names the CUDA error") {
   if (device::CudaDeviceCount().ok() && *device::CudaDeviceCount() > 0) return;  // a GPU is here
   auto pipeline = data::ParsePipeline("range(4).batch(2)");

@@ -39,16 +39,22 @@ struct Progress {
   uint64_t bytes = 0;  // payload bytes delivered
   uint64_t steps = 0;
   double seconds = 0;
-  std::optional<uint64_t> total_steps;  // when known (--steps)
+  std::optional<uint64_t> total_steps;  // when known (DistributeOptions::max_steps)
 };
+
+// The longest simulated training step RunOptions::step_time_ms takes: a day
+// (sleeping longer overflows the clock's nanoseconds after about 292 years).
+inline constexpr double kMaxStepTimeMs = 24 * 3600 * 1e3;
 
 struct RunOptions {
   dist::DistributeOptions distribute;  // options.worker: one worker, else all
   data::BuildOptions build;
+  // Passes over the data, each reshuffled. REQUIRES: >= 1.
   int64_t epochs = 1;
   device::StagingOptions staging;  // replicas are set from the topology
   // A training step of this long per global step (the replicas train in
   // parallel), so the report says whether the input keeps up.
+  // REQUIRES: 0 <= step_time_ms <= kMaxStepTimeMs (not NaN).
   double step_time_ms = 0;
   // Called by the consumer about five times a second.
   std::function<void(const Progress&)> progress;
@@ -61,6 +67,7 @@ struct RunOptions {
   // among the workers (at least one each, at most one per replica); 0 packs
   // on each worker's producer thread (fewest hand-offs). -1: for parsing,
   // as many as cores; for raw records, the cores less two (0 on two cores).
+  // REQUIRES: >= -1.
   int64_t pack_threads = -1;
   // Tests: corrupt one staged batch of this local replica (of every worker)
   // after its checksum is taken, so --verify must fail.
@@ -70,13 +77,23 @@ struct RunOptions {
   std::optional<int64_t> fail_pinned_replica_for_testing;
 };
 
+// One row of the report's stage table.
 struct StageReport {
+  // The RunOptions field that asks for a stage that not every run has.
+  enum class Option {
+    kNone,
+    kStepTimeMs,  // RunOptions::step_time_ms (the "step" stage)
+  };
+
   std::string name;
-  std::string what;      // what the stage covers
+  // What the stage covers, in this API's terms; a front end names `option`
+  // after it in its own (a flag, say).
+  std::string what;
   double seconds = 0;    // busy time, summed over the threads doing it
   uint64_t bytes = 0;
   uint64_t items = 0;    // records or batches, as `unit` says
   std::string unit;
+  Option option = Option::kNone;
 };
 
 struct ReplicaReport {
@@ -118,11 +135,17 @@ struct RunReport {
   std::vector<StageReport> stages;
 };
 
-// Runs the distribution of `pipeline` into the staging devices.
+// Runs the distribution of `pipeline` into the staging devices. The stages
+// of the report are, in order: plan, setup, read, decompress (compressed
+// input only), split, pack or parse, host-to-device (CUDA only), wait, copy
+// wait, step (with step_time_ms only).
+// REQUIRES: `options` meets RunOptions' REQUIRES (asserted).
 // Error: the planning errors of layout, the pipeline's data errors
 // (DataLoss naming file and offset), parse errors, a failed verification
-// (DataLoss naming replica and batch), FailedPrecondition for --device cuda
-// without a usable GPU, Cancelled on SIGINT/SIGTERM.
+// (DataLoss naming replica and batch), FailedPrecondition for
+// DeviceKind::kCuda without a usable GPU, Cancelled on SIGINT/SIGTERM;
+// InvalidArgument with Remedy::kOneWorker when the workers run here need
+// more local replicas than one host runs.
 Result<RunReport> Run(const data::Pipeline& pipeline, const RunOptions& options);
 
 }  // namespace tfdist::run

@@ -1,0 +1,228 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// From ops to datasets: one stage per op, its values resolved and checked.
+
+#include "builder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+#include <thread>
+#include <utility>
+#include <variant>
+
+#include "tfdist/io/file_list.h"
+
+namespace tfdist::data {
+
+Builder::Builder(const Pipeline& pipeline, const BuildOptions& options)
+    : pipeline_(pipeline), options_(options) {
+  cpus_ =
+      options.cpus > 0 ? options.cpus : std::max<int64_t>(1, std::thread::hardware_concurrency());
+  seed_ = options.default_seed ? *options.default_seed
+                               : (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+}
+
+Result<DatasetPtr> Builder::Build() {
+  DatasetPtr ds;
+  for (const Op& op : pipeline_.ops) {
+    TFDIST_ASSIGN_OR_RETURN(
+        ds, std::visit([&](const auto& p) { return Apply(p, op, std::move(ds)); }, op.params));
+  }
+  return ds;
+}
+
+Result<DatasetPtr> Builder::Apply(const ListFilesOp& p, const Op& op, DatasetPtr) {
+  Result<std::vector<std::string>> files = io::ExpandFilePatterns(p.patterns);
+  if (!files.ok()) return ErrorAt(op.pos, fmt::format("list_files: {}", files.status().message()));
+  const int64_t n = static_cast<int64_t>(files->size());
+  DatasetPtr names = NewNamesDataset(std::move(*files));
+  if (!p.shuffle) return names;
+  return NewShuffleDataset(std::move(names), n, Seed(p.seed), true);
+}
+
+Result<DatasetPtr> Builder::Apply(const FromTensorSlicesOp& p, const Op&, DatasetPtr) {
+  return NewNamesDataset(p.names);
+}
+
+Result<DatasetPtr> Builder::Apply(const TFRecordOp& p, const Op& op, DatasetPtr) {
+  InterleaveOptions o = ReaderOptions();
+  o.compression = p.compression;
+  if (p.num_parallel_reads) {
+    TFDIST_ASSIGN_OR_RETURN(int64_t n, AtLeast(*p.num_parallel_reads, 1, op.name,
+                                               "num_parallel_reads", true, kMaxThreads));
+    o.cycle_length = o.parallelism = n;
+  }
+  return NewInterleaveDataset(NewNamesDataset(p.files), o);
+}
+
+Result<DatasetPtr> Builder::Apply(const RangeOp& p, const Op& op, DatasetPtr) {
+  TFDIST_ASSIGN_OR_RETURN(int64_t start, Resolve(p.start, op.name));
+  TFDIST_ASSIGN_OR_RETURN(int64_t stop, Resolve(p.stop, op.name));
+  TFDIST_ASSIGN_OR_RETURN(int64_t step, Resolve(p.step, op.name));
+  if (step == 0) return ErrorAt(p.step.pos, "range(): step must not be 0");
+  return NewRangeDataset(start, stop, step);
+}
+
+Result<DatasetPtr> Builder::Apply(const ShardOp& p, const Op& op, DatasetPtr in) {
+  int64_t n, i;
+  if (options_.shard_hint && p.num_shards.symbol == IntArg::Symbol::kShardHint) {
+    n = options_.shard_hint->first;
+  } else {
+    TFDIST_ASSIGN_OR_RETURN(n, Resolve(p.num_shards, op.name));
+  }
+  if (options_.shard_hint && p.index.symbol == IntArg::Symbol::kShardHint) {
+    i = options_.shard_hint->second;
+  } else {
+    TFDIST_ASSIGN_OR_RETURN(i, Resolve(p.index, op.name));
+  }
+  if (n <= 0) {
+    return ErrorAt(p.num_shards.pos,
+                   fmt::format("shard(): num_shards must be positive; got {}", n));
+  }
+  if (i < 0 || i >= n) {
+    return ErrorAt(p.index.pos, fmt::format("shard(): index must be in [0, num_shards); got "
+                                            "index {} for {} shards",
+                                            i, n));
+  }
+  return NewShardDataset(std::move(in), n, i);
+}
+
+Result<DatasetPtr> Builder::Apply(const InterleaveOp& p, const Op& op, DatasetPtr in) {
+  InterleaveOptions o = ReaderOptions();
+  o.compression = p.compression;
+  if (!p.flat_map) {
+    IntArg autotune;
+    autotune.value = kAutotune;
+    autotune.pos = op.pos;
+    TFDIST_ASSIGN_OR_RETURN(o.cycle_length, AtLeast(p.cycle_length.value_or(autotune), 1, op.name,
+                                                    "cycle_length", true, kMaxCycleLength));
+    if (p.block_length) {
+      TFDIST_ASSIGN_OR_RETURN(o.block_length, AtLeast(*p.block_length, 1, op.name, "block_length",
+                                                      false, kMaxBlockLength));
+    }
+    if (p.num_parallel_calls) {
+      TFDIST_ASSIGN_OR_RETURN(o.parallelism, AtLeast(*p.num_parallel_calls, 1, op.name,
+                                                     "num_parallel_calls", true, kMaxThreads));
+    }
+    o.deterministic = p.deterministic.value_or(true);
+  }
+  return NewInterleaveDataset(std::move(in), o);
+}
+
+Result<DatasetPtr> Builder::Apply(const ShuffleOp& p, const Op& op, DatasetPtr in) {
+  TFDIST_ASSIGN_OR_RETURN(int64_t size, AtLeast(p.buffer_size, 1, op.name, "buffer_size"));
+  return NewShuffleDataset(std::move(in), size, Seed(p.seed), p.reshuffle_each_iteration);
+}
+
+Result<DatasetPtr> Builder::Apply(const RepeatOp& p, const Op& op, DatasetPtr in) {
+  int64_t count = -1;
+  if (p.count) {
+    TFDIST_ASSIGN_OR_RETURN(count, AtLeast(*p.count, -1, op.name, "count"));
+  }
+  return NewRepeatDataset(std::move(in), count);
+}
+
+Result<DatasetPtr> Builder::Apply(const BatchOp& p, const Op& op, DatasetPtr in) {
+  TFDIST_ASSIGN_OR_RETURN(int64_t size, AtLeast(p.batch_size, 1, op.name, "batch_size"));
+  return NewBatchDataset(std::move(in), size, p.drop_remainder);
+}
+
+Result<DatasetPtr> Builder::Apply(const TakeOp& p, const Op& op, DatasetPtr in) {
+  TFDIST_ASSIGN_OR_RETURN(int64_t count, AtLeast(p.count, -1, op.name, "count"));
+  return NewTakeDataset(std::move(in), count);
+}
+
+Result<DatasetPtr> Builder::Apply(const SkipOp& p, const Op& op, DatasetPtr in) {
+  TFDIST_ASSIGN_OR_RETURN(int64_t count, AtLeast(p.count, -1, op.name, "count"));
+  return NewSkipDataset(std::move(in), count);
+}
+
+Result<DatasetPtr> Builder::Apply(const EnumerateOp& p, const Op& op, DatasetPtr in) {
+  TFDIST_ASSIGN_OR_RETURN(int64_t start, Resolve(p.start, op.name));
+  return NewEnumerateDataset(std::move(in), start);
+}
+
+Result<DatasetPtr> Builder::Apply(const PrefetchOp& p, const Op& op, DatasetPtr in) {
+  TFDIST_ASSIGN_OR_RETURN(int64_t size, AtLeast(p.buffer_size, 0, op.name, "buffer_size", true));
+  if (size == 0) return in;
+  return NewPrefetchDataset(std::move(in), size);
+}
+
+// Records pass through: they are parsed where batches are staged.
+Result<DatasetPtr> Builder::Apply(const MapOp& p, const Op& op, DatasetPtr in) {
+  if (p.num_parallel_calls) {
+    TFDIST_RETURN_IF_ERROR(
+        AtLeast(*p.num_parallel_calls, 1, op.name, "num_parallel_calls", true, kMaxThreads));
+  }
+  return in;
+}
+
+Status Builder::ErrorAt(size_t pos, std::string_view what) const {
+  return PositionError(pipeline_.text, pos, what);
+}
+
+Result<int64_t> Builder::Resolve(const IntArg& a, std::string_view op) const {
+  auto need_context = [&](std::string_view name) -> Result<int64_t> {
+    return ErrorAt(a.pos,
+                   fmt::format("{} is only known inside distribute_datasets_from_function", name))
+        .WithAdvice(Remedy::kFromFunction);
+  };
+  switch (a.symbol) {
+    case IntArg::Symbol::kLiteral:
+      return a.value;
+    case IntArg::Symbol::kShardHint:
+      return ErrorAt(a.pos, fmt::format("{}(): SHARD_HINT stands for the worker count and index "
+                                        "only under the HINT auto-shard policy",
+                                        op))
+          .WithAdvice(Remedy::kHintPolicy);
+    case IntArg::Symbol::kNumInputPipelines:
+      if (!options_.context) return need_context("ctx.num_input_pipelines");
+      return options_.context->num_input_pipelines;
+    case IntArg::Symbol::kInputPipelineId:
+      if (!options_.context) return need_context("ctx.input_pipeline_id");
+      return options_.context->input_pipeline_id;
+    case IntArg::Symbol::kNumReplicasInSync:
+      if (!options_.context) return need_context("ctx.num_replicas_in_sync");
+      return options_.context->num_replicas_in_sync;
+    case IntArg::Symbol::kPerReplicaBatchSize: {
+      if (!options_.context) return need_context("ctx.get_per_replica_batch_size()");
+      const int64_t n = options_.context->num_replicas_in_sync;
+      if (n <= 0 || a.value % n != 0) {
+        return ErrorAt(a.pos, fmt::format("get_per_replica_batch_size(): the global batch size {} "
+                                          "is not divisible by num_replicas_in_sync {}",
+                                          a.value, n));
+      }
+      return a.value / n;
+    }
+  }
+  return a.value;
+}
+
+Result<int64_t> Builder::AtLeast(const IntArg& a, int64_t min, std::string_view op,
+                                 std::string_view what, bool autotune, int64_t max) const {
+  TFDIST_ASSIGN_OR_RETURN(int64_t v, Resolve(a, op));
+  if (autotune && v == kAutotune) return std::min(cpus_, max);
+  if (v < min) {
+    return ErrorAt(a.pos, fmt::format("{}(): {} must be {}{}; got {}", op, what,
+                                      min == 1 ? "positive" : fmt::format("at least {}", min),
+                                      autotune ? " or AUTOTUNE" : "", v));
+  }
+  if (v > max) {
+    return ErrorAt(a.pos, fmt::format("{}(): {} must be at most {}; got {}", op, what, max, v));
+  }
+  return v;
+}
+
+InterleaveOptions Builder::ReaderOptions() const {
+  InterleaveOptions o;
+  o.deferred = options_.deferred_payloads;
+  o.bytes_read = options_.bytes_read;
+  return o;
+}
+
+uint64_t Builder::Seed(std::optional<int64_t> seed) {
+  return seed ? static_cast<uint64_t>(*seed) : seed_ + ++unseeded_;
+}
+
+}  // namespace tfdist::data

@@ -1,0 +1,80 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// Building the datasets of a pipeline's ops (private).
+
+#ifndef TFDIST_DATA_BUILDER_H_
+#define TFDIST_DATA_BUILDER_H_
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+#include "stages.h"
+#include "tfdist/base/result.h"
+#include "tfdist/data/pipeline.h"
+
+namespace tfdist::data {
+
+// Turns ops into datasets, one stage per op, resolving ctx.* names,
+// SHARD_HINT and AUTOTUNE from the BuildOptions and checking every value as
+// TensorFlow does when it builds.
+//
+// Thread-safety: one thread at a time. `pipeline` and `options` must outlive
+// the Builder.
+class Builder {
+ public:
+  Builder(const Pipeline& pipeline, const BuildOptions& options);
+
+  // The dataset of all the ops, in order.
+  // Error: InvalidArgument at the position of a bad value (PositionError),
+  // with Remedy::kFromFunction for a ctx.* name without a context and
+  // Remedy::kHintPolicy for SHARD_HINT without a hint; list_files' errors.
+  Result<DatasetPtr> Build();
+
+  // Files open at once, reader threads, and elements per block: beyond these
+  // an interleave would exhaust memory or threads before reading anything.
+  static constexpr int64_t kMaxCycleLength = 1 << 16;
+  static constexpr int64_t kMaxThreads = 256;
+  static constexpr int64_t kMaxBlockLength = int64_t{1} << 30;
+
+ private:
+  // One per alternative of OpParams: the stage of `op` reading `in` (null
+  // for a source).
+  Result<DatasetPtr> Apply(const ListFilesOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const FromTensorSlicesOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const TFRecordOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const RangeOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const ShardOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const InterleaveOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const ShuffleOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const RepeatOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const BatchOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const TakeOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const SkipOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const EnumerateOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const PrefetchOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const MapOp& p, const Op& op, DatasetPtr in);
+
+  Status ErrorAt(size_t pos, std::string_view what) const;
+  // The value of `a` in op `op`, with ctx.* names and SHARD_HINT resolved.
+  Result<int64_t> Resolve(const IntArg& a, std::string_view op) const;
+  // Resolve, checked to be in [min, max] ("positive" when min is 1); with
+  // `autotune`, AUTOTUNE stands for the CPUs (at most `max`).
+  Result<int64_t> AtLeast(const IntArg& a, int64_t min, std::string_view op, std::string_view what,
+                          bool autotune = false,
+                          int64_t max = std::numeric_limits<int64_t>::max()) const;
+  // What every reader stage takes from the build options.
+  InterleaveOptions ReaderOptions() const;
+  // A stage's seed: its own, else the run's (random unless given).
+  uint64_t Seed(std::optional<int64_t> seed);
+
+  const Pipeline& pipeline_;
+  const BuildOptions& options_;
+  int64_t cpus_;
+  uint64_t seed_;
+  uint64_t unseeded_ = 0;
+};
+
+}  // namespace tfdist::data
+
+#endif  // TFDIST_DATA_BUILDER_H_
