@@ -29,10 +29,11 @@
 
 #include "channel.h"
 #include "report.h"
+#include "tfdist/base/interrupt.h"
+#include "tfdist/distribute/execute.h"
+#include "tfdist/distribute/steps.h"
 #include "tfdist/io/byte_stream.h"
 #include "tfdist/proto/example_parse.h"
-#include "tfdist/distribute/execute.h"
-#include "tfdist/base/interrupt.h"
 
 namespace tfdist::run {
 namespace {
@@ -336,7 +337,8 @@ void Runner::Produce(Worker& w) {
       if (end) break;
       w.split_seconds = split_before + (*stream)->split_seconds();
       ++w.read_batches;
-      if (!Dispatch(w, *w.replicas[i % static_cast<uint64_t>(R)], Job{std::move(batch), false})) {
+      if (!Dispatch(w, *w.replicas[static_cast<size_t>(dist::LocalReplica(i, R))],
+                    Job{std::move(batch), false})) {
         return;
       }
     }
@@ -524,8 +526,9 @@ Status Runner::Consume(RunReport& report) {
         any_batch = any_batch || !r->head->end_of_epoch;
         any_end = any_end || r->head->end_of_epoch;
       }
-      if (!any_batch) break;  // the epoch is over
-      if (any_end && ex_.drops_short_step()) {
+      const dist::StepKind kind = dist::NextStep(any_batch, any_end, ex_.drops_short_step());
+      if (kind == dist::StepKind::kEnd) break;  // the epoch is over
+      if (kind == dist::StepKind::kDropped) {
         // One worker with static shapes: TensorFlow drops the short step and
         // ends the epoch.
         TFDIST_RETURN_IF_ERROR(DropStep(report));
