@@ -51,7 +51,7 @@ Result<Distribution> PlanDistribution(const data::Pipeline& original,
                                       const data::BuildOptions& build,
                                       const io::FolderListings& listings = io::FolderListings());
 
-// DATA over several workers under --api distribute, with use_record_index,
+// DATA over several workers under Api::kDistribute, with use_record_index,
 // a reader that is told no compression (or auto) and keeps its order, and
 // an up-to-date index for every file name reaching the reader (at most
 // 1,000,000 of them): sets d.record_index, says so in d.reason, drops the

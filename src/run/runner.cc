@@ -397,7 +397,7 @@ bool Runner::PackJob(Worker& w, Replica& r, Job job) {
     r.pack_seconds += Since(start);
     Status s = w.staging->Submit(r.local, *slot, packed.wire_bytes);
     if (!s.ok()) {
-      // Cancelled: the loop stopped (--steps, an error elsewhere) while this
+      // Cancelled: the loop stopped (max_steps, an error elsewhere) while this
       // batch was being packed; that is no failure of its own.
       if (s.code() != StatusCode::kCancelled) failure_.Set(std::move(s));
       return false;

@@ -189,7 +189,7 @@ class Staging {
   void Release(int64_t replica, const Delivery& delivery);
 
   // Copies a delivered batch back from the device into `dst` (delivery.bytes
-  // bytes): the read-back check of --verify and of tests.
+  // bytes): the read-back check of StagingOptions::verify and of tests.
   // Error: Internal naming a failed CUDA call.
   Status CopyToHost(int64_t replica, const Delivery& delivery, void* dst) const;
 

@@ -131,7 +131,7 @@ struct Decision {
 Status CheckTopology(const Topology& topology);
 
 // The policy and the split tf.distribute applies to a pipeline of `shape`
-// under --api distribute, with the reasons and the warnings they imply.
+// under Api::kDistribute, with the reasons and the warnings they imply.
 // Error: InvalidArgument when FILE is asked for and cannot apply over several
 // workers, or a batch-sizes split is asked for without a static batch size.
 Result<Decision> Decide(const PipelineShape& shape, const DistributeOptions& options);

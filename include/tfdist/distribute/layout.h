@@ -66,7 +66,7 @@ struct Layout {
 Result<Layout> PlanLayout(const data::Pipeline& pipeline, const DistributeOptions& options,
                           const data::BuildOptions& build);
 
-// What `layout --format summary` reports, per worker and overall.
+// What a layout's summary reports, per worker and overall.
 struct WorkerSummary {
   int64_t worker = 0;
   uint64_t files = 0;

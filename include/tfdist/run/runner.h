@@ -70,7 +70,7 @@ struct RunOptions {
   // REQUIRES: >= -1.
   int64_t pack_threads = -1;
   // Tests: corrupt one staged batch of this local replica (of every worker)
-  // after its checksum is taken, so --verify must fail.
+  // after its checksum is taken, so verification must fail.
   std::optional<int64_t> corrupt_replica_for_testing;
   // Tests: this local replica's pinned allocations fail (of every worker), so
   // that it falls back to pageable memory and the report says so.
