@@ -121,7 +121,7 @@ std::vector<FileScan> ScanFiles(const std::vector<std::string>& files,
                             options.compression == io::Compression::kZlib;
     if (use_index && !compressed && files[i] != "-") {
       if (auto index = io::ReadIndex(files[i], "", &s.stale_index)) {
-        s.count = index->count;
+        static_cast<io::FileRecords&>(s.count) = index->count;
         s.count.compression = io::Compression::kNone;
         s.from_index = true;
         return;

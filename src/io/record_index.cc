@@ -49,14 +49,15 @@ bool ValidName(std::string_view name) {
 
 // Parses "SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME" from [p, end) (no newline).
 bool ParseEntryLine(const char* p, const char* end, uint64_t& size, int64_t& mtime_ns,
-                    uint64_t& records, uint64_t& payload_bytes, std::string_view& name) {
+                    FileRecords& count, std::string_view& name) {
   auto number = [&](auto& v) {
     const auto [next, ec] = std::from_chars(p, end, v);
     if (ec != std::errc() || next == end || *next != ' ') return false;
     p = next + 1;
     return true;
   };
-  if (!number(size) || !number(mtime_ns) || !number(records) || !number(payload_bytes)) {
+  if (!number(size) || !number(mtime_ns) || !number(count.records) ||
+      !number(count.payload_bytes)) {
     return false;
   }
   if (end > p && end[-1] == '\r') --end;
@@ -300,7 +301,7 @@ std::string FormatDirectoryIndex(const DirectoryIndexContents& contents) {
   while (e != contents.entries.end() || o != contents.others.end()) {
     if (o == contents.others.end() || (e != contents.entries.end() && e->name < *o)) {
       fmt::format_to(std::back_inserter(text), "{} {} {} {} {}\n", e->size, e->mtime_ns,
-                     e->records, e->payload_bytes, e->name);
+                     e->count.records, e->count.payload_bytes, e->name);
       ++e;
     } else {
       fmt::format_to(std::back_inserter(text), "- {}\n", *o);
@@ -328,8 +329,8 @@ Result<DirectoryIndexContents> ParseDirectoryIndex(std::string_view text) {
     std::string_view name;
     if (version == Version::kV2 && ParseOtherLine(text.data() + at, text.data() + end, name)) {
       out.others.emplace_back(name);
-    } else if (ParseEntryLine(text.data() + at, text.data() + end, e.size, e.mtime_ns, e.records,
-                              e.payload_bytes, name)) {
+    } else if (ParseEntryLine(text.data() + at, text.data() + end, e.size, e.mtime_ns, e.count,
+                              name)) {
       e.name = name;
       out.entries.push_back(std::move(e));
     } else {
@@ -372,8 +373,7 @@ void Examine(int dir_fd, const std::string& dir, int64_t before_ns, Examined& e)
   const std::string path = JoinPath(dir, e.name);
   std::string stale;
   if (std::optional<IndexedCount> c = ReadIndexAt(dir_fd, dir, e.name, &stale)) {
-    e.entry.records = c->count.records;
-    e.entry.payload_bytes = c->count.payload_bytes;
+    e.entry.count = c->count;
     e.from_file_index = true;
   } else {
     e.from_file_index = false;
@@ -395,10 +395,10 @@ void Examine(int dir_fd, const std::string& dir, int64_t before_ns, Examined& e)
       e.skipped = fmt::format("{}-compressed", CompressionName((*reader)->compression()));
       return;
     }
-    e.entry.records = e.entry.payload_bytes = 0;
+    e.entry.count = {};
     while ((*reader)->SkipRecord()) {
-      ++e.entry.records;
-      e.entry.payload_bytes += (*reader)->last_record_size();
+      ++e.entry.count.records;
+      e.entry.count.payload_bytes += (*reader)->last_record_size();
     }
     if (!(*reader)->status().ok()) {
       e.skipped = reason((*reader)->status());
@@ -604,8 +604,8 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
       continue;
     }
     ++report.files;
-    report.records += e.entry.records;
-    report.payload_bytes += e.entry.payload_bytes;
+    report.total.records += e.entry.count.records;
+    report.total.payload_bytes += e.entry.count.payload_bytes;
     report.from_file_indexes += e.from_file_index ? 1 : 0;
     entries.push_back(std::move(e.entry));
   }
@@ -733,8 +733,7 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
         e->state = State::kStale;
         ok = true;
       } else {
-        ok = ParseEntryLine(p, q, e->size, e->mtime_ns, e->count.records, e->count.payload_bytes,
-                            e->name);
+        ok = ParseEntryLine(p, q, e->size, e->mtime_ns, e->count, e->name);
       }
       if (!ok) {
         size_t seen = bad_line_at.load();

@@ -699,11 +699,11 @@ Result<RewriteSummary> WriteAndCommit(std::vector<Input>& inputs, const ReshardP
   for (const Output& out : outputs) {
     OutputSummary s;
     s.path = out.path;
-    s.records = out.end - out.begin;
-    s.bytes = out.framed_bytes - kFraming * s.records;
+    s.count.records = out.end - out.begin;
+    s.count.payload_bytes = out.framed_bytes - kFraming * s.count.records;
     s.file_bytes = out.file_bytes;
-    summary.records += s.records;
-    summary.bytes += s.bytes;
+    summary.total.records += s.count.records;
+    summary.total.payload_bytes += s.count.payload_bytes;
     summary.outputs.push_back(std::move(s));
   }
   summary.planned_from_index =

@@ -89,9 +89,9 @@ TEST_CASE("no index for a compressed or damaged file, and none left behind") {
 
 TEST_CASE("a directory index round-trips through its text") {
   DirectoryIndexContents contents;
-  contents.entries = {{"a b.tfrecord", 102, 1'700'000'000'123'456'789, 6, 6},
-                      {"empty", 0, -5, 0, 0},
-                      {"z", uint64_t{1} << 40, 1, uint64_t{1} << 33, uint64_t{1} << 39}};
+  contents.entries = {{"a b.tfrecord", 102, 1'700'000'000'123'456'789, {6, 6}},
+                      {"empty", 0, -5, {0, 0}},
+                      {"z", uint64_t{1} << 40, 1, {uint64_t{1} << 33, uint64_t{1} << 39}}};
   contents.others = {".tfdist-index", "b.gz", "sub"};
   contents.listing = {1'700'000'000'000'000'001, 1'700'000'000'000'000'000, 1234, 66306};
   const std::string text = FormatDirectoryIndex(contents);
@@ -161,8 +161,7 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
   REQUIRE(report.ok());
   CHECK(report->index_path == dir.File(kDirectoryIndexName));
   CHECK(report->files == 4);
-  CHECK(report->records == 6);
-  CHECK(report->payload_bytes == 3 + 3 + 5 + 1 + 1 + 2);
+  CHECK(report->total == FileRecords{6, 3 + 3 + 5 + 1 + 1 + 2});
   CHECK(report->from_file_indexes == 1);
   REQUIRE(report->skipped.size() == 2);
   CHECK(report->skipped[0].first == dir.File("c.gz"));
@@ -186,7 +185,7 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
   REQUIRE(stat(dir.File("b.tfrecord").c_str(), &st) == 0);
   CHECK(entries[2].size == static_cast<uint64_t>(st.st_size));
   CHECK(entries[2].mtime_ns == st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec);
-  CHECK(entries[2].records == 3);
+  CHECK(entries[2].count.records == 3);
   // Not again without overwrite.
   CHECK(WriteDirectoryIndex(dir.path(), "", false).status().code() == StatusCode::kInvalidArgument);
   CHECK(WriteDirectoryIndex(dir.path() + "/", "", true).ok());
@@ -277,7 +276,8 @@ TEST_CASE("a directory index lists its folder while the folder's mtime is unchan
   // A version 1 index has no listing, and its entries still count.
   std::string v1 = "tfdist-directory-index 1\n";
   for (const DirectoryIndexEntry& e : text->entries) {
-    v1 += fmt::format("{} {} {} {} {}\n", e.size, e.mtime_ns, e.records, e.payload_bytes, e.name);
+    v1 += fmt::format("{} {} {} {} {}\n", e.size, e.mtime_ns, e.count.records,
+                      e.count.payload_bytes, e.name);
   }
   testing::WriteFile(dir.File(kDirectoryIndexName), v1);
   auto old = DirectoryIndex::Open(dir.path());
@@ -326,7 +326,7 @@ TEST_CASE("a name the index cannot hold (newline, carriage return) gets no entry
   REQUIRE(contents.ok());
   REQUIRE(contents->entries.size() == 1);
   CHECK(contents->entries[0].name == "foo");
-  CHECK(contents->entries[0].records == 1);
+  CHECK(contents->entries[0].count.records == 1);
   CHECK(contents->others.empty());
   CHECK(contents->listing.empty());
   CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
@@ -403,7 +403,7 @@ TEST_CASE("a directory index matches names across many chunks") {
       testing::WriteFile(dir.File(name), frame);
       SetMtime(dir.File(name), 1'000'000 + i);
     }
-    entries.push_back({name, frame.size(), (int64_t{1'000'000} + i) * 1'000'000'000, 1, 3});
+    entries.push_back({name, frame.size(), (int64_t{1'000'000} + i) * 1'000'000'000, {1, 3}});
     if (i % 3 != 2) names.push_back(name);  // every third file is not asked for
   }
   testing::WriteFile(dir.File(kDirectoryIndexName), FormatDirectoryIndex({entries, {}, 0}));

@@ -25,7 +25,7 @@ std::string IndexPathFor(const std::string& path, const std::string& dir = "");
 
 // What an index says about its file.
 struct IndexedCount {
-  RecordCount count;  // records and payload bytes
+  FileRecords count;
   std::string index_path;
 };
 
@@ -85,8 +85,7 @@ struct DirectoryIndexEntry {
   std::string name;  // base name
   uint64_t size = 0;
   int64_t mtime_ns = 0;
-  uint64_t records = 0;
-  uint64_t payload_bytes = 0;
+  FileRecords count;
 
   bool operator==(const DirectoryIndexEntry&) const = default;
 };
@@ -120,18 +119,11 @@ std::string FormatDirectoryIndex(const DirectoryIndexContents& contents);
 // NAME" or "- NAME" (or names "." or ".."), naming its number.
 Result<DirectoryIndexContents> ParseDirectoryIndex(std::string_view text);
 
-// A file's records and their payload bytes.
-struct FileRecords {
-  uint64_t records = 0;
-  uint64_t payload_bytes = 0;
-};
-
 // What WriteDirectoryIndex did.
 struct DirectoryIndexReport {
   std::string index_path;
-  uint64_t files = 0;    // entries written
-  uint64_t records = 0;  // over all entries
-  uint64_t payload_bytes = 0;
+  uint64_t files = 0;              // entries written
+  FileRecords total;               // over all entries
   uint64_t from_file_indexes = 0;  // entries taken from an up-to-date FILE.idx
   bool listing = false;            // the folder's names were recorded (the listing line)
   // Regular files left out, with the reason: compressed, not TFRecord or
