@@ -27,20 +27,13 @@
 #include <random>
 #include <thread>
 
-#include "tfdist/io/byte_stream.h"
+#include "fs_util.h"
 #include "tfdist/base/interrupt.h"
+#include "tfdist/io/byte_stream.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {
 namespace {
-
-int64_t MtimeNs(const struct stat& st) {
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-}
-
-int64_t CtimeNs(const struct stat& st) {
-  return static_cast<int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
-}
 
 // A base name a folder can hold.
 bool ValidName(std::string_view name) {
@@ -65,150 +58,7 @@ bool ParseEntryLine(const char* p, const char* end, uint64_t& size, int64_t& mti
   return ValidName(name);
 }
 
-// `name` in folder `dir` ("" is the current folder).
-std::string JoinPath(std::string_view dir, std::string_view name) {
-  if (dir.empty()) return std::string(name);
-  return fmt::format("{}{}{}", dir, dir.ends_with('/') ? "" : "/", name);
-}
-
 }  // namespace
-
-std::string IndexPathFor(const std::string& path, const std::string& dir) {
-  if (dir.empty()) return path + ".idx";
-  const size_t slash = path.rfind('/');
-  return fmt::format("{}/{}.idx", dir, slash == std::string::npos ? path : path.substr(slash + 1));
-}
-
-namespace {
-
-// ReadIndex once the index is open as `fd` (closed here); `stat_file` stats
-// the file it describes. One open, two stats and a read: layouts check an
-// index per file, for many thousands of files.
-template <typename StatFile>
-std::optional<IndexedCount> ReadOpenIndex(int fd, StatFile stat_file, IndexedCount out,
-                                          std::string_view path, std::string* stale) {
-  struct stat file_st, index_st;
-  std::string text;
-  const bool ok = fstat(fd, &index_st) == 0 && stat_file(file_st);
-  if (ok) {
-    text.resize(static_cast<size_t>(index_st.st_size));
-    size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = read(fd, text.data() + done, text.size() - done);
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    text.resize(done);
-  }
-  close(fd);
-  if (!ok) return std::nullopt;
-  if (index_st.st_mtime < file_st.st_mtime) {
-    *stale = fmt::format("{} is older than {}", out.index_path, path);
-    return std::nullopt;
-  }
-  const uint64_t file_size = static_cast<uint64_t>(file_st.st_size);
-  uint64_t end = 0;
-  const char* p = text.data();
-  const char* const limit = p + text.size();
-  auto number = [&](uint64_t& v) {
-    while (p < limit && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) ++p;
-    const auto [next, ec] = std::from_chars(p, limit, v);
-    if (ec != std::errc()) return false;
-    p = next;
-    return true;
-  };
-  for (;;) {
-    while (p < limit && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) ++p;
-    if (p == limit) break;
-    uint64_t offset = 0, size = 0;
-    if (!number(offset) || !number(size)) {
-      *stale =
-          fmt::format("{}: line {} is not \"offset size\"", out.index_path, out.count.records + 1);
-      return std::nullopt;
-    }
-    if (offset != end || size < 16) {
-      *stale = fmt::format("{}: record {} does not follow the one before", out.index_path,
-                           out.count.records);
-      return std::nullopt;
-    }
-    // end <= file_size here; a size past the file (which could wrap
-    // offset + size around 2^64) does not describe it.
-    if (size > file_size - end) {
-      *stale = fmt::format("{}: record {} ends past the {} bytes of {}", out.index_path,
-                           out.count.records, file_size, path);
-      return std::nullopt;
-    }
-    end = offset + size;
-    ++out.count.records;
-    out.count.payload_bytes += size - 16;
-  }
-  if (end != file_size) {
-    *stale = fmt::format("{} covers {} bytes; {} has {}", out.index_path, end, path, file_size);
-    return std::nullopt;
-  }
-  return out;
-}
-
-}  // namespace
-
-std::optional<IndexedCount> ReadIndex(const std::string& path, const std::string& dir,
-                                      std::string* stale) {
-  stale->clear();
-  IndexedCount out;
-  out.index_path = IndexPathFor(path, dir);
-  const int fd = open(out.index_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  auto stat_file = [&](struct stat& st) { return stat(path.c_str(), &st) == 0; };
-  return ReadOpenIndex(fd, stat_file, std::move(out), path, stale);
-}
-
-std::optional<IndexedCount> ReadIndexAt(int dir_fd, const std::string& dir, const std::string& name,
-                                        std::string* stale) {
-  stale->clear();
-  IndexedCount out;
-  const std::string index_name = name + ".idx";
-  const int fd = openat(dir_fd, index_name.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  out.index_path = JoinPath(dir, index_name);
-  const std::string path = JoinPath(dir, name);
-  auto stat_file = [&](struct stat& st) { return fstatat(dir_fd, name.c_str(), &st, 0) == 0; };
-  return ReadOpenIndex(fd, stat_file, std::move(out), path, stale);
-}
-
-Result<IndexedCount> WriteIndex(const std::string& path, const std::string& dir, bool overwrite) {
-  RecordReaderOptions options;
-  options.compression = Compression::kAuto;
-  TFDIST_ASSIGN_OR_RETURN(auto reader, RecordReader::Open(path, options));
-  if (reader->compression() != Compression::kNone) {
-    return Status::InvalidArgument(fmt::format(
-        "{}: is {}-compressed; index files describe uncompressed TFRecord files (offsets into "
-        "the file)",
-        path, CompressionName(reader->compression())));
-  }
-  IndexedCount out;
-  out.index_path = IndexPathFor(path, dir);
-  TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(out.index_path, overwrite));
-  // No fsync: an index is derived data, and one torn by a crash no longer
-  // ends at its file's size, so ReadIndex ignores it. (An fsync per file made
-  // indexing 100,000 small files take a minute.)
-  std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
-  std::string lines;
-  while (reader->SkipRecord()) {
-    lines += fmt::format("{} {}\n", reader->last_record_offset(), reader->last_record_size() + 16);
-    ++out.count.records;
-    out.count.payload_bytes += reader->last_record_size();
-    if (lines.size() >= (1 << 16)) {
-      TFDIST_RETURN_IF_ERROR(sink->Write(lines));
-      lines.clear();
-    }
-  }
-  TFDIST_RETURN_IF_ERROR(reader->status());
-  TFDIST_RETURN_IF_ERROR(sink->Write(lines));
-  TFDIST_RETURN_IF_ERROR(sink->Finish());
-  sink.reset();
-  TFDIST_RETURN_IF_ERROR(file->Commit());
-  return out;
-}
 
 namespace {
 
@@ -412,11 +262,6 @@ void Examine(int dir_fd, const std::string& dir, int64_t before_ns, Examined& e)
     return;
   }
   e.racy = e.entry.mtime_ns >= before_ns;
-}
-
-std::string_view BaseName(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
 const std::string& Name(const std::string& s) { return s; }

@@ -1,6 +1,6 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Per-file record indexes in NVIDIA DALI's tfrecord2idx format ("offset size"
-// per record), and directory indexes: every file's record count in one file.
+// Directory indexes: every file's record count in one file; and, through
+// file_index.h, per-file record indexes (FILE.idx).
 
 #ifndef TFDIST_IO_RECORD_INDEX_H_
 #define TFDIST_IO_RECORD_INDEX_H_
@@ -15,38 +15,11 @@
 #include <utility>
 #include <vector>
 
-#include "tfdist/io/record_reader.h"
 #include "tfdist/base/result.h"
+#include "tfdist/io/file_index.h"
+#include "tfdist/io/record_reader.h"
 
 namespace tfdist::io {
-
-// Where the index of `path` lives: `dir`/basename.idx, or path + ".idx".
-std::string IndexPathFor(const std::string& path, const std::string& dir = "");
-
-// What an index says about its file.
-struct IndexedCount {
-  FileRecords count;
-  std::string index_path;
-};
-
-// Reads the index of `path` when it describes the file as it is now: not
-// older than the file, records back to back from offset 0, and ending at the
-// file's size. Return values: the count; nullopt with `stale` set to the
-// reason when an index exists but does not fit; nullopt with `stale` empty
-// when there is none. Never reads the records (their CRCs are not checked).
-std::optional<IndexedCount> ReadIndex(const std::string& path, const std::string& dir,
-                                      std::string* stale);
-
-// ReadIndex for the file `name` of the folder `dir`, open as `dir_fd`:
-// only `name` and `name`.idx are resolved, relative to it.
-std::optional<IndexedCount> ReadIndexAt(int dir_fd, const std::string& dir, const std::string& name,
-                                        std::string* stale);
-
-// Scans `path` (uncompressed; both CRCs checked) and writes its index to
-// IndexPathFor(path, dir) atomically. Returns the count.
-// Error: InvalidArgument for a compressed file or an index that exists
-// without `overwrite`; DataLoss for a damaged record (no index is written).
-Result<IndexedCount> WriteIndex(const std::string& path, const std::string& dir, bool overwrite);
 
 // The directory index: one file in a folder, named kDirectoryIndexName,
 // holding the record counts of the folder's uncompressed TFRecord files, so
