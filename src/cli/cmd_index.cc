@@ -8,8 +8,9 @@
 #include <memory>
 
 #include "cli_util.h"
+#include "tfdist/io/directory_index.h"
+#include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"
-#include "tfdist/io/record_index.h"
 
 namespace tfdist::cli {
 namespace {

@@ -23,7 +23,7 @@
 #include "tfdist/base/interrupt.h"
 #include "tfdist/io/byte_stream.h"
 #include "tfdist/io/directory_index.h"
-#include "tfdist/io/file_index.h"
+#include "tfdist/io/file_count.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {
@@ -56,41 +56,27 @@ void Examine(int dir_fd, const std::string& dir, int64_t before_ns, Examined& e)
   e.entry.name = e.name;
   e.entry.size = static_cast<uint64_t>(st.st_size);
   e.entry.mtime_ns = MtimeNs(st);
-  const std::string path = JoinPath(dir, e.name);
-  std::string stale;
-  if (std::optional<IndexedCount> c = ReadIndexAt(dir_fd, dir, e.name, &stale)) {
-    e.entry.count = c->count;
-    e.from_file_index = true;
-  } else {
-    e.from_file_index = false;
-    RecordReaderOptions options;
-    options.compression = Compression::kAuto;
-    Result<std::unique_ptr<RecordReader>> reader = RecordReader::Open(path, options);
+  // Only uncompressed files, from FILE.idx or a scan with both CRCs checked.
+  CountOptions options;
+  options.scan.compression = Compression::kAuto;
+  options.uncompressed_only = true;
+  const FileCount c = CountFileAt(dir_fd, dir, e.name, options);
+  e.from_file_index = c.source == CountSource::kFileIndex;
+  if (!c.count.status.ok()) {
     // The reasons are listed after the path: drop it from the messages.
-    auto reason = [&](const Status& status) {
-      std::string_view m = status.message();
-      if (m.starts_with(path) && m.substr(path.size()).starts_with(": "))
-        m.remove_prefix(path.size() + 2);
-      return std::string(m);
-    };
-    if (!reader.ok()) {
-      e.skipped = reason(reader.status());
-      return;
+    const std::string path = JoinPath(dir, e.name);
+    std::string_view m = c.count.status.message();
+    if (m.starts_with(path) && m.substr(path.size()).starts_with(": ")) {
+      m.remove_prefix(path.size() + 2);
     }
-    if ((*reader)->compression() != Compression::kNone) {
-      e.skipped = fmt::format("{}-compressed", CompressionName((*reader)->compression()));
-      return;
-    }
-    e.entry.count = {};
-    while ((*reader)->SkipRecord()) {
-      ++e.entry.count.records;
-      e.entry.count.payload_bytes += (*reader)->last_record_size();
-    }
-    if (!(*reader)->status().ok()) {
-      e.skipped = reason((*reader)->status());
-      return;
-    }
+    e.skipped = m;
+    return;
   }
+  if (c.count.compression != Compression::kNone) {
+    e.skipped = fmt::format("{}-compressed", CompressionName(c.count.compression));
+    return;
+  }
+  e.entry.count = c.count;
   struct stat after;
   if (fstatat(dir_fd, e.name.c_str(), &after, 0) != 0 || after.st_size != st.st_size ||
       MtimeNs(after) != e.entry.mtime_ns) {
@@ -213,6 +199,84 @@ bool RecordListing(int dir_fd, const std::string& dir, int index_fd, const FsClo
          static_cast<ssize_t>(line.size() - 1);
 }
 
+// The names to count: not the index, FILE.idx files, names an index line
+// cannot hold, or hidden temporary files.
+std::vector<Examined> FilesToCount(const std::vector<std::string>& names) {
+  std::vector<Examined> files;
+  for (const std::string& name : names) {
+    if (name == kDirectoryIndexName || name.ends_with(".idx") || !Writable(name) ||
+        (name.starts_with('.') && name.find(".tmp-") != std::string::npos)) {
+      continue;
+    }
+    files.emplace_back().name = name;
+  }
+  return files;
+}
+
+// Examines every file, in parallel. A file whose mtime is not older than the
+// examination's start (`before_ns` by `clock`) could change again within
+// that mtime's tick without changing size or mtime: it is counted again once
+// the clock has passed its mtime. Then every entry is older than its
+// examination, and any later change of the file shows. (Not for an mtime
+// more than a second ahead: the file is left out.)
+void ExamineAll(int dir_fd, const std::string& dir, const FsClock& clock, int64_t before_ns,
+                std::vector<Examined>& files) {
+  tbb::parallel_for(size_t{0}, files.size(),
+                    [&](size_t i) { Examine(dir_fd, dir, before_ns, files[i]); });
+  int64_t racy_until = 0;
+  for (const Examined& e : files) {
+    if (e.regular && e.skipped.empty() && e.racy && e.entry.mtime_ns <= before_ns + 1'000'000'000)
+      racy_until = std::max(racy_until, e.entry.mtime_ns);
+  }
+  if (racy_until > 0 && clock.WaitPast(racy_until) && clock.Now(before_ns)) {
+    for (Examined& e : files) {
+      if (e.regular && e.skipped.empty() && e.racy && e.entry.mtime_ns <= racy_until) {
+        Examine(dir_fd, dir, before_ns, e);
+      }
+    }
+  }
+  for (Examined& e : files) {  // still racy (or the clock could not pass it)
+    if (e.regular && e.skipped.empty() && e.racy) {
+      e.skipped = "modified while it was counted, or in the future";
+    }
+  }
+}
+
+// The index's contents from the examined files and all the folder's `names`
+// (the index's own is added); the totals and the files left out go to
+// `report`. `listable`: every name can be written (else no listing).
+DirectoryIndexContents Tally(const std::string& dir, std::vector<Examined>& files,
+                             std::vector<std::string>& names, DirectoryIndexReport& report,
+                             bool& listable) {
+  DirectoryIndexContents contents;
+  for (Examined& e : files) {
+    if (!e.regular) continue;
+    if (!e.skipped.empty()) {
+      report.skipped.emplace_back(JoinPath(dir, e.name), std::move(e.skipped));
+      continue;
+    }
+    ++report.files;
+    report.total.records += e.entry.count.records;
+    report.total.payload_bytes += e.entry.count.payload_bytes;
+    report.from_file_indexes += e.from_file_index ? 1 : 0;
+    contents.entries.push_back(std::move(e.entry));
+  }
+  std::sort(
+      contents.entries.begin(), contents.entries.end(),
+      [](const DirectoryIndexEntry& a, const DirectoryIndexEntry& b) { return a.name < b.name; });
+  std::sort(report.skipped.begin(), report.skipped.end());
+  // Every other name of the folder, and the index's own, for the listing.
+  names.emplace_back(kDirectoryIndexName);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::set_difference(names.begin(), names.end(), contents.entries.begin(), contents.entries.end(),
+                      std::back_inserter(contents.others),
+                      [](const auto& a, const auto& b) { return Name(a) < Name(b); });
+  listable = std::all_of(names.begin(), names.end(), Writable);
+  if (!listable) contents.others.clear();  // a name the text cannot hold: no listing
+  return contents;
+}
+
 }  // namespace
 
 Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
@@ -234,14 +298,7 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
   // index). Those of the files to count, and all of them for the listing.
   const std::string_view own_temp = BaseName(file->temp_path());
   TFDIST_ASSIGN_OR_RETURN(std::vector<std::string> names, ListNames(dir_fd.get(), dir, own_temp));
-  std::vector<Examined> files;
-  for (const std::string& name : names) {
-    if (name == kDirectoryIndexName || name.ends_with(".idx") || !Writable(name) ||
-        (name.starts_with('.') && name.find(".tmp-") != std::string::npos)) {
-      continue;
-    }
-    files.emplace_back().name = name;
-  }
+  std::vector<Examined> files = FilesToCount(names);
   // The folder's clock, read from the index being written (its temporary
   // file, then the index itself; only its times are changed).
   const UniqueFd clock_fd(open(file->temp_path().c_str(), O_WRONLY | O_CLOEXEC));
@@ -251,59 +308,9 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
     return Status::Internal(fmt::format("{}: cannot read the folder's clock: {}", file->temp_path(),
                                         std::strerror(errno)));
   }
-  tbb::parallel_for(size_t{0}, files.size(),
-                    [&](size_t i) { Examine(dir_fd.get(), dir, before_ns, files[i]); });
-  // A file whose mtime is not older than the examination's start could change
-  // again within that mtime's tick without changing size or mtime: count it
-  // again once the folder's clock has passed its mtime. Then every entry is
-  // older than its examination, and any later change of the file shows.
-  // (Not for an mtime more than a second ahead: the file is left out.)
-  int64_t racy_until = 0;
-  for (const Examined& e : files) {
-    if (e.regular && e.skipped.empty() && e.racy && e.entry.mtime_ns <= before_ns + 1'000'000'000)
-      racy_until = std::max(racy_until, e.entry.mtime_ns);
-  }
-  if (racy_until > 0 && clock.WaitPast(racy_until) && clock.Now(before_ns)) {
-    for (Examined& e : files) {
-      if (e.regular && e.skipped.empty() && e.racy && e.entry.mtime_ns <= racy_until) {
-        Examine(dir_fd.get(), dir, before_ns, e);
-      }
-    }
-  }
-  for (Examined& e : files) {  // still racy (or the clock could not pass it)
-    if (e.regular && e.skipped.empty() && e.racy) {
-      e.skipped = "modified while it was counted, or in the future";
-    }
-  }
-
-  std::vector<DirectoryIndexEntry> entries;
-  for (Examined& e : files) {
-    if (!e.regular) continue;
-    if (!e.skipped.empty()) {
-      report.skipped.emplace_back(JoinPath(dir, e.name), std::move(e.skipped));
-      continue;
-    }
-    ++report.files;
-    report.total.records += e.entry.count.records;
-    report.total.payload_bytes += e.entry.count.payload_bytes;
-    report.from_file_indexes += e.from_file_index ? 1 : 0;
-    entries.push_back(std::move(e.entry));
-  }
-  std::sort(
-      entries.begin(), entries.end(),
-      [](const DirectoryIndexEntry& a, const DirectoryIndexEntry& b) { return a.name < b.name; });
-  std::sort(report.skipped.begin(), report.skipped.end());
-  DirectoryIndexContents contents;
-  contents.entries = std::move(entries);
-  // Every other name of the folder, and the index's own, for the listing.
-  names.emplace_back(kDirectoryIndexName);
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  std::set_difference(names.begin(), names.end(), contents.entries.begin(), contents.entries.end(),
-                      std::back_inserter(contents.others),
-                      [](const auto& a, const auto& b) { return Name(a) < Name(b); });
-  const bool listable = std::all_of(names.begin(), names.end(), Writable);
-  if (!listable) contents.others.clear();  // a name the text cannot hold: no listing
+  ExamineAll(dir_fd.get(), dir, clock, before_ns, files);
+  bool listable = false;
+  const DirectoryIndexContents contents = Tally(dir, files, names, report, listable);
   // No fsync, as for FILE.idx: the index is derived data, checked entry by
   // entry against its files when read.
   std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
