@@ -16,7 +16,6 @@
 #include <sstream>
 
 #include "tfdist/io/file_list.h"
-#include "tfdist/io/record_index.h"
 
 namespace tfdist::cli {
 
@@ -111,23 +110,15 @@ Result<ResolvedFiles> ResolveFileArgs(const FileArgs& args) {
 
 std::vector<FileScan> ScanFiles(const std::vector<std::string>& files,
                                 const io::RecordReaderOptions& options, bool use_index) {
+  io::CountOptions o;
+  o.file_index = use_index;
+  o.scan = options;
+  std::vector<io::FileCount> counts = io::CountFiles(files, o);
   std::vector<FileScan> scans(files.size());
-  // Files are scanned in parallel; each reader also reads ahead on a thread.
   tbb::parallel_for(size_t{0}, files.size(), [&](size_t i) {
-    FileScan& s = scans[i];
-    s.path = files[i];
-    s.file_bytes = FileSize(files[i]);
-    const bool compressed = options.compression == io::Compression::kGzip ||
-                            options.compression == io::Compression::kZlib;
-    if (use_index && !compressed && files[i] != "-") {
-      if (auto index = io::ReadIndex(files[i], "", &s.stale_index)) {
-        s.count = index->count;
-        s.count.compression = io::Compression::kNone;
-        s.from_index = true;
-        return;
-      }
-    }
-    s.count = io::CountRecords(files[i], options);
+    static_cast<io::FileCount&>(scans[i]) = std::move(counts[i]);
+    scans[i].path = files[i];
+    scans[i].file_bytes = FileSize(files[i]);
   });
   return scans;
 }
@@ -140,7 +131,7 @@ nlohmann::ordered_json FileScanJson(const FileScan& scan) {
   f["bytes"] = scan.count.payload_bytes;
   f["file_bytes"] = scan.file_bytes ? nlohmann::ordered_json(*scan.file_bytes) : nullptr;
   f["compression"] = io::CompressionName(scan.count.compression);
-  if (scan.from_index) f["from_index"] = true;
+  if (scan.from_index()) f["from_index"] = true;
   if (!scan.count.status.ok()) {
     nlohmann::ordered_json e = ErrorJson(scan.count.status);
     e["offset"] =

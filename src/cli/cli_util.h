@@ -11,11 +11,12 @@
 #include <string_view>
 #include <vector>
 
-#include "tfdist/io/byte_stream.h"
-#include "tfdist/data/pipeline.h"
-#include "tfdist/io/record_reader.h"
 #include "tfdist/base/result.h"
 #include "tfdist/base/status.h"
+#include "tfdist/data/pipeline.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/io/file_count.h"
+#include "tfdist/io/record_reader.h"
 
 namespace tfdist::cli {
 
@@ -67,17 +68,17 @@ struct ResolvedFiles {
 // Error: InvalidArgument for an unknown compression or a pattern matching nothing.
 Result<ResolvedFiles> ResolveFileArgs(const FileArgs& args);
 
-// One file's scan by count or verify.
-struct FileScan {
+// One file's count by count or verify: io::CountFiles's, and the file.
+struct FileScan : io::FileCount {
   std::string path;
   std::optional<uint64_t> file_bytes;
-  io::RecordCount count;
-  bool from_index = false;    // counted from FILE.idx, not read
-  std::string stale_index;    // why an existing index was ignored
+
+  bool from_index() const { return source != io::CountSource::kScan; }
 };
 
-// Scans the files (in parallel), keeping their order in the result. With
-// `use_index`, an up-to-date FILE.idx stands in for reading the file.
+// Counts the files (io::CountFiles: in parallel), keeping their order in
+// the result. With `use_index`, an up-to-date FILE.idx stands in for
+// reading the file; otherwise every file is read.
 std::vector<FileScan> ScanFiles(const std::vector<std::string>& files,
                                 const io::RecordReaderOptions& options, bool use_index = false);
 

@@ -8,8 +8,9 @@
 #include <memory>
 
 #include "cli_util.h"
+#include "tfdist/io/directory_index.h"
+#include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"
-#include "tfdist/io/record_index.h"
 
 namespace tfdist::cli {
 namespace {
@@ -38,16 +39,16 @@ int RunDirectoryIndex(const IndexOptions& o) {
     for (const auto& [path, why] : r->skipped) skipped.push_back({{"file", path}, {"reason", why}});
     PrintJson({{"index", r->index_path},
                {"files", r->files},
-               {"records", r->records},
-               {"bytes", r->payload_bytes},
+               {"records", r->total.records},
+               {"bytes", r->total.payload_bytes},
                {"from_index_files", r->from_file_indexes},
                {"listing", r->listing},
                {"skipped", skipped}});
   } else {
     fmt::print("{}  {} file{}, {} record{} ({} from index files, {} scanned); {} not indexed\n",
-               r->index_path, r->files, r->files == 1 ? "" : "s", r->records,
-               r->records == 1 ? "" : "s", r->from_file_indexes, r->files - r->from_file_indexes,
-               r->skipped.size());
+               r->index_path, r->files, r->files == 1 ? "" : "s", r->total.records,
+               r->total.records == 1 ? "" : "s", r->from_file_indexes,
+               r->files - r->from_file_indexes, r->skipped.size());
   }
   return 0;
 }

@@ -75,28 +75,28 @@ void PrintSummary(const io::RewriteSummary& s, const std::string& what, bool jso
     out[list_key] = nlohmann::ordered_json::array();
     for (const io::OutputSummary& o : s.outputs) {
       out[list_key].push_back({{"path", o.path},
-                               {"records", o.records},
-                               {"bytes", o.bytes},
+                               {"records", o.count.records},
+                               {"bytes", o.count.payload_bytes},
                                {"file_bytes", o.file_bytes}});
     }
-    out["records"] = s.records;
-    out["bytes"] = s.bytes;
+    out["records"] = s.total.records;
+    out["bytes"] = s.total.payload_bytes;
     PrintJson(out);
     return;
   }
   uint64_t file_bytes = 0;
   for (const io::OutputSummary& o : s.outputs) file_bytes += o.file_bytes;
-  const size_t w_rec = std::max<size_t>(7, fmt::formatted_size("{}", s.records));
-  const size_t w_bytes = std::max<size_t>(5, fmt::formatted_size("{}", s.bytes));
+  const size_t w_rec = std::max<size_t>(7, fmt::formatted_size("{}", s.total.records));
+  const size_t w_bytes = std::max<size_t>(5, fmt::formatted_size("{}", s.total.payload_bytes));
   const size_t w_file = std::max<size_t>(10, fmt::formatted_size("{}", file_bytes));
   fmt::print("{:>{}}  {:>{}}  {:>{}}  {}\n", "records", w_rec, "bytes", w_bytes, "file_bytes",
              w_file, "file");
   for (const io::OutputSummary& o : s.outputs) {
-    fmt::print("{:>{}}  {:>{}}  {:>{}}  {}\n", o.records, w_rec, o.bytes, w_bytes, o.file_bytes,
-               w_file, o.path);
+    fmt::print("{:>{}}  {:>{}}  {:>{}}  {}\n", o.count.records, w_rec, o.count.payload_bytes,
+               w_bytes, o.file_bytes, w_file, o.path);
   }
-  fmt::print("{:>{}}  {:>{}}  {:>{}}  total ({})\n", s.records, w_rec, s.bytes, w_bytes,
-             file_bytes, w_file, what);
+  fmt::print("{:>{}}  {:>{}}  {:>{}}  total ({})\n", s.total.records, w_rec, s.total.payload_bytes,
+             w_bytes, file_bytes, w_file, what);
 }
 
 int RunReshard(const ReshardArgs& a) {

@@ -1,5 +1,5 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Record extents from index files, and positioned reads of chosen records.
+// Positioned reads of chosen records.
 
 #include "tfdist/io/record_fetch.h"
 
@@ -10,14 +10,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
-#include <fstream>
 #include <numeric>
-#include <sstream>
 
 #include "record_format.h"
-#include "tfdist/io/record_index.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {
@@ -28,15 +24,6 @@ namespace {
 constexpr uint64_t kMaxGap = 0;
 // The most one read covers (a single larger record is read alone).
 constexpr uint64_t kMaxRun = uint64_t{4} << 20;
-
-bool ReadWhole(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = std::move(ss).str();
-  return !in.bad();
-}
 
 // Reads [offset, offset + n) into `dst`; returns the bytes read before the
 // end of the file, or -1 (errno set) on an error.
@@ -55,51 +42,6 @@ int64_t ReadAt(int fd, char* dst, uint64_t n, uint64_t offset) {
 }
 
 }  // namespace
-
-std::optional<std::vector<RecordExtent>> ReadRecordExtents(const std::string& path,
-                                                           std::string* stale) {
-  // ReadIndex decides whether the index fits the file; its lines are read
-  // again here for the offsets, and must say the same.
-  const std::optional<IndexedCount> count = ReadIndex(path, "", stale);
-  if (!count) return std::nullopt;
-  std::string text;
-  if (!ReadWhole(count->index_path, text)) {
-    *stale = fmt::format("{} could not be read", count->index_path);
-    return std::nullopt;
-  }
-  std::vector<RecordExtent> out;
-  out.reserve(count->count.records);
-  const char* p = text.data();
-  const char* const limit = p + text.size();
-  auto skip_space = [&] {
-    while (p < limit && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) ++p;
-  };
-  auto number = [&](uint64_t& v) {
-    skip_space();
-    const auto [next, ec] = std::from_chars(p, limit, v);
-    if (ec != std::errc()) return false;
-    p = next;
-    return true;
-  };
-  uint64_t end = 0;
-  for (;;) {
-    skip_space();
-    if (p == limit) break;
-    RecordExtent e;
-    if (!number(e.offset) || !number(e.size) || e.offset != end ||
-        e.size < kRecordHeaderSize + kRecordFooterSize || e.size > UINT64_MAX - e.offset) {
-      *stale = fmt::format("{} changed while it was read", count->index_path);
-      return std::nullopt;
-    }
-    end = e.offset + e.size;
-    out.push_back(e);
-  }
-  if (out.size() != count->count.records) {
-    *stale = fmt::format("{} changed while it was read", count->index_path);
-    return std::nullopt;
-  }
-  return out;
-}
 
 Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
                     uint64_t* bytes_read) {

@@ -14,17 +14,16 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <set>
 
+#include "file_index_internal.h"
 #include "record_format.h"
 #include "record_scan.h"
 #include "tfdist/base/interrupt.h"
 #include "tfdist/base/random.h"
-#include "tfdist/io/record_index.h"
 #include "tfdist/io/record_reader.h"
 
 namespace tfdist::io {
@@ -126,43 +125,9 @@ Status CanonicalError(const Input& in, Status fallback) {
 // fits the file. Never reads the records.
 bool OffsetsFromIndex(Input& in) {
   std::string stale;
-  std::optional<IndexedCount> index = ReadIndex(in.path, "", &stale);
-  if (!index) return false;
-  const std::string text = [&] {
-    std::string t;
-    const int fd = open(index->index_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return t;
-    char buf[1 << 16];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0) t.append(buf, static_cast<size_t>(n));
-    close(fd);
-    return t;
-  }();
-  std::vector<uint64_t> offsets{0};
-  offsets.reserve(index->count.records + 1);
-  const char* p = text.data();
-  const char* const limit = p + text.size();
-  auto skip_space = [&] {
-    while (p < limit && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) ++p;
-  };
-  for (;;) {
-    skip_space();
-    if (p == limit) break;
-    uint64_t offset = 0, size = 0;
-    auto r1 = std::from_chars(p, limit, offset);
-    if (r1.ec != std::errc()) return false;
-    p = r1.ptr;
-    skip_space();
-    auto r2 = std::from_chars(p, limit, size);
-    if (r2.ec != std::errc() || offset != offsets.back() || size < kFraming ||
-        size > UINT64_MAX - offset) {
-      return false;
-    }
-    p = r2.ptr;
-    offsets.push_back(offset + size);
-  }
-  if (offsets.size() != index->count.records + 1) return false;  // changed under us
-  in.offsets = std::move(offsets);
+  std::optional<std::vector<uint64_t>> offsets = ReadRecordBoundaries(in.path, &stale);
+  if (!offsets) return false;
+  in.offsets = std::move(*offsets);
   in.from_index = true;
   return true;
 }
@@ -699,11 +664,11 @@ Result<RewriteSummary> WriteAndCommit(std::vector<Input>& inputs, const ReshardP
   for (const Output& out : outputs) {
     OutputSummary s;
     s.path = out.path;
-    s.records = out.end - out.begin;
-    s.bytes = out.framed_bytes - kFraming * s.records;
+    s.count.records = out.end - out.begin;
+    s.count.payload_bytes = out.framed_bytes - kFraming * s.count.records;
     s.file_bytes = out.file_bytes;
-    summary.records += s.records;
-    summary.bytes += s.bytes;
+    summary.total.records += s.count.records;
+    summary.total.payload_bytes += s.count.payload_bytes;
     summary.outputs.push_back(std::move(s));
   }
   summary.planned_from_index =

@@ -229,10 +229,10 @@ std::vector<std::string> Concatenated(const RewriteSummary& s) {
   std::vector<std::string> all;
   for (const OutputSummary& o : s.outputs) {
     std::vector<std::string> r = ReadRecords(o.path);
-    CHECK(r.size() == o.records);
+    CHECK(r.size() == o.count.records);
     uint64_t bytes = 0;
     for (const std::string& x : r) bytes += x.size();
-    CHECK(bytes == o.bytes);
+    CHECK(bytes == o.count.payload_bytes);
     CHECK(std::filesystem::file_size(o.path) == o.file_bytes);
     all.insert(all.end(), r.begin(), r.end());
   }
@@ -267,7 +267,7 @@ TEST_CASE("every reshard mode keeps the multiset of records, across compressions
           REQUIRE(summary->outputs.size() == 7);
           CHECK(summary->outputs[2].path == ShardFileName(o.output_prefix, 2, 7, out));
           const std::vector<std::string> got = Concatenated(*summary);
-          CHECK(summary->records == expected.size());
+          CHECK(summary->total.records == expected.size());
           CHECK(Multiset(got) == Multiset(expected));
           if (shuffle) {
             CHECK(got != expected);
@@ -469,10 +469,8 @@ TEST_CASE("an index whose sizes wrap past 2^64 is ignored: the input is scanned"
   REQUIRE(s.ok());
   CHECK_FALSE(s->planned_from_index);
   REQUIRE(s->outputs.size() == 2);
-  CHECK(s->outputs[0].records == 3);
-  CHECK(s->outputs[0].bytes == 6);
-  CHECK(s->outputs[1].records == 2);
-  CHECK(s->outputs[1].bytes == 4);
+  CHECK(s->outputs[0].count == FileRecords{3, 6});
+  CHECK(s->outputs[1].count == FileRecords{2, 4});
   CHECK(Concatenated(*s) == recs);
 }
 

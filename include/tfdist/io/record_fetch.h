@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Reading chosen records of an uncompressed TFRecord file by offset: the
-// record extents an up-to-date index gives, and the positioned reads that
-// fetch payloads at those offsets (record-level DATA sharding).
+// positioned reads that fetch payloads at the offsets an up-to-date index
+// gives (ReadRecordExtents, file_index.h), for record-level DATA sharding.
 
 #ifndef TFDIST_IO_RECORD_FETCH_H_
 #define TFDIST_IO_RECORD_FETCH_H_
@@ -16,22 +16,9 @@
 
 #include "tfdist/base/result.h"
 #include "tfdist/base/status.h"
+#include "tfdist/io/file_index.h"
 
 namespace tfdist::io {
-
-// One framed record as a DALI index line gives it.
-struct RecordExtent {
-  uint64_t offset = 0;  // of the record's header
-  uint64_t size = 0;    // framed: payload + 16
-};
-
-// The records of `path` from its index `path`.idx, when io::ReadIndex trusts
-// it (not older than the file, records back to back, ending at the file's
-// size). Return values: the extents in file order; nullopt with `stale` set
-// to the reason when an index exists but does not fit (or changed while
-// read); nullopt with `stale` empty when there is none.
-std::optional<std::vector<RecordExtent>> ReadRecordExtents(const std::string& path,
-                                                           std::string* stale);
 
 // One record to fetch: where it is, and (on success) its payload.
 struct FetchRequest {

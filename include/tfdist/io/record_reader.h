@@ -143,10 +143,20 @@ class RecordReader {
   uint64_t records_read_ = 0;
 };
 
-// What a scan of one file found: the loop behind count and verify.
-struct RecordCount {
-  uint64_t records = 0;                          // good records before the end or the first error
-  uint64_t payload_bytes = 0;                    // their payload bytes
+// Records and their payload bytes: of a file, of part of one, or summed
+// over files. Whatever says how many records and how many payload bytes
+// says it with this.
+struct FileRecords {
+  uint64_t records = 0;
+  uint64_t payload_bytes = 0;
+
+  bool operator==(const FileRecords&) const = default;
+};
+
+// What a scan of one file found: the loop behind count and verify. The
+// records are the good ones before the end or the first error, and the
+// payload bytes theirs.
+struct RecordCount : FileRecords {
   Compression compression = Compression::kNone;  // as used (detected if kAuto)
   Status status;                                 // OK, or the first error (DataLoss with offset)
   std::optional<uint64_t> error_offset;          // the record offset the error names

@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "tfdist/io/byte_stream.h"
 #include "tfdist/base/result.h"
 #include "tfdist/base/status.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/io/record_reader.h"
 
 namespace tfdist::io {
 
@@ -106,15 +107,13 @@ struct ReshardOptions : ReshardPlanOptions, RewriteOptions {
 // One written file.
 struct OutputSummary {
   std::string path;
-  uint64_t records = 0;
-  uint64_t bytes = 0;       // payload bytes
+  FileRecords count;
   uint64_t file_bytes = 0;  // the file on disk
 };
 
 struct RewriteSummary {
   std::vector<OutputSummary> outputs;
-  uint64_t records = 0;
-  uint64_t bytes = 0;
+  FileRecords total;
   bool planned_from_index = false;  // some input was planned from its index
 };
 

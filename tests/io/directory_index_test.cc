@@ -1,8 +1,8 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Record indexes: DALI's format, checked against offsets computed here, and
-// trusted only while they fit their file.
+// Directory indexes: the text and its one parser, the writer's counts and
+// listing, and the reader's checks against the folder.
 
-#include "tfdist/io/record_index.h"
+#include "tfdist/io/directory_index.h"
 
 #include <dirent.h>
 #include <doctest/doctest.h>
@@ -18,80 +18,18 @@
 #include <thread>
 
 #include "test_util.h"
+#include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"
+#include "tfdist/io/record_writer.h"
 
 namespace tfdist::io {
 namespace {
 
-TEST_CASE("an index lists each record's offset and framed size, as tfrecord2idx does") {
-  testing::TempDir dir;
-  const std::vector<std::string> records = {"", "a", std::string(1000, 'x'), "hello"};
-  const std::string path = dir.File("f.tfrecord");
-  testing::WriteFile(path, testing::Frame(records));
-  auto index = WriteIndex(path, "", false);
-  REQUIRE(index.ok());
-  CHECK(index->index_path == path + ".idx");
-  CHECK(testing::ReadFile(path + ".idx") == testing::DaliIndex(records));
-  std::string stale;
-  auto read = ReadIndex(path, "", &stale);
-  REQUIRE(read.has_value());
-  CHECK(read->count.records == 4);
-  CHECK(read->count.payload_bytes == 1006);
-  CHECK(stale.empty());
-  // Elsewhere, by the file's base name.
-  CHECK(WriteIndex(path, dir.path() + "/", true).ok());
-  CHECK(IndexPathFor("a/b/c.tfrecord", "out") == "out/c.tfrecord.idx");
-}
-
-TEST_CASE("a stale, foreign or malformed index is ignored with the reason") {
-  testing::TempDir dir;
-  const std::string path = dir.File("g");
-  testing::WriteFile(path, testing::Frame({"one", "two"}));
-  std::string stale;
-  CHECK_FALSE(ReadIndex(path, "", &stale).has_value());
-  CHECK(stale.empty());  // no index at all
-  testing::WriteFile(path + ".idx", "0 19\n");
-  CHECK_FALSE(ReadIndex(path, "", &stale).has_value());
-  CHECK(stale.find("covers 19 bytes") != std::string::npos);
-  testing::WriteFile(path + ".idx", "0 19\nx y\n");
-  CHECK_FALSE(ReadIndex(path, "", &stale).has_value());
-  CHECK(stale.find("line 2") != std::string::npos);
-  // Sizes that wrap past 2^64 and come back to the file's 38 bytes.
-  testing::WriteFile(path + ".idx", "0 16\n16 18446744073709551600\n0 38\n");
-  CHECK_FALSE(ReadIndex(path, "", &stale).has_value());
-  CHECK(stale == fmt::format("{}.idx: record 1 ends past the 38 bytes of {}", path, path));
-  REQUIRE(WriteIndex(path, "", true).ok());
-  struct utimbuf old = {1, 1};
-  REQUIRE(utime((path + ".idx").c_str(), &old) == 0);
-  CHECK_FALSE(ReadIndex(path, "", &stale).has_value());
-  CHECK(stale.find("older than") != std::string::npos);
-}
-
-TEST_CASE("no index for a compressed or damaged file, and none left behind") {
-  testing::TempDir dir;
-  const std::string gz = dir.File("c.gz");
-  {
-    auto w = RecordWriter::Open(gz, RecordWriterOptions{Compression::kGzip, -1, false, true});
-    REQUIRE(w.ok());
-    REQUIRE((*w)->Write("x").ok());
-    REQUIRE((*w)->Close().ok());
-  }
-  auto compressed = WriteIndex(gz, "", false);
-  CHECK(compressed.status().code() == StatusCode::kInvalidArgument);
-  const std::string bad = dir.File("bad");
-  testing::WriteFile(bad, testing::FlipByte(testing::Frame({"abc", "def"}), 21 + 13));
-  auto damaged = WriteIndex(bad, "", false);
-  CHECK(damaged.status().code() == StatusCode::kDataLoss);
-  struct stat st;
-  CHECK(stat((bad + ".idx").c_str(), &st) != 0);
-  CHECK(stat((gz + ".idx").c_str(), &st) != 0);
-}
-
 TEST_CASE("a directory index round-trips through its text") {
   DirectoryIndexContents contents;
-  contents.entries = {{"a b.tfrecord", 102, 1'700'000'000'123'456'789, 6, 6},
-                      {"empty", 0, -5, 0, 0},
-                      {"z", uint64_t{1} << 40, 1, uint64_t{1} << 33, uint64_t{1} << 39}};
+  contents.entries = {{"a b.tfrecord", 102, 1'700'000'000'123'456'789, {6, 6}},
+                      {"empty", 0, -5, {0, 0}},
+                      {"z", uint64_t{1} << 40, 1, {uint64_t{1} << 33, uint64_t{1} << 39}}};
   contents.others = {".tfdist-index", "b.gz", "sub"};
   contents.listing = {1'700'000'000'000'000'001, 1'700'000'000'000'000'000, 1234, 66306};
   const std::string text = FormatDirectoryIndex(contents);
@@ -119,7 +57,8 @@ TEST_CASE("a directory index round-trips through its text") {
         StatusCode::kInvalidArgument);
   CHECK_FALSE(ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\n1 2 3 4 a\n").ok());
   CHECK_FALSE(ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\nlisting 1 2 3\n").ok());
-  CHECK_FALSE(ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\nlisting -1 2 3 4\n").ok());
+  CHECK_FALSE(
+      ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\nlisting -1 2 3 4\n").ok());
   const std::string head = std::string(kDirectoryIndexHeader) + "\nlisting 0 0 0 0\n";
   auto bad = ParseDirectoryIndex(head + "1 2 3 4 a\n1 2 x 4 b\n");
   CHECK(bad.status().code() == StatusCode::kInvalidArgument);
@@ -129,6 +68,103 @@ TEST_CASE("a directory index round-trips through its text") {
   CHECK_FALSE(ParseDirectoryIndex(head + "- .\n").ok());
   CHECK_FALSE(ParseDirectoryIndex(head + "- ..\n").ok());
   CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 ..\n").ok());
+}
+
+// Many long names make a text of many chunks (the parser cuts it at whole
+// lines every 256 KiB and parses the chunks in parallel).
+DirectoryIndexContents ManyEntries(size_t n) {
+  DirectoryIndexContents contents;
+  for (size_t i = 0; i < n; ++i) {
+    std::string name = fmt::format("{:0>150}", i);
+    if (i % 7 == 3) {
+      contents.others.push_back(std::move(name));
+    } else {
+      contents.entries.push_back(
+          {std::move(name), i * 19, static_cast<int64_t>(i) - 5, {i, i * 3}});
+    }
+  }
+  return contents;
+}
+
+TEST_CASE("ParseDirectoryIndex is the parser DirectoryIndex reads with, across chunks") {
+  testing::TempDir dir;
+  const DirectoryIndexContents contents = ManyEntries(8000);
+  const std::string text = FormatDirectoryIndex(contents);
+  REQUIRE(text.size() > 4 * (size_t{1} << 18));
+  auto parsed = ParseDirectoryIndex(text);
+  REQUIRE(parsed.ok());
+  CHECK(*parsed == contents);
+  // In place, the same lines: no file exists, so every entry is stale, and
+  // the "- NAME" lines are no entries.
+  testing::WriteFile(dir.File(kDirectoryIndexName), text);
+  std::vector<std::string> names;
+  for (const DirectoryIndexEntry& e : contents.entries) names.push_back(e.name);
+  for (const std::string& o : contents.others) names.push_back(o);
+  std::sort(names.begin(), names.end());
+  std::vector<std::string_view> views(names.begin(), names.end());
+  const DirectoryLookup found = LookUpDirectoryIndex(dir.path(), views);
+  CHECK(found.problem.empty());
+  CHECK(found.stale == contents.entries.size());
+  // A damaged line deep in a later chunk (and one after it): both name the
+  // first, by its line number in the file.
+  for (size_t bad : {size_t{2}, size_t{3999}, size_t{7990}}) {
+    CAPTURE(bad);
+    std::string damaged = text;
+    size_t at = 0;
+    for (size_t line = 1; line < bad + 2; ++line) at = damaged.find('\n', at) + 1;
+    damaged.insert(at, "x");  // "x123 ..." or "x- NAME"
+    const size_t tail = damaged.rfind('\n', damaged.size() - 2) + 1;
+    damaged.insert(tail, "?");
+    const std::string want = fmt::format(
+        "line {} is not \"SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME\" or \"- NAME\"", bad + 2);
+    auto text_error = ParseDirectoryIndex(damaged);
+    CHECK(text_error.status().code() == StatusCode::kInvalidArgument);
+    CHECK(text_error.status().message() == want);
+    testing::WriteFile(dir.File(kDirectoryIndexName), damaged);
+    const DirectoryLookup ignored = LookUpDirectoryIndex(dir.path(), views);
+    CHECK(ignored.found);
+    CHECK(ignored.problem == want);
+    CHECK(ignored.stale == 0);
+    CHECK(std::count(ignored.matched.begin(), ignored.matched.end(), 1) == 0);
+  }
+  // A bad header or listing line: the same words both ways.
+  for (const std::string& bad : {std::string("tfdist-directory-index 3\n"),
+                                 std::string(kDirectoryIndexHeader) + "\nlisting 1 2 3\n"}) {
+    auto text_error = ParseDirectoryIndex(bad);
+    REQUIRE_FALSE(text_error.ok());
+    testing::WriteFile(dir.File(kDirectoryIndexName), bad);
+    CHECK(DirectoryIndex::Open(dir.path())->problem() == text_error.status().message());
+  }
+}
+
+TEST_CASE("a version 1 index, a last line without a newline, CRLF lines: read alike") {
+  testing::TempDir dir;
+  const std::string v1 = "tfdist-directory-index 1\r\n102 7 6 6 a\r\n3 4 5 6 b c";
+  auto parsed = ParseDirectoryIndex(v1);
+  REQUIRE(parsed.ok());
+  REQUIRE(parsed->entries.size() == 2);
+  CHECK(parsed->entries[0] == DirectoryIndexEntry{"a", 102, 7, {6, 6}});
+  CHECK(parsed->entries[1] == DirectoryIndexEntry{"b c", 3, 4, {5, 6}});
+  CHECK(parsed->listing.empty());
+  testing::WriteFile(dir.File(kDirectoryIndexName), v1);
+  auto index = DirectoryIndex::Open(dir.path());
+  CHECK(index->found());
+  CHECK(index->problem().empty());
+  CHECK_FALSE(index->Listing().has_value());
+  // Written in another order, read back sorted by name in place.
+  const std::string unsorted =
+      std::string(kDirectoryIndexHeader) + "\nlisting 0 0 0 0\n1 1 1 1 z\n- m\n1 1 1 1 a\n";
+  parsed = ParseDirectoryIndex(unsorted);
+  REQUIRE(parsed.ok());
+  CHECK(parsed->entries.size() == 2);
+  CHECK(parsed->others == std::vector<std::string>{"m"});
+  testing::WriteFile(dir.File(kDirectoryIndexName), unsorted);
+  testing::WriteFile(dir.File("a"), "");
+  testing::WriteFile(dir.File("z"), "");
+  const std::vector<std::string_view> names = {"a", "m", "z"};
+  const DirectoryLookup found = LookUpDirectoryIndex(dir.path(), names);
+  CHECK(found.problem.empty());
+  CHECK(found.stale == 2);  // a and z are there, of another size and mtime; m has no entry
 }
 
 // Sets `path`'s modification time to `seconds` after the epoch.
@@ -161,8 +197,7 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
   REQUIRE(report.ok());
   CHECK(report->index_path == dir.File(kDirectoryIndexName));
   CHECK(report->files == 4);
-  CHECK(report->records == 6);
-  CHECK(report->payload_bytes == 3 + 3 + 5 + 1 + 1 + 2);
+  CHECK(report->total == FileRecords{6, 3 + 3 + 5 + 1 + 1 + 2});
   CHECK(report->from_file_indexes == 1);
   REQUIRE(report->skipped.size() == 2);
   CHECK(report->skipped[0].first == dir.File("c.gz"));
@@ -175,8 +210,8 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
   for (const auto& e : entries) listed.push_back(e.name);
   CHECK(listed == std::vector<std::string>{".hidden", "a with space", "b.tfrecord", "empty"});
   // The other names of the folder: all of them, with the listing's time.
-  CHECK(contents->others == std::vector<std::string>{".tfdist-index", "b.tfrecord.idx", "c.gz",
-                                                     "damaged", "sub"});
+  CHECK(contents->others ==
+        std::vector<std::string>{".tfdist-index", "b.tfrecord.idx", "c.gz", "damaged", "sub"});
   CHECK(report->listing);
   struct stat st;
   REQUIRE(stat(dir.path().c_str(), &st) == 0);
@@ -186,7 +221,7 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
   REQUIRE(stat(dir.File("b.tfrecord").c_str(), &st) == 0);
   CHECK(entries[2].size == static_cast<uint64_t>(st.st_size));
   CHECK(entries[2].mtime_ns == st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec);
-  CHECK(entries[2].records == 3);
+  CHECK(entries[2].count.records == 3);
   // Not again without overwrite.
   CHECK(WriteDirectoryIndex(dir.path(), "", false).status().code() == StatusCode::kInvalidArgument);
   CHECK(WriteDirectoryIndex(dir.path() + "/", "", true).ok());
@@ -277,7 +312,8 @@ TEST_CASE("a directory index lists its folder while the folder's mtime is unchan
   // A version 1 index has no listing, and its entries still count.
   std::string v1 = "tfdist-directory-index 1\n";
   for (const DirectoryIndexEntry& e : text->entries) {
-    v1 += fmt::format("{} {} {} {} {}\n", e.size, e.mtime_ns, e.records, e.payload_bytes, e.name);
+    v1 += fmt::format("{} {} {} {} {}\n", e.size, e.mtime_ns, e.count.records,
+                      e.count.payload_bytes, e.name);
   }
   testing::WriteFile(dir.File(kDirectoryIndexName), v1);
   auto old = DirectoryIndex::Open(dir.path());
@@ -326,7 +362,7 @@ TEST_CASE("a name the index cannot hold (newline, carriage return) gets no entry
   REQUIRE(contents.ok());
   REQUIRE(contents->entries.size() == 1);
   CHECK(contents->entries[0].name == "foo");
-  CHECK(contents->entries[0].records == 1);
+  CHECK(contents->entries[0].count.records == 1);
   CHECK(contents->others.empty());
   CHECK(contents->listing.empty());
   CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
@@ -383,8 +419,9 @@ TEST_CASE("stale directory index entries are ignored: size, mtime, removed; new 
   CHECK(rewritten.stale == 0);  // f3 is gone from the folder and from the index
   CHECK(rewritten.counts[0].records == 3);
   // A damaged index is ignored as a whole, with the reason.
-  testing::WriteFile(dir.File(kDirectoryIndexName), std::string(kDirectoryIndexHeader) +
-                                                       "\nlisting 0 0 0 0\n1 2 3 4 f1\nnot a line\n");
+  testing::WriteFile(
+      dir.File(kDirectoryIndexName),
+      std::string(kDirectoryIndexHeader) + "\nlisting 0 0 0 0\n1 2 3 4 f1\nnot a line\n");
   DirectoryLookup damaged = LookUpDirectoryIndex(dir.path(), Views(names));
   CHECK(damaged.found);
   CHECK(damaged.problem.find("line 4") != std::string::npos);
@@ -403,7 +440,7 @@ TEST_CASE("a directory index matches names across many chunks") {
       testing::WriteFile(dir.File(name), frame);
       SetMtime(dir.File(name), 1'000'000 + i);
     }
-    entries.push_back({name, frame.size(), (int64_t{1'000'000} + i) * 1'000'000'000, 1, 3});
+    entries.push_back({name, frame.size(), (int64_t{1'000'000} + i) * 1'000'000'000, {1, 3}});
     if (i % 3 != 2) names.push_back(name);  // every third file is not asked for
   }
   testing::WriteFile(dir.File(kDirectoryIndexName), FormatDirectoryIndex({entries, {}, 0}));

@@ -1,0 +1,192 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// Directory indexes: the record counts of a folder's files, and its names,
+// in one file (.tfdist-index): the format, the writer and the reader.
+
+#ifndef TFDIST_IO_DIRECTORY_INDEX_H_
+#define TFDIST_IO_DIRECTORY_INDEX_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tfdist/base/result.h"
+#include "tfdist/io/record_reader.h"
+
+namespace tfdist::io {
+
+// The directory index: one file in a folder, named kDirectoryIndexName,
+// holding the record counts of the folder's uncompressed TFRecord files, so
+// that a FILE layout summary checks each file with one stat instead of
+// opening and reading its FILE.idx, and, while the folder is unchanged since
+// it was indexed, all the folder's names, so that its glob need not list it.
+// Text, one line each:
+//   tfdist-directory-index 2
+//   listing CTIME_NS MTIME_NS INODE DEVICE
+//   SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME
+//   - NAME
+// The listing line stamps the folder (FolderStamp: its change and
+// modification times, inode and device, fixed widths) once the names below
+// were checked to be all its entries; all zeros when they were not. Adding,
+// removing or renaming an entry sets the folder's change time, which no
+// program can set back, so the names are current while the stamp equals the
+// folder's. (The writer first proves that the folder's times move when an
+// entry changes, and waits until the file system's clock has passed them
+// before it checks the names; see WriteDirectoryIndex.)
+// An entry line describes a file: SIZE is its size in bytes and MTIME_NS its
+// modification time in nanoseconds since the epoch, both as they were when it
+// was counted; PAYLOAD_BYTES sums the record payloads; NAME is the file's
+// base name, to the end of the line (last, so that it may hold spaces). A
+// "- NAME" line is an entry of the folder that is not counted: a folder, a
+// compressed or damaged file, an index file, the index itself. Names holding
+// a newline or a carriage return are not written, and then there is no
+// listing. Lines after the listing line are sorted byte-wise by NAME. An
+// entry line describes its file while the file's size and mtime equal it and
+// that mtime is older than the index file's own. Version 1 (no listing line,
+// no "- " lines) is read too.
+inline constexpr char kDirectoryIndexName[] = ".tfdist-index";
+inline constexpr char kDirectoryIndexHeader[] = "tfdist-directory-index 2";
+inline constexpr char kDirectoryIndexHeaderV1[] = "tfdist-directory-index 1";
+
+struct DirectoryIndexEntry {
+  std::string name;  // base name
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  FileRecords count;
+
+  bool operator==(const DirectoryIndexEntry&) const = default;
+};
+
+// A folder as a listing saw it. All zero: no listing.
+struct FolderStamp {
+  int64_t ctime_ns = 0;
+  int64_t mtime_ns = 0;
+  uint64_t inode = 0;
+  uint64_t device = 0;
+
+  bool empty() const { return ctime_ns == 0; }
+  bool operator==(const FolderStamp&) const = default;
+};
+
+// A directory index's contents.
+struct DirectoryIndexContents {
+  std::vector<DirectoryIndexEntry> entries;  // sorted by name
+  std::vector<std::string> others;           // "- NAME" lines, sorted
+  FolderStamp listing;                       // empty: no listing
+
+  bool operator==(const DirectoryIndexContents&) const = default;
+};
+
+// The text of an index. REQUIRES: entries and others sorted by name, no
+// name with a newline.
+std::string FormatDirectoryIndex(const DirectoryIndexContents& contents);
+
+// The contents of an index's text, lines in the text's order, parsed by
+// the parser DirectoryIndex::Open reads the index file with.
+// Error: InvalidArgument for another header (format version), a bad
+// listing line, or a line that is not "SIZE MTIME_NS RECORDS PAYLOAD_BYTES
+// NAME" or "- NAME" (or names "." or ".."), naming the first such line's
+// number; its message is what DirectoryIndex::problem() says of that index.
+Result<DirectoryIndexContents> ParseDirectoryIndex(std::string_view text);
+
+// What WriteDirectoryIndex did.
+struct DirectoryIndexReport {
+  std::string index_path;
+  uint64_t files = 0;              // entries written
+  FileRecords total;               // over all entries
+  uint64_t from_file_indexes = 0;  // entries taken from an up-to-date FILE.idx
+  bool listing = false;            // the folder's names were recorded (the listing line)
+  // Regular files left out, with the reason: compressed, not TFRecord or
+  // damaged (the scan's error), or changed while counted. FILE.idx files,
+  // hidden temporary files and the index itself are left out silently.
+  std::vector<std::pair<std::string, std::string>> skipped;
+};
+
+// Counts the records of every regular file in `dir` (from its FILE.idx when
+// ReadIndex trusts it, else by a scan with both CRCs checked; files in
+// parallel) and writes the index to `output_dir` (default: `dir`)/
+// kDirectoryIndexName atomically. A file whose mtime is not older than the
+// start of its examination, by the file system's own clock (read by stamping
+// the index being written), is counted again once that clock has passed its
+// mtime (or left out, if that is more than a second away), so that no entry
+// can miss a later change of the same size within the same tick.
+// In the folder itself, the listing line is then filled in (in place, in
+// the file just renamed into place): once a probe file created and removed
+// there has moved the folder's change time, the file system's own clock
+// (read by stamping the index) has passed it, and a second listing shows the
+// same names with the folder's change time unchanged. A change after that
+// gets a later change time; one before shows in the second listing.
+// Error: NotFound when `dir` cannot be listed; InvalidArgument when the
+// index exists and !overwrite.
+Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir,
+                                                 const std::string& output_dir, bool overwrite);
+
+// What a directory index says about some files of its folder.
+struct DirectoryLookup {
+  bool found = false;               // the folder has an index
+  std::string problem;              // why the index was ignored as a whole (then nothing matched)
+  std::vector<uint8_t> matched;     // per name: 1 when its entry describes the file
+  std::vector<FileRecords> counts;  // per name, where matched
+  uint64_t stale = 0;               // names whose entry does not describe the file
+};
+
+// A folder's directory index, read, and checked entry by entry against the
+// folder: one fstatat per checked entry, relative to the open folder (no
+// path resolution), in parallel; no file is opened. Checking can start
+// before the names it will be asked about are known (while a glob lists the
+// folder), for the entries a filter accepts. Thread-compatible.
+class DirectoryIndex {
+ public:
+  // Reads the index of `dir` ("" is the current folder); no entry is
+  // checked yet. Never fails: without an index found() is false; a damaged
+  // one has a problem() and no entries.
+  static std::unique_ptr<DirectoryIndex> Open(const std::string& dir);
+  ~DirectoryIndex();
+  DirectoryIndex(const DirectoryIndex&) = delete;
+  DirectoryIndex& operator=(const DirectoryIndex&) = delete;
+
+  bool found() const { return found_; }
+  // The folder, open; -1 when it could not be opened.
+  int dir_fd() const { return dir_fd_; }
+  const std::string& problem() const { return problem_; }
+
+  // The counts for `names` (base names, sorted byte-wise, no duplicates).
+  // Entries not checked by Check are checked now.
+  DirectoryLookup LookUp(std::span<const std::string_view> names) const;
+
+  // Checks the entries `check` accepts, in parallel. Not concurrently with
+  // LookUp; Listing() may be read meanwhile.
+  void Check(const std::function<bool(std::string_view)>& check);
+
+  // All the folder's names (sorted, into the index), when the index has a
+  // listing and the folder's mtime still equals it; else nullopt.
+  std::optional<std::vector<std::string_view>> Listing() const;
+
+ private:
+  enum class State : uint8_t;
+  struct Entry;  // an index line and its state (directory_index.cc)
+  DirectoryIndex() = default;
+  State CheckEntry(const Entry& e) const;
+
+  int dir_fd_ = -1;
+  bool found_ = false;
+  std::string problem_;
+  void* map_ = nullptr;  // the index file, mapped
+  size_t map_size_ = 0;
+  int64_t index_mtime_ns_ = 0;
+  bool listing_current_ = false;  // a listing stamp equal to the folder's
+  std::vector<Entry> entries_;    // sorted by name
+};
+
+// DirectoryIndex::Open(dir)->LookUp(names), with found and problem.
+DirectoryLookup LookUpDirectoryIndex(const std::string& dir,
+                                     std::span<const std::string_view> names);
+
+}  // namespace tfdist::io
+
+#endif  // TFDIST_IO_DIRECTORY_INDEX_H_

@@ -1,0 +1,350 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// Directory indexes read: one parser of the text, in parallel chunks, for
+// DirectoryIndex (the index in place) and ParseDirectoryIndex (its copy).
+
+#include "tfdist/io/directory_index.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <limits.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <numeric>
+
+#include "directory_index_line.h"
+#include "unique_fd.h"
+
+namespace tfdist::io {
+namespace {
+
+// A base name a folder can hold.
+bool ValidName(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
+}
+
+// A line after the listing: an entry, or (counted false) a "- NAME" line.
+struct IndexLine {
+  std::string_view name;  // into the text
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  FileRecords count;
+  bool counted = true;
+};
+
+// Parses "SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME" from [p, end) (no newline).
+bool ParseEntryLine(const char* p, const char* end, IndexLine& e) {
+  auto number = [&](auto& v) {
+    const auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc() || next == end || *next != ' ') return false;
+    p = next + 1;
+    return true;
+  };
+  if (!number(e.size) || !number(e.mtime_ns) || !number(e.count.records) ||
+      !number(e.count.payload_bytes)) {
+    return false;
+  }
+  if (end > p && end[-1] == '\r') --end;
+  e.name = std::string_view(p, static_cast<size_t>(end - p));
+  return ValidName(e.name);
+}
+
+// The header of `text` and where the lines after it start: kNone for
+// another header.
+enum class Version { kNone, kV1, kV2 };
+Version HeaderOf(std::string_view text, size_t& body) {
+  const size_t end = text.find('\n');
+  std::string_view header = text.substr(0, end);
+  if (!header.empty() && header.back() == '\r') header.remove_suffix(1);
+  body = end == std::string_view::npos ? text.size() : end + 1;
+  if (header == kDirectoryIndexHeader) return Version::kV2;
+  if (header == kDirectoryIndexHeaderV1) return Version::kV1;
+  return Version::kNone;
+}
+
+// Parses the listing line of a version 2 index at `body`, and moves `body`
+// past it. False when it is not one.
+bool ParseListingLine(std::string_view text, size_t& body, FolderStamp& f) {
+  size_t end = text.find('\n', body);
+  if (end == std::string_view::npos) end = text.size();
+  std::string_view line = text.substr(body, end - body);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (!line.starts_with(kListingPrefix)) return false;
+  line.remove_prefix(sizeof kListingPrefix - 1);
+  const char* p = line.data();
+  const char* const limit = p + line.size();
+  auto number = [&](auto& v, bool last) {
+    const auto [next, ec] = std::from_chars(p, limit, v);
+    if (ec != std::errc() || (last ? next != limit : next == limit || *next != ' ')) return false;
+    p = last ? next : next + 1;
+    return true;
+  };
+  if (!number(f.ctime_ns, false) || !number(f.mtime_ns, false) || !number(f.inode, false) ||
+      !number(f.device, true) || f.ctime_ns < 0 || f.mtime_ns < 0) {
+    return false;
+  }
+  body = std::min(text.size(), end + 1);
+  return true;
+}
+
+// A "- NAME" line: a name of the folder that is not counted.
+bool ParseOtherLine(const char* p, const char* end, std::string_view& name) {
+  if (end - p < 2 || p[0] != '-' || p[1] != ' ') return false;
+  if (end[-1] == '\r') --end;
+  name = std::string_view(p + 2, static_cast<size_t>(end - p - 2));
+  return ValidName(name);
+}
+
+std::string BadLine(size_t line) {
+  return fmt::format("line {} is not \"SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME\" or \"- NAME\"",
+                     line);
+}
+
+std::string BadListing() {
+  return fmt::format("line 2 is not \"{}CTIME_NS MTIME_NS INODE DEVICE\"", kListingPrefix);
+}
+
+std::string BadHeader() {
+  return fmt::format("line 1 is not \"{}\" (another format or version)", kDirectoryIndexHeader);
+}
+
+// Parses `text` into its listing and `lines` (in the text's order; Line
+// is an IndexLine). The lines are cut into chunks of whole lines, parsed in
+// parallel, each into its own part of `lines` (sized by counting lines
+// first). Error: InvalidArgument naming the first bad line.
+template <typename Line>
+Status ParseIndexText(std::string_view text, FolderStamp& listing, std::vector<Line>& lines) {
+  size_t body = 0;
+  const Version version = HeaderOf(text, body);
+  if (version == Version::kNone) return Status::InvalidArgument(BadHeader());
+  if (version == Version::kV2 && !ParseListingLine(text, body, listing)) {
+    return Status::InvalidArgument(BadListing());
+  }
+  constexpr size_t kChunk = 1 << 18;
+  std::vector<size_t> starts;
+  for (size_t at = body; at < text.size();) {
+    starts.push_back(at);
+    const size_t nl = text.find('\n', std::min(text.size(), at + kChunk));
+    at = nl == std::string_view::npos ? text.size() : nl + 1;
+  }
+  starts.push_back(text.size());
+  const size_t num_chunks = starts.size() - 1;
+  std::vector<size_t> first(num_chunks + 1, 0);  // each chunk's first line
+  tbb::parallel_for(size_t{0}, num_chunks, [&](size_t c) {
+    const std::string_view chunk = text.substr(starts[c], starts[c + 1] - starts[c]);
+    first[c + 1] = static_cast<size_t>(std::count(chunk.begin(), chunk.end(), '\n')) +
+                   (chunk.ends_with('\n') ? 0 : 1);
+  });
+  std::partial_sum(first.begin(), first.end(), first.begin());
+  lines.resize(first.back());
+  std::atomic<size_t> bad_line_at{std::numeric_limits<size_t>::max()};
+  tbb::parallel_for(size_t{0}, num_chunks, [&](size_t c) {
+    Line* e = lines.data() + first[c];
+    for (size_t at = starts[c]; at < starts[c + 1]; ++e) {
+      size_t end = text.find('\n', at);
+      if (end == std::string_view::npos || end > starts[c + 1]) end = starts[c + 1];
+      const char* p = text.data() + at;
+      const char* q = text.data() + end;
+      IndexLine& line = *e;
+      line.counted = !(version == Version::kV2 && ParseOtherLine(p, q, line.name));
+      if (line.counted && !ParseEntryLine(p, q, line)) {
+        size_t seen = bad_line_at.load();
+        while (at < seen && !bad_line_at.compare_exchange_weak(seen, at)) {
+        }
+        break;
+      }
+      at = end + 1;
+    }
+  });
+  if (const size_t at = bad_line_at.load(); at != std::numeric_limits<size_t>::max()) {
+    lines.clear();
+    return Status::InvalidArgument(BadLine(
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n')));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string FormatDirectoryIndex(const DirectoryIndexContents& contents) {
+  std::string text = fmt::format("{}\n", kDirectoryIndexHeader);
+  text += ListingLine(contents.listing);
+  text.reserve(text.size() + contents.entries.size() * 64 + contents.others.size() * 32);
+  // Both lists are sorted: merged, every line after the listing is sorted.
+  auto e = contents.entries.begin();
+  auto o = contents.others.begin();
+  while (e != contents.entries.end() || o != contents.others.end()) {
+    if (o == contents.others.end() || (e != contents.entries.end() && e->name < *o)) {
+      fmt::format_to(std::back_inserter(text), "{} {} {} {} {}\n", e->size, e->mtime_ns,
+                     e->count.records, e->count.payload_bytes, e->name);
+      ++e;
+    } else {
+      fmt::format_to(std::back_inserter(text), "- {}\n", *o);
+      ++o;
+    }
+  }
+  return text;
+}
+
+Result<DirectoryIndexContents> ParseDirectoryIndex(std::string_view text) {
+  DirectoryIndexContents out;
+  std::vector<IndexLine> lines;
+  TFDIST_RETURN_IF_ERROR(ParseIndexText(text, out.listing, lines));
+  for (const IndexLine& line : lines) {
+    if (line.counted) {
+      out.entries.push_back({std::string(line.name), line.size, line.mtime_ns, line.count});
+    } else {
+      out.others.emplace_back(line.name);
+    }
+  }
+  return out;
+}
+
+enum class DirectoryIndex::State : uint8_t { kUnchecked, kMatches, kStale };
+
+// The state of an uncounted ("- NAME") line is never looked at.
+struct DirectoryIndex::Entry : IndexLine {
+  State state = State::kUnchecked;
+};
+
+DirectoryIndex::~DirectoryIndex() {
+  if (map_ != nullptr) munmap(map_, map_size_);
+  if (dir_fd_ >= 0) close(dir_fd_);
+}
+
+DirectoryIndex::State DirectoryIndex::CheckEntry(const Entry& e) const {
+  // fstatat needs the name NUL-terminated; the text is not written to, so
+  // that checks can run while other threads read it.
+  char name[NAME_MAX + 1];
+  if (e.name.size() > NAME_MAX) return State::kStale;
+  std::memcpy(name, e.name.data(), e.name.size());
+  name[e.name.size()] = '\0';
+  struct stat st;
+  const bool matches = fstatat(dir_fd_, name, &st, 0) == 0 && S_ISREG(st.st_mode) &&
+                       static_cast<uint64_t>(st.st_size) == e.size && MtimeNs(st) == e.mtime_ns &&
+                       e.mtime_ns < index_mtime_ns_;
+  return matches ? State::kMatches : State::kStale;
+}
+
+std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
+  std::unique_ptr<DirectoryIndex> index(new DirectoryIndex());
+  index->dir_fd_ = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (index->dir_fd_ < 0) return index;
+  const UniqueFd fd(openat(index->dir_fd_, kDirectoryIndexName, O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return index;
+  index->found_ = true;
+  struct stat index_st;
+  if (fstat(fd.get(), &index_st) != 0) {
+    index->problem_ = fmt::format("cannot be read: {}", std::strerror(errno));
+    return index;
+  }
+  index->index_mtime_ns_ = MtimeNs(index_st);
+  // Mapped, not read: tens of megabytes for a million files, used in place.
+  if (index_st.st_size > 0) {
+    void* map = mmap(nullptr, static_cast<size_t>(index_st.st_size), PROT_READ,
+                     MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    if (map == MAP_FAILED) {
+      index->problem_ = fmt::format("cannot be read: {}", std::strerror(errno));
+      return index;
+    }
+    index->map_ = map;
+    index->map_size_ = static_cast<size_t>(index_st.st_size);
+  }
+  const std::string_view text(static_cast<const char*>(index->map_), index->map_size_);
+  FolderStamp listing;
+  if (Status s = ParseIndexText(text, listing, index->entries_); !s.ok()) {
+    index->problem_ = s.message();
+    return index;
+  }
+  struct stat dir_st;
+  index->listing_current_ =
+      !listing.empty() && fstat(index->dir_fd_, &dir_st) == 0 && StampOf(dir_st) == listing;
+  auto by_name = [](const Entry& a, const Entry& b) { return a.name < b.name; };
+  if (!std::is_sorted(index->entries_.begin(), index->entries_.end(), by_name)) {
+    std::stable_sort(index->entries_.begin(), index->entries_.end(), by_name);
+  }
+  return index;
+}
+
+void DirectoryIndex::Check(const std::function<bool(std::string_view)>& check) {
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, entries_.size(), 1024),
+                    [&](const tbb::blocked_range<size_t>& r) {
+                      for (size_t i = r.begin(); i != r.end(); ++i) {
+                        Entry& e = entries_[i];
+                        if (e.counted && e.state == State::kUnchecked && check(e.name)) {
+                          e.state = CheckEntry(e);
+                        }
+                      }
+                    });
+}
+
+std::optional<std::vector<std::string_view>> DirectoryIndex::Listing() const {
+  if (!listing_current_ || !problem_.empty()) return std::nullopt;
+  std::vector<std::string_view> names;
+  names.reserve(entries_.size());
+  for (const Entry& e : entries_) names.push_back(e.name);
+  return names;
+}
+
+DirectoryLookup DirectoryIndex::LookUp(std::span<const std::string_view> names) const {
+  DirectoryLookup out;
+  out.found = found_;
+  out.problem = problem_;
+  out.matched.assign(names.size(), 0);
+  out.counts.resize(names.size());
+  if (!problem_.empty()) return out;
+  // Merge the sorted names with the sorted entries (a repeated entry name:
+  // the first one counts).
+  std::vector<std::pair<size_t, size_t>> unchecked;  // name, entry
+  size_t e = 0;
+  for (size_t i = 0; i < names.size() && e < entries_.size(); ++i) {
+    while (e < entries_.size() && entries_[e].name < names[i]) ++e;
+    if (e == entries_.size() || entries_[e].name != names[i]) continue;
+    if (!entries_[e].counted) {  // listed, not counted: no entry for the file
+      ++e;
+      continue;
+    }
+    switch (entries_[e].state) {
+      case State::kMatches:
+        out.matched[i] = 1;
+        out.counts[i] = entries_[e].count;
+        break;
+      case State::kStale:
+        ++out.stale;
+        break;
+      case State::kUnchecked:
+        unchecked.emplace_back(i, e);
+        break;
+    }
+    ++e;
+  }
+  std::atomic<uint64_t> stale{0};
+  tbb::parallel_for(size_t{0}, unchecked.size(), [&](size_t k) {
+    const auto [i, j] = unchecked[k];
+    if (CheckEntry(entries_[j]) == State::kMatches) {
+      out.matched[i] = 1;
+      out.counts[i] = entries_[j].count;
+    } else {
+      ++stale;
+    }
+  });
+  out.stale += stale.load();
+  return out;
+}
+
+DirectoryLookup LookUpDirectoryIndex(const std::string& dir,
+                                     std::span<const std::string_view> names) {
+  return DirectoryIndex::Open(dir)->LookUp(names);
+}
+
+}  // namespace tfdist::io

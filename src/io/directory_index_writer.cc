@@ -1,0 +1,332 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// Directory indexes written: every file of a folder counted, and the
+// folder's names recorded once they are proven current.
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <tbb/parallel_for.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <iterator>
+#include <random>
+#include <thread>
+
+#include "directory_index_line.h"
+#include "fs_util.h"
+#include "tfdist/base/interrupt.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/io/directory_index.h"
+#include "tfdist/io/file_count.h"
+#include "unique_fd.h"
+
+namespace tfdist::io {
+namespace {
+
+// One file examined for a directory index.
+struct Examined {
+  std::string name;
+  DirectoryIndexEntry entry;
+  bool from_file_index = false;
+  std::string skipped;  // why it is left out; empty when it is listed
+  bool regular = true;
+  bool racy = false;  // its mtime is not older than the examination's start
+};
+
+// Stats, counts and stats `e` again; the counts hold only when both stats agree.
+// `before_ns`: the file system's clock before the examination began.
+void Examine(int dir_fd, const std::string& dir, int64_t before_ns, Examined& e) {
+  e.skipped.clear();
+  e.racy = false;
+  struct stat st;
+  if (fstatat(dir_fd, e.name.c_str(), &st, 0) != 0) {
+    e.skipped = fmt::format("cannot stat: {}", std::strerror(errno));
+    return;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    e.regular = false;
+    return;
+  }
+  e.entry.name = e.name;
+  e.entry.size = static_cast<uint64_t>(st.st_size);
+  e.entry.mtime_ns = MtimeNs(st);
+  // Only uncompressed files, from FILE.idx or a scan with both CRCs checked.
+  CountOptions options;
+  options.scan.compression = Compression::kAuto;
+  options.uncompressed_only = true;
+  const FileCount c = CountFileAt(dir_fd, dir, e.name, options);
+  e.from_file_index = c.source == CountSource::kFileIndex;
+  if (!c.count.status.ok()) {
+    // The reasons are listed after the path: drop it from the messages.
+    const std::string path = JoinPath(dir, e.name);
+    std::string_view m = c.count.status.message();
+    if (m.starts_with(path) && m.substr(path.size()).starts_with(": ")) {
+      m.remove_prefix(path.size() + 2);
+    }
+    e.skipped = m;
+    return;
+  }
+  if (c.count.compression != Compression::kNone) {
+    e.skipped = fmt::format("{}-compressed", CompressionName(c.count.compression));
+    return;
+  }
+  e.entry.count = c.count;
+  struct stat after;
+  if (fstatat(dir_fd, e.name.c_str(), &after, 0) != 0 || after.st_size != st.st_size ||
+      MtimeNs(after) != e.entry.mtime_ns) {
+    e.skipped = "changed while it was counted";
+    return;
+  }
+  e.racy = e.entry.mtime_ns >= before_ns;
+}
+
+const std::string& Name(const std::string& s) { return s; }
+const std::string& Name(const DirectoryIndexEntry& e) { return e.name; }
+
+// The names in the folder open as `dir_fd` but "." and ".." and `except`.
+Result<std::vector<std::string>> ListNames(int dir_fd, const std::string& dir,
+                                           std::string_view except) {
+  const int fd = dup(dir_fd);
+  DIR* d = fd < 0 ? nullptr : fdopendir(fd);
+  if (d == nullptr) {
+    if (fd >= 0) close(fd);
+    return Status::NotFound(fmt::format("{}: cannot list the folder: {}", dir.empty() ? "." : dir,
+                                        std::strerror(errno)));
+  }
+  rewinddir(d);  // the duplicate shares its offset with dir_fd
+  std::vector<std::string> names;
+  while (const dirent* e = readdir(d)) {
+    const std::string_view name(e->d_name);
+    if (name == "." || name == ".." || name == except) continue;
+    names.emplace_back(name);
+  }
+  closedir(d);
+  return names;
+}
+
+// Whether `out_dir` is the folder open as `dir_fd`.
+bool SameFolder(int dir_fd, const std::string& out_dir) {
+  struct stat a, b;
+  return fstat(dir_fd, &a) == 0 && stat(out_dir.empty() ? "." : out_dir.c_str(), &b) == 0 &&
+         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+// Whether `name` can be written on an index line (and read back the same).
+bool Writable(std::string_view name) {
+  return name.find('\n') == std::string_view::npos && name.find('\r') == std::string_view::npos;
+}
+
+// The clock that stamps a folder's files: the time a file of it gets when
+// touched, read back (so, on NFS, the server's clock, and in whole seconds
+// where the file system keeps those). Uses the index being written.
+class FsClock {
+ public:
+  explicit FsClock(int fd) : fd_(fd) {}
+  bool Now(int64_t& ns) const {
+    struct stat st;
+    if (fd_ < 0 || futimens(fd_, nullptr) != 0 || fstat(fd_, &st) != 0) return false;
+    ns = CtimeNs(st);
+    return true;
+  }
+  // Waits (up to 3 s) until Now() > t.
+  bool WaitPast(int64_t t) const {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    for (int64_t now = 0; Now(now);) {
+      if (now > t) return true;
+      if (std::chrono::steady_clock::now() > give_up) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }
+
+ private:
+  int fd_;
+};
+
+// Fills in the listing line of the index `index_fd` (the file just renamed
+// into the folder open as `dir_fd`, listed as `names`: sorted, the index
+// included). Returns whether it did. The names must be current for as long
+// as the folder's change time stays what is recorded, so:
+// 1. A probe file is created, then removed, and each must move the folder's
+//    change time (some network and FUSE file systems never change it), to a
+//    time between two readings of `clock` (the same clock stamps the folder).
+// 2. `clock` must pass the folder's change time: any later change of an
+//    entry gets a later one, also where times are kept in whole seconds.
+// 3. Then the folder is listed again: it must hold exactly `names`, and its
+//    stamp must be as it was after the probe.
+bool RecordListing(int dir_fd, const std::string& dir, int index_fd, const FsClock& clock,
+                   const std::vector<std::string>& names) {
+  struct stat st;
+  if (fstat(dir_fd, &st) != 0 || !clock.WaitPast(CtimeNs(st))) return false;
+  int64_t first = 0, second = 0, third = 0;
+  std::random_device rd;
+  const std::string probe =
+      fmt::format("{}.tmp-probe-{}-{:08x}", kDirectoryIndexName, getpid(), rd());
+  if (!clock.Now(first)) return false;
+  // A temporary file like any other: a forced exit (a second Ctrl-C) removes it.
+  const std::string probe_path = JoinPath(dir, probe);
+  RegisterTempFile(probe_path);
+  struct Unregister {
+    const std::string& path;
+    ~Unregister() { UnregisterTempFile(path); }
+  } unregister{probe_path};
+  const int probe_fd = openat(dir_fd, probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (probe_fd < 0) return false;
+  close(probe_fd);
+  const bool made = fstat(dir_fd, &st) == 0;
+  const int64_t with_probe = CtimeNs(st);
+  const bool timed = clock.Now(second) && clock.WaitPast(with_probe);
+  const bool removed = unlinkat(dir_fd, probe.c_str(), 0) == 0 && fstat(dir_fd, &st) == 0;
+  const FolderStamp stamp = StampOf(st);
+  if (!made || !timed || !removed || !clock.Now(third) || with_probe < first ||
+      with_probe > second || stamp.ctime_ns <= with_probe || stamp.ctime_ns > third) {
+    return false;
+  }
+  if (!clock.WaitPast(stamp.ctime_ns)) return false;
+  Result<std::vector<std::string>> now = ListNames(dir_fd, dir, "");
+  if (!now.ok()) return false;
+  std::sort(now->begin(), now->end());
+  if (*now != names || fstat(dir_fd, &st) != 0 || !(StampOf(st) == stamp)) return false;
+  const std::string line = ListingLine(stamp);
+  const off_t at = static_cast<off_t>(sizeof kDirectoryIndexHeader);  // after the header's \n
+  return pwrite(index_fd, line.data(), line.size() - 1, at) ==
+         static_cast<ssize_t>(line.size() - 1);
+}
+
+// The names to count: not the index, FILE.idx files, names an index line
+// cannot hold, or hidden temporary files.
+std::vector<Examined> FilesToCount(const std::vector<std::string>& names) {
+  std::vector<Examined> files;
+  for (const std::string& name : names) {
+    if (name == kDirectoryIndexName || name.ends_with(".idx") || !Writable(name) ||
+        (name.starts_with('.') && name.find(".tmp-") != std::string::npos)) {
+      continue;
+    }
+    files.emplace_back().name = name;
+  }
+  return files;
+}
+
+// Examines every file, in parallel. A file whose mtime is not older than the
+// examination's start (`before_ns` by `clock`) could change again within
+// that mtime's tick without changing size or mtime: it is counted again once
+// the clock has passed its mtime. Then every entry is older than its
+// examination, and any later change of the file shows. (Not for an mtime
+// more than a second ahead: the file is left out.)
+void ExamineAll(int dir_fd, const std::string& dir, const FsClock& clock, int64_t before_ns,
+                std::vector<Examined>& files) {
+  tbb::parallel_for(size_t{0}, files.size(),
+                    [&](size_t i) { Examine(dir_fd, dir, before_ns, files[i]); });
+  int64_t racy_until = 0;
+  for (const Examined& e : files) {
+    if (e.regular && e.skipped.empty() && e.racy && e.entry.mtime_ns <= before_ns + 1'000'000'000)
+      racy_until = std::max(racy_until, e.entry.mtime_ns);
+  }
+  if (racy_until > 0 && clock.WaitPast(racy_until) && clock.Now(before_ns)) {
+    for (Examined& e : files) {
+      if (e.regular && e.skipped.empty() && e.racy && e.entry.mtime_ns <= racy_until) {
+        Examine(dir_fd, dir, before_ns, e);
+      }
+    }
+  }
+  for (Examined& e : files) {  // still racy (or the clock could not pass it)
+    if (e.regular && e.skipped.empty() && e.racy) {
+      e.skipped = "modified while it was counted, or in the future";
+    }
+  }
+}
+
+// The index's contents from the examined files and all the folder's `names`
+// (the index's own is added); the totals and the files left out go to
+// `report`. `listable`: every name can be written (else no listing).
+DirectoryIndexContents Tally(const std::string& dir, std::vector<Examined>& files,
+                             std::vector<std::string>& names, DirectoryIndexReport& report,
+                             bool& listable) {
+  DirectoryIndexContents contents;
+  for (Examined& e : files) {
+    if (!e.regular) continue;
+    if (!e.skipped.empty()) {
+      report.skipped.emplace_back(JoinPath(dir, e.name), std::move(e.skipped));
+      continue;
+    }
+    ++report.files;
+    report.total.records += e.entry.count.records;
+    report.total.payload_bytes += e.entry.count.payload_bytes;
+    report.from_file_indexes += e.from_file_index ? 1 : 0;
+    contents.entries.push_back(std::move(e.entry));
+  }
+  std::sort(
+      contents.entries.begin(), contents.entries.end(),
+      [](const DirectoryIndexEntry& a, const DirectoryIndexEntry& b) { return a.name < b.name; });
+  std::sort(report.skipped.begin(), report.skipped.end());
+  // Every other name of the folder, and the index's own, for the listing.
+  names.emplace_back(kDirectoryIndexName);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::set_difference(names.begin(), names.end(), contents.entries.begin(), contents.entries.end(),
+                      std::back_inserter(contents.others),
+                      [](const auto& a, const auto& b) { return Name(a) < Name(b); });
+  listable = std::all_of(names.begin(), names.end(), Writable);
+  if (!listable) contents.others.clear();  // a name the text cannot hold: no listing
+  return contents;
+}
+
+}  // namespace
+
+Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
+                                                 const std::string& output_dir, bool overwrite) {
+  std::string dir = dir_in;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  const UniqueFd dir_fd(open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() < 0) {
+    return Status::NotFound(
+        fmt::format("{}: cannot open the folder: {}", dir, std::strerror(errno)));
+  }
+  DirectoryIndexReport report;
+  const std::string& out_dir = output_dir.empty() ? dir : output_dir;
+  report.index_path = JoinPath(out_dir, kDirectoryIndexName);
+  // Fail before counting anything when the index exists.
+  TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(report.index_path, overwrite));
+
+  // The folder's names, but for our own temporary file (it becomes the
+  // index). Those of the files to count, and all of them for the listing.
+  const std::string_view own_temp = BaseName(file->temp_path());
+  TFDIST_ASSIGN_OR_RETURN(std::vector<std::string> names, ListNames(dir_fd.get(), dir, own_temp));
+  std::vector<Examined> files = FilesToCount(names);
+  // The folder's clock, read from the index being written (its temporary
+  // file, then the index itself; only its times are changed).
+  const UniqueFd clock_fd(open(file->temp_path().c_str(), O_WRONLY | O_CLOEXEC));
+  const FsClock clock(clock_fd.get());
+  int64_t before_ns = 0;
+  if (!clock.Now(before_ns)) {
+    return Status::Internal(fmt::format("{}: cannot read the folder's clock: {}", file->temp_path(),
+                                        std::strerror(errno)));
+  }
+  ExamineAll(dir_fd.get(), dir, clock, before_ns, files);
+  bool listable = false;
+  const DirectoryIndexContents contents = Tally(dir, files, names, report, listable);
+  // No fsync, as for FILE.idx: the index is derived data, checked entry by
+  // entry against its files when read.
+  std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
+  TFDIST_RETURN_IF_ERROR(sink->Write(FormatDirectoryIndex(contents)));
+  TFDIST_RETURN_IF_ERROR(sink->Finish());
+  sink.reset();
+  TFDIST_RETURN_IF_ERROR(file->Commit());
+  // clock_fd is the index now. Found again by name, it must still be the
+  // same file: another tfdist index may have replaced it meanwhile.
+  struct stat written, now;
+  if (listable && SameFolder(dir_fd.get(), out_dir) && fstat(clock_fd.get(), &written) == 0 &&
+      fstatat(dir_fd.get(), kDirectoryIndexName, &now, 0) == 0 && now.st_ino == written.st_ino &&
+      now.st_dev == written.st_dev) {
+    report.listing = RecordListing(dir_fd.get(), dir, clock_fd.get(), clock, names);
+  }
+  return report;
+}
+
+}  // namespace tfdist::io

@@ -1,0 +1,342 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// The index-else-scan ladder: directory index entries looked up by folder,
+// then FILE.idx or a scan per file, in parallel.
+
+#include "tfdist/io/file_count.h"
+
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <unordered_map>
+
+#include "fs_util.h"
+#include "tfdist/io/file_index.h"
+
+namespace tfdist::io {
+namespace {
+
+bool IndexesApply(const RecordReaderOptions& scan) {
+  return scan.compression != Compression::kGzip && scan.compression != Compression::kZlib;
+}
+
+// A file named relative to its open folder, for ReadIndexAt.
+struct InFolder {
+  int dir_fd;
+  std::string dir;
+  std::string name;
+};
+
+// The compression `path` is read with: `c`, or what its first bytes say
+// (as RecordReader detects it) for kAuto.
+Result<Compression> CompressionOf(const std::string& path, Compression c) {
+  if (c != Compression::kAuto) return c;
+  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenFileSource(path));
+  std::string prefix(64 * 1024, '\0');
+  TFDIST_ASSIGN_OR_RETURN(size_t n, source->Read(prefix));
+  prefix.resize(n);
+  return DetectCompression(prefix);
+}
+
+// The rungs below the directory index for `path` (as messages name it),
+// its FILE.idx read relative to `at` when given.
+FileCount CountBelowDirectoryIndex(const std::string& path, const InFolder* at,
+                                   const CountOptions& o) {
+  FileCount out;
+  if (o.file_index && IndexesApply(o.scan) && path != "-") {
+    const std::optional<IndexedCount> index =
+        at != nullptr ? ReadIndexAt(at->dir_fd, at->dir, at->name, &out.stale_index)
+                      : ReadIndex(path, "", &out.stale_index);
+    if (index) {
+      static_cast<FileRecords&>(out.count) = index->count;
+      out.source = CountSource::kFileIndex;
+      return out;
+    }
+  }
+  RecordReaderOptions scan = o.scan;
+  if (o.uncompressed_only) {
+    const Result<Compression> c = CompressionOf(path, scan.compression);
+    if (!c.ok() || *c != Compression::kNone) {
+      out.count.compression = c.ok() ? *c : scan.compression;
+      out.count.status = c.status();
+      return out;
+    }
+    scan.compression = Compression::kNone;
+  }
+  out.count = CountRecords(path, scan);
+  return out;
+}
+
+constexpr uint32_t kNoFolder = std::numeric_limits<uint32_t>::max();
+
+// The files of one folder, and its directory index.
+struct Folder {
+  std::string_view dir;                 // as the paths spell it: "" or "/" or "a/b"
+  std::vector<std::string_view> names;  // base names, sorted byte-wise
+  std::vector<size_t> files;            // where each name is in the list
+  const DirectoryIndex* index = nullptr;
+};
+
+// The first rung for many files: their folders' directory indexes.
+class DirectoryRung {
+ public:
+  // Groups `files` by folder (standard input has none).
+  explicit DirectoryRung(std::span<const std::string_view> files) : folder_of_(files.size()) {
+    std::unordered_map<std::string_view, uint32_t> number;
+    uint32_t last = kNoFolder;
+    std::vector<uint8_t> sorted;
+    for (size_t i = 0; i < files.size(); ++i) {
+      const std::string_view path = files[i];
+      if (path == "-") {
+        folder_of_[i] = kNoFolder;
+        continue;
+      }
+      const size_t slash = path.rfind('/');
+      const std::string_view dir = slash == std::string_view::npos ? std::string_view()
+                                   : slash == 0                    ? path.substr(0, 1)
+                                                                   : path.substr(0, slash);
+      if (last == kNoFolder || folders_[last].dir != dir) {
+        auto [it, inserted] = number.emplace(dir, static_cast<uint32_t>(folders_.size()));
+        if (inserted) {
+          folders_.emplace_back().dir = dir;
+          sorted.push_back(1);
+        }
+        last = it->second;
+      }
+      Folder& folder = folders_[last];
+      const std::string_view base = path.substr(slash + 1);  // npos + 1 == 0
+      if (!folder.names.empty() && !(folder.names.back() < base)) sorted[last] = 0;
+      folder.names.push_back(base);
+      folder.files.push_back(i);
+      folder_of_[i] = last;
+    }
+    for (size_t k = 0; k < folders_.size(); ++k) {
+      if (!sorted[k]) SortByName(folders_[k]);
+    }
+  }
+
+  // Looks every file up in its folder's index: the one `ahead` holds for
+  // the folder, else one opened now. keep(i, records) takes each file an
+  // entry describes.
+  template <typename Keep>
+  void LookUp(const std::map<std::string, std::unique_ptr<DirectoryIndex>, std::less<>>& ahead,
+              Keep&& keep) {
+    for (Folder& folder : folders_) {
+      const auto it = ahead.find(folder.dir);
+      if (it != ahead.end()) {
+        folder.index = it->second.get();
+      } else {
+        opened_.push_back(DirectoryIndex::Open(std::string(folder.dir)));
+        folder.index = opened_.back().get();
+      }
+      if (!folder.index->found()) continue;
+      found_ = true;
+      const DirectoryLookup lookup = folder.index->LookUp(folder.names);
+      if (!lookup.problem.empty()) {
+        const std::string dir = folder.dir.empty() ? "." : std::string(folder.dir);
+        ignored_.push_back(
+            {fmt::format("{}/{} is ignored: {}", dir, kDirectoryIndexName, lookup.problem),
+             {Remedy::kRewriteDirectoryIndex, dir}});
+        continue;
+      }
+      stale_ += lookup.stale;
+      for (size_t n = 0; n < folder.names.size(); ++n) {
+        if (lookup.matched[n]) keep(folder.files[n], lookup.counts[n]);
+      }
+    }
+  }
+
+  // File i relative to its open folder; nullopt for none (or not opened).
+  std::optional<InFolder> At(size_t i, std::string_view path) const {
+    if (folder_of_[i] == kNoFolder) return std::nullopt;
+    const Folder& folder = folders_[folder_of_[i]];
+    if (folder.index == nullptr || folder.index->dir_fd() < 0) return std::nullopt;
+    const size_t slash = path.rfind('/');
+    return InFolder{folder.index->dir_fd(), std::string(folder.dir),
+                    std::string(path.substr(slash + 1))};
+  }
+
+  bool found() const { return found_; }
+  uint64_t stale() const { return stale_; }
+  std::vector<IgnoredIndex>& ignored() { return ignored_; }
+
+ private:
+  static void SortByName(Folder& folder) {
+    std::vector<size_t> order(folder.names.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return folder.names[a] < folder.names[b]; });
+    Folder by_name;
+    by_name.dir = folder.dir;
+    for (size_t n : order) {
+      by_name.names.push_back(folder.names[n]);
+      by_name.files.push_back(folder.files[n]);
+    }
+    folder = std::move(by_name);
+  }
+
+  std::vector<Folder> folders_;
+  std::vector<uint32_t> folder_of_;  // per file
+  std::vector<std::unique_ptr<DirectoryIndex>> opened_;
+  bool found_ = false;
+  uint64_t stale_ = 0;
+  std::vector<IgnoredIndex> ignored_;
+};
+
+// The rungs below the directory index for the files `todo` names, in
+// parallel; keep(i, FileCount&&) takes each, from any thread. `rung` (when
+// given) opened the files' folders. `done` counts files for `progress`.
+template <typename Keep>
+void CountRest(std::span<const std::string_view> files, std::span<const size_t> todo,
+               const DirectoryRung* rung, const CountOptions& options, Keep&& keep,
+               std::atomic<uint64_t>& done,
+               const std::function<void(uint64_t, uint64_t)>& progress) {
+  tbb::parallel_for(size_t{0}, todo.size(), [&](size_t t) {
+    const size_t i = todo[t];
+    const std::string path(files[i]);
+    const std::optional<InFolder> at = rung != nullptr ? rung->At(i, path) : std::nullopt;
+    keep(i, CountBelowDirectoryIndex(path, at ? &*at : nullptr, options));
+    const uint64_t n = ++done;
+    if (progress && (n % 1024 == 0 || n == files.size())) progress(n, files.size());
+  });
+}
+
+using Ahead = std::map<std::string, std::unique_ptr<DirectoryIndex>, std::less<>>;
+
+}  // namespace
+
+std::vector<FileCount> CountFiles(std::span<const std::string> files, const CountOptions& options) {
+  std::vector<FileCount> out(files.size());
+  const std::vector<std::string_view> views(files.begin(), files.end());
+  std::vector<size_t> todo;
+  std::optional<DirectoryRung> rung;
+  if (options.directory_index && IndexesApply(options.scan)) {
+    rung.emplace(views);
+    std::vector<uint8_t> listed(files.size(), 0);
+    rung->LookUp(Ahead(), [&](size_t i, const FileRecords& records) {
+      static_cast<FileRecords&>(out[i].count) = records;
+      out[i].source = CountSource::kDirectoryIndex;
+      listed[i] = 1;
+    });
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (!listed[i]) todo.push_back(i);
+    }
+  } else {
+    todo.resize(files.size());
+    std::iota(todo.begin(), todo.end(), size_t{0});
+  }
+  std::atomic<uint64_t> done{0};
+  CountRest(views, todo, rung ? &*rung : nullptr, options,
+            [&](size_t i, FileCount&& c) { out[i] = std::move(c); }, done, {});
+  return out;
+}
+
+FileCount CountFileAt(int dir_fd, const std::string& dir, const std::string& name,
+                      const CountOptions& options) {
+  const InFolder at{dir_fd, dir, name};
+  return CountBelowDirectoryIndex(JoinPath(dir, name), &at, options);
+}
+
+std::string FileCounts::SourcesText() const {
+  if (!directory_index_found) {
+    return fmt::format("{} file{} from index files, {} by scanning", from_file_index,
+                       from_file_index == 1 ? "" : "s", scanned);
+  }
+  std::string text = fmt::format("{} file{} from {}, {} from index files, {} by scanning",
+                                 from_directory_index, from_directory_index == 1 ? "" : "s",
+                                 kDirectoryIndexName, from_file_index, scanned);
+  if (stale_entries != 0) {
+    text += fmt::format("; {} stale {} entr{} ignored", stale_entries, kDirectoryIndexName,
+                        stale_entries == 1 ? "y" : "ies");
+  }
+  if (folder_names_from_index) {
+    text += fmt::format("; folder names from its {}", kDirectoryIndexName);
+  }
+  return text;
+}
+
+FileCounter::FileCounter(std::span<const std::string> patterns) {
+  std::map<std::string, std::vector<FolderPattern>> by_dir;
+  for (const std::string& pattern : patterns) {
+    if (std::optional<FolderPattern> f = FolderPattern::Split(pattern)) {
+      by_dir[f->dir].push_back(std::move(*f));
+    }
+  }
+  if (by_dir.empty()) return;
+  for (const auto& [dir, folder_patterns] : by_dir) {
+    std::unique_ptr<DirectoryIndex>& index = ahead_[dir];
+    index = DirectoryIndex::Open(dir);
+    if (auto names = index->Listing()) listings_.emplace(dir, std::move(*names));
+  }
+  // The thread only sets the entries' states; list_files reads their names.
+  checker_ = std::thread([this, by_dir = std::move(by_dir)] {
+    for (const auto& [dir, folder_patterns] : by_dir) {
+      ahead_.find(dir)->second->Check([&](std::string_view name) {
+        return std::any_of(folder_patterns.begin(), folder_patterns.end(),
+                           [&](const FolderPattern& f) { return f.Matches(name); });
+      });
+    }
+  });
+}
+
+FileCounter::~FileCounter() {
+  if (checker_.joinable()) checker_.join();
+}
+
+Result<FileCounts> FileCounter::Count(std::span<const std::string_view> files,
+                                      Compression compression,
+                                      const std::function<void(uint64_t, uint64_t)>& progress) {
+  CountOptions options;
+  options.directory_index = true;
+  options.scan.compression = compression;
+  FileCounts out;
+  out.counts.resize(files.size());
+  out.folder_names_from_index = !listings_.empty();
+  std::vector<uint8_t> listed(files.size(), 0);
+  std::atomic<uint64_t> done{0};
+  std::optional<DirectoryRung> rung;
+  if (IndexesApply(options.scan)) {
+    rung.emplace(files);
+    if (checker_.joinable()) checker_.join();
+    rung->LookUp(ahead_, [&](size_t i, const FileRecords& records) {
+      out.counts[i] = records;
+      listed[i] = 1;
+      ++out.from_directory_index;
+    });
+    done = out.from_directory_index;
+    out.directory_index_found = rung->found();
+    out.stale_entries = rung->stale();
+    out.ignored = std::move(rung->ignored());
+    if (progress && done > 0) progress(done, files.size());
+  }
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!listed[i]) todo.push_back(i);
+  }
+  std::mutex mu;
+  std::atomic<uint64_t> from_file_index{0};
+  size_t first_error = files.size();
+  Status error;
+  auto keep = [&](size_t i, FileCount&& c) {
+    out.counts[i] = c.count;
+    if (c.source == CountSource::kFileIndex) ++from_file_index;
+    if (c.count.status.ok()) return;
+    std::lock_guard<std::mutex> lock(mu);
+    if (i < first_error) {
+      first_error = i;
+      error = std::move(c.count.status);
+    }
+  };
+  CountRest(files, todo, rung ? &*rung : nullptr, options, keep, done, progress);
+  TFDIST_RETURN_IF_ERROR(error);
+  out.from_file_index = from_file_index.load();
+  out.scanned = files.size() - out.from_directory_index - out.from_file_index;
+  return out;
+}
+
+}  // namespace tfdist::io
