@@ -8,11 +8,11 @@
 #include <span>
 #include <unordered_map>
 
-#include "file_counts.h"
 #include "plan.h"
 #include "tfdist/distribute/layout.h"
 #include "tfdist/distribute/split.h"
 #include "tfdist/distribute/steps.h"
+#include "tfdist/io/file_count.h"
 
 namespace tfdist::dist {
 namespace {
@@ -70,19 +70,19 @@ Result<std::vector<std::string>> RunFileNames(const data::Pipeline& pipeline,
 struct DistinctFiles {
   std::vector<std::string_view> names;  // views into the list
   std::vector<size_t> slot;             // per listed file: its index in `names`
-  bool sorted = true;
 };
 
 DistinctFiles Distinct(std::span<const std::string> files) {
   DistinctFiles d;
   d.slot.resize(files.size());
-  for (size_t f = 0; f < files.size() && d.sorted; ++f) {
+  bool sorted = true;
+  for (size_t f = 0; f < files.size() && sorted; ++f) {
     const int order = f == 0 ? -1 : files[f - 1].compare(files[f]);
     if (order < 0) d.names.push_back(files[f]);
-    d.sorted = order <= 0;
+    sorted = order <= 0;
     d.slot[f] = d.names.size() - 1;
   }
-  if (!d.sorted) {
+  if (!sorted) {
     d.names.clear();
     std::unordered_map<std::string_view, size_t> slot_of;
     for (size_t f = 0; f < files.size(); ++f) {
@@ -165,20 +165,22 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
     const data::BuildOptions& build_in, const std::function<void(uint64_t, uint64_t)>& progress) {
   using None = std::optional<LayoutSummary>;
   if (options.api != Api::kDistribute || options.max_steps || options.worker) return None();
-  // The folders' directory indexes are read first, where the summary will
-  // likely apply: list_files may then take a folder's names from one.
-  FileCounter counter;
   const PipelineShape early = Analyze(original);
+  if (!CountsSuffice(original, early)) return None();
+  // The folders' directory indexes are read first, where the summary will
+  // likely apply: list_files may then take a folder's names from one, while
+  // their entries are checked on another thread.
+  std::span<const std::string> patterns;
   if (const auto* l = std::get_if<data::ListFilesOp>(&original.ops[0].params);
-      l != nullptr && CountsSuffice(original, early) &&
+      l != nullptr &&
       (options.policy == AutoShardPolicy::kFile ||
        (options.policy == AutoShardPolicy::kAuto && early.file_blocker.empty())) &&
       std::holds_alternative<data::InterleaveOp>(original.ops[*early.reader].params) &&
       ReaderCompression(original, early) != io::Compression::kGzip &&
       ReaderCompression(original, early) != io::Compression::kZlib) {
-    counter.Prepare(l->patterns);
+    patterns = l->patterns;
   }
-  if (!CountsSuffice(original, early)) return None();
+  io::FileCounter counter(patterns);
   data::BuildOptions build = build_in;
   if (!build.default_seed) build.default_seed = 0;
   TFDIST_ASSIGN_OR_RETURN(const Distribution dist,
@@ -197,12 +199,15 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
     files = run_names;
   }
   const DistinctFiles distinct = Distinct(files);
-  TFDIST_ASSIGN_OR_RETURN(FileCounts counts,
-                          counter.Count(distinct.names, distinct.sorted,
-                                        ReaderCompression(dist.pipeline, dist.shape), progress));
-  for (Warning& w : counts.warnings) out.decision.warnings.push_back(std::move(w));
-  out.records_source = std::move(counts.source);
-  Arithmetic(files, distinct, counts.records, out);
+  TFDIST_ASSIGN_OR_RETURN(
+      io::FileCounts counts,
+      counter.Count(distinct.names, ReaderCompression(dist.pipeline, dist.shape), progress));
+  for (io::IgnoredIndex& ignored : counts.ignored) {
+    out.decision.Warn(WarningKind::kDirectoryIndexIgnored, std::move(ignored.message),
+                      std::move(ignored.advice));
+  }
+  out.records_source = counts.SourcesText();
+  Arithmetic(files, distinct, counts.counts, out);
   return std::optional<LayoutSummary>(std::move(out));
 }
 
