@@ -24,6 +24,7 @@
 #include "record_scan.h"
 #include "tfdist/base/interrupt.h"
 #include "tfdist/base/random.h"
+#include "tfdist/io/atomic_file.h"
 #include "tfdist/io/record_reader.h"
 
 namespace tfdist::io {
@@ -521,74 +522,6 @@ Status WriteOutputsSequentially(const Job& job) {
   return read_status;
 }
 
-void SyncFolder(const std::string& dir) {
-  const int fd = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  fsync(fd);
-  close(fd);
-}
-
-std::string FolderOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash);
-}
-
-// Renames every output into place, or none: a failure (or an interrupt)
-// part way removes the ones already renamed.
-Status CommitAll(std::vector<Output>& outputs, bool sync) {
-  if (Interrupted()) return Status::Cancelled("interrupted");
-  // A failed rename, or a second signal during the renames (see interrupt.h),
-  // removes every output of this run. Files under the output names (there
-  // are some only with --force) go first, so that the folder never holds a
-  // mix of old and new shards, nor a part of the old set.
-  for (const Output& out : outputs) RegisterTempFile(out.path);
-  for (const Output& out : outputs) unlink(out.path.c_str());
-  auto unregister = [&] {
-    for (const Output& out : outputs) UnregisterTempFile(out.path);
-  };
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    Status s = outputs[k].file->Commit();
-    if (!s.ok()) {
-      for (size_t j = 0; j < k; ++j) unlink(outputs[j].path.c_str());
-      unregister();
-      return s;
-    }
-  }
-  if (sync) {
-    std::set<std::string> folders;
-    for (const Output& out : outputs) folders.insert(FolderOf(out.path));
-    for (const std::string& dir : folders) SyncFolder(dir);
-  }
-  unregister();
-  return Status::OK();
-}
-
-Status CheckOutputs(const std::vector<std::string>& paths, bool overwrite) {
-  std::set<std::string> folders;
-  for (const std::string& p : paths) {
-    struct stat st;
-    if (!overwrite && stat(p.c_str(), &st) == 0) {
-      return Status::InvalidArgument(
-          fmt::format("{}: already exists (use --force to overwrite)", p));
-    }
-    folders.insert(FolderOf(p));
-  }
-  for (const std::string& dir : folders) {
-    struct stat st;
-    const std::string d = dir.empty() ? "." : dir;
-    if (stat(d.c_str(), &st) != 0) {
-      return Status::InvalidArgument(fmt::format("{}: the output folder does not exist", d));
-    }
-    if (!S_ISDIR(st.st_mode)) {
-      return Status::InvalidArgument(fmt::format("{}: is not a folder", d));
-    }
-    if (access(d.c_str(), W_OK) != 0) {
-      return Status::InvalidArgument(fmt::format("{}: cannot write in the output folder", d));
-    }
-  }
-  return Status::OK();
-}
-
 // Pass 1 over all inputs. `sequential`: the copy will read each input once
 // in order; `shuffle`: it will read records in any order.
 Result<std::vector<Input>> ScanInputs(std::span<const std::string> paths, const RewriteOptions& o,
@@ -658,7 +591,9 @@ Result<RewriteSummary> WriteAndCommit(std::vector<Input>& inputs, const ReshardP
     TFDIST_RETURN_IF_ERROR(WriteOutputsSequentially(job));
   }
   for (Input& in : inputs) in.spill.reset();  // not needed any more
-  TFDIST_RETURN_IF_ERROR(CommitAll(outputs, o.sync));
+  AtomicFileSet files;
+  for (Output& out : outputs) files.Add(std::move(out.file));
+  TFDIST_RETURN_IF_ERROR(files.Commit(o.sync));
 
   RewriteSummary summary;
   for (const Output& out : outputs) {
@@ -788,8 +723,8 @@ Result<RewriteSummary> Reshard(std::span<const std::string> inputs, const Reshar
   };
   // Fail before reading anything when the shard names are known already.
   if (options.num_shards != 0) {
-    TFDIST_RETURN_IF_ERROR(CheckOutputs(names(std::min<uint64_t>(options.num_shards, 1 << 20)),
-                                        options.overwrite));
+    TFDIST_RETURN_IF_ERROR(
+        CheckNewFiles(names(std::min<uint64_t>(options.num_shards, 1 << 20)), options.overwrite));
   }
   Result<std::vector<Input>> scanned =
       ScanInputs(inputs, options, options.seed.has_value(), options.output_prefix);
@@ -808,7 +743,7 @@ Result<RewriteSummary> Reshard(std::span<const std::string> inputs, const Reshar
     TFDIST_ASSIGN_OR_RETURN(plan, PlanReshard(sizes, options));
   }
   const std::vector<std::string> paths = names(plan.num_shards());
-  TFDIST_RETURN_IF_ERROR(CheckOutputs(paths, options.overwrite));
+  TFDIST_RETURN_IF_ERROR(CheckNewFiles(paths, options.overwrite));
   std::vector<Output> outputs(paths.size());
   for (size_t s = 0; s < paths.size(); ++s) {
     outputs[s].path = paths[s];
@@ -840,7 +775,7 @@ Result<RewriteSummary> Convert(std::span<const std::string> inputs, const Conver
     }
     paths.push_back(std::move(out));
   }
-  TFDIST_RETURN_IF_ERROR(CheckOutputs(paths, options.overwrite));
+  TFDIST_RETURN_IF_ERROR(CheckNewFiles(paths, options.overwrite));
   Result<std::vector<Input>> scanned = ScanInputs(inputs, options, false, "");
   if (!scanned.ok()) return Explain(scanned.status());
   std::vector<Input>& in = *scanned;
