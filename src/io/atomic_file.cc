@@ -91,8 +91,8 @@ void SyncFolder(const std::string& dir) {
 Result<std::unique_ptr<AtomicFile>> AtomicFile::Create(std::string path, bool overwrite) {
   struct stat st;
   if (!overwrite && stat(path.c_str(), &st) == 0) {
-    return Status::InvalidArgument(
-        fmt::format("{}: already exists (use --force to overwrite)", path));
+    return Status::InvalidArgument(fmt::format("{}: already exists", path))
+        .WithAdvice(Remedy::kOverwrite);
   }
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
@@ -186,8 +186,8 @@ Status CheckNewFiles(std::span<const std::string> paths, bool overwrite) {
   for (const std::string& p : paths) {
     struct stat st;
     if (!overwrite && stat(p.c_str(), &st) == 0) {
-      return Status::InvalidArgument(
-          fmt::format("{}: already exists (use --force to overwrite)", p));
+      return Status::InvalidArgument(fmt::format("{}: already exists", p))
+          .WithAdvice(Remedy::kOverwrite);
     }
     folders.insert(FolderOf(p));
   }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <filesystem>
 #include <set>
 
@@ -40,13 +41,11 @@ Result<RewriteSummary> WriteAndCommit(std::vector<Input>& inputs, const ReshardP
   return summary;
 }
 
-// Says what was interrupted and that nothing changed; other errors pass.
+// Says that an interrupt changed nothing; other errors pass (a failed
+// write says so itself: WriteOutputs).
 Status Explain(Status s) {
   if (s.code() == StatusCode::kCancelled) {
     return Status::Cancelled("interrupted; no output was written and no temporary file is left");
-  }
-  if (s.code() == StatusCode::kInternal && s.message().rfind("writing ", 0) == 0) {
-    return Status(s.code(), s.message() + "; no output was written and no temporary file is left");
   }
   return s;
 }
@@ -54,11 +53,8 @@ Status Explain(Status s) {
 }  // namespace
 
 Result<RewriteSummary> Reshard(std::span<const std::string> inputs, const ReshardOptions& options) {
-  if (options.output_prefix.empty()) return Status::InvalidArgument("no --output prefix given");
-  if ((options.num_shards == 0) == (options.records_per_shard == 0)) {
-    return Status::InvalidArgument(
-        "give exactly one of --num-shards and --records-per-shard (at least 1)");
-  }
+  assert(!options.output_prefix.empty());
+  assert((options.num_shards == 0) != (options.records_per_shard == 0));
   auto names = [&](uint64_t n) {
     std::vector<std::string> v;
     for (uint64_t s = 0; s < n; ++s) {
@@ -110,9 +106,10 @@ Result<RewriteSummary> Convert(std::span<const std::string> inputs, const Conver
     const bool same = fs::path(out).lexically_normal() == fs::path(input).lexically_normal() ||
                       fs::equivalent(out, input, ec);
     if (same) {
-      return Status::InvalidArgument(fmt::format(
-          "{}: converting to {} would write the file onto itself (use --output-dir)", input,
-          CompressionName(options.output_compression)));
+      return Status::InvalidArgument(
+                 fmt::format("{}: converting to {} would write the file onto itself", input,
+                             CompressionName(options.output_compression)))
+          .WithAdvice(Remedy::kOtherOutputFolder);
     }
     if (!seen.insert(fs::path(out).lexically_normal().string()).second) {
       return Status::InvalidArgument(

@@ -39,9 +39,15 @@ class CountingSink final : public ByteSink {
   uint64_t* count_;
 };
 
+// A failed write names its output. A write fails only before the commit,
+// and nothing is left of the outputs then: a failed write (a full disk)
+// says so here, where it is known to be one.
 Status WriteError(const Output& out, Status s) {
   if (s.code() == StatusCode::kCancelled) return s;
-  return Status(s.code(), fmt::format("writing {}: {}", out.path, s.message()));
+  return Status(s.code(), fmt::format("writing {}: {}{}", out.path, s.message(),
+                                      s.code() == StatusCode::kInternal
+                                          ? "; no output was written and no temporary file is left"
+                                          : ""));
 }
 
 Result<std::unique_ptr<ByteSink>> OpenOutput(Output& out, const RewriteOptions& o) {
@@ -157,10 +163,10 @@ Status CheckIndexFraming(const Input& in, const char* data, uint64_t begin, uint
     }
     // Damage the scan of count and verify finds is reported in their words.
     return CanonicalError(
-        in, Status::DataLoss(fmt::format("{}: corrupted record at {}: {} (the index does not "
-                                         "describe the file; write it again with tfdist index "
-                                         "--force)",
-                                         in.path, *it, what)));
+        in, Status::DataLoss(fmt::format("{}: corrupted record at {}: {}; the index does not "
+                                         "describe the file",
+                                         in.path, *it, what))
+                .WithAdvice(Remedy::kRewriteFileIndex, in.path));
   }
   return Status::OK();
 }

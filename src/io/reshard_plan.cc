@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
+#include <string>
 
 #include "tfdist/base/random.h"
 #include "tfdist/io/reshard.h"
@@ -38,10 +40,7 @@ std::vector<uint64_t> SeededPermutation(uint64_t n, uint64_t seed) {
 Result<ReshardPlan> PlanReshard(std::span<const uint64_t> record_sizes,
                                 const ReshardPlanOptions& options) {
   const uint64_t records = record_sizes.size();
-  if ((options.num_shards == 0) == (options.records_per_shard == 0)) {
-    return Status::InvalidArgument(
-        "give exactly one of --num-shards and --records-per-shard (at least 1)");
-  }
+  assert((options.num_shards == 0) != (options.records_per_shard == 0));
   if (records == 0) {
     return Status::InvalidArgument("the inputs hold no records: there is nothing to reshard");
   }
@@ -49,10 +48,11 @@ Result<ReshardPlan> PlanReshard(std::span<const uint64_t> record_sizes,
                                              : records / options.records_per_shard +
                                                    (records % options.records_per_shard != 0);
   if (n > records) {
-    return Status::InvalidArgument(fmt::format(
-        "cannot write {} shards from {} record{}: every shard must hold at least one record, as "
-        "TensorFlow's FILE sharding expects (use --num-shards {} or fewer)",
-        n, records, records == 1 ? "" : "s", records));
+    return Status::InvalidArgument(
+               fmt::format("cannot write {} shards from {} record{}: every shard must hold at "
+                           "least one record, as TensorFlow's FILE sharding expects",
+                           n, records, records == 1 ? "" : "s"))
+        .WithAdvice(Remedy::kFewerShards, std::to_string(records));
   }
   ReshardPlan plan;
   if (options.seed) plan.order = SeededPermutation(records, *options.seed);

@@ -7,6 +7,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cassert>
 
 #include "file_index_internal.h"
 #include "reshard_internal.h"
@@ -106,9 +107,7 @@ Status CanonicalError(const Input& in, Status fallback) {
 // in order; `shuffle`: it will read records in any order.
 Result<std::vector<Input>> ScanInputs(std::span<const std::string> paths, const RewriteOptions& o,
                                       bool shuffle, const std::string& spill_prefix) {
-  if (o.output_compression == Compression::kAuto) {
-    return Status::InvalidArgument("the output needs --compression none, gzip or zlib");
-  }
+  assert(o.output_compression != Compression::kAuto);
   if (paths.empty()) return Status::InvalidArgument("no input files");
   std::vector<Input> inputs(paths.size());
   for (size_t i = 0; i < paths.size(); ++i) {

@@ -71,7 +71,11 @@ TEST_CASE("overwriting, the old set goes whole: no mix of old and new files") {
   const std::vector<std::string> paths = {dir.File("a"), dir.File("b")};
   Status exists = CheckNewFiles(paths, /*overwrite=*/false);
   CHECK(exists.code() == StatusCode::kInvalidArgument);
-  CHECK(exists.message().starts_with(dir.File("a") + ": already exists"));
+  CHECK(exists.message() == dir.File("a") + ": already exists");
+  CHECK(exists.advice() == Advice{Remedy::kOverwrite, ""});
+  auto file = AtomicFile::Create(dir.File("b"), /*overwrite=*/false);
+  CHECK(file.status().message() == dir.File("b") + ": already exists");
+  CHECK(file.status().advice() == Advice{Remedy::kOverwrite, ""});
   CHECK(CheckNewFiles(paths, /*overwrite=*/true).ok());
   AtomicFileSet set;
   for (const std::string& p : paths) set.Add(Written(p, "new", /*overwrite=*/true));

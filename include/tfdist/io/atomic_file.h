@@ -21,8 +21,9 @@ namespace tfdist::io {
 // never committed (an error, an interrupt) is removed by the destructor.
 class AtomicFile {
  public:
-  // Error: InvalidArgument when `path` exists and !overwrite, or when its
-  // folder is missing or cannot be written.
+  // Error: InvalidArgument when `path` exists and !overwrite ("PATH: already
+  // exists", advice Remedy::kOverwrite), or when its folder is missing or
+  // cannot be written.
   static Result<std::unique_ptr<AtomicFile>> Create(std::string path, bool overwrite);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
@@ -91,9 +92,9 @@ class AtomicFileSet {
 // Checks, before anything is written, that files can be created at `paths`:
 // none exists (unless `overwrite`), and their folders exist and can be
 // written in.
-// Error: InvalidArgument "PATH: already exists", "DIR: the output folder
-// does not exist", "DIR: is not a folder" or "DIR: cannot write in the
-// output folder".
+// Error: InvalidArgument "PATH: already exists" (advice Remedy::kOverwrite),
+// "DIR: the output folder does not exist", "DIR: is not a folder" or "DIR:
+// cannot write in the output folder".
 Status CheckNewFiles(std::span<const std::string> paths, bool overwrite);
 
 }  // namespace tfdist::io
