@@ -3,11 +3,11 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <memory>
 
 #include "cli_util.h"
 #include "tfdist/base/interrupt.h"
+#include "tfdist/io/atomic_file.h"
 #include "tfdist/io/record_writer.h"
 #include "tfdist/proto/synthetic.h"
 
@@ -78,7 +78,7 @@ int RunGen(const GenOptions& o) {
   // Every file is written under a temporary name and all are renamed into
   // place at the end: an error or an interrupt leaves none of them behind.
   proto::PayloadGenerator gen(payload);
-  std::vector<std::unique_ptr<io::RecordWriter>> writers;
+  io::AtomicFileSet files;
   std::vector<std::string> names;
   std::string record;
   uint64_t global = 0, bytes = 0;
@@ -94,15 +94,9 @@ int RunGen(const GenOptions& o) {
       if (Status s = (*w)->Write(record); !s.ok()) return ReportError(s, o.json);
     }
     if (Status s = (*w)->Finish(); !s.ok()) return ReportError(s, o.json);
-    writers.push_back(std::move(*w));
+    files.Add((*w)->TakeFile());
   }
-  for (size_t k = 0; k < writers.size(); ++k) {
-    // An interrupt part way through removes the files already renamed.
-    if (Status s = writers[k]->Commit(); !s.ok()) {
-      for (size_t j = 0; j < k; ++j) std::remove(names[j].c_str());
-      return ReportError(s, o.json);
-    }
-  }
+  if (Status s = files.Commit(options.sync); !s.ok()) return ReportError(s, o.json);
   if (o.json) {
     nlohmann::ordered_json out;
     out["files"] = names;

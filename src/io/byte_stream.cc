@@ -1,5 +1,5 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// File and memory byte sources, string sinks, and atomically written files.
+// File and memory byte sources, and string sinks.
 
 #include "tfdist/io/byte_stream.h"
 
@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <random>
 
 #include "tfdist/base/interrupt.h"
 
@@ -128,58 +127,6 @@ class StringSink final : public ByteSink {
   std::string* out_;
 };
 
-// Buffered writes to a file descriptor it does not own.
-class FdSink final : public ByteSink {
- public:
-  FdSink(std::string path, int fd, bool sync) : path_(std::move(path)), fd_(fd), sync_(sync) {
-    buffer_.reserve(kBufferSize);
-  }
-
-  Status Write(std::string_view data) override {
-    if (buffer_.size() + data.size() > kBufferSize) {
-      TFDIST_RETURN_IF_ERROR(Flush());
-      if (data.size() >= kBufferSize) return WriteAll(data);
-    }
-    buffer_.append(data);
-    return Status::OK();
-  }
-
-  Status Finish() override {
-    TFDIST_RETURN_IF_ERROR(Flush());
-    if (sync_ && fsync(fd_) != 0) {
-      return Status::Internal(fmt::format("{}: fsync failed: {}", path_, ErrnoText(errno)));
-    }
-    return Status::OK();
-  }
-
- private:
-  static constexpr size_t kBufferSize = 1 << 20;
-
-  Status Flush() {
-    Status s = WriteAll(buffer_);
-    buffer_.clear();
-    return s;
-  }
-
-  Status WriteAll(std::string_view data) {
-    while (!data.empty()) {
-      if (Interrupted()) return Status::Cancelled("interrupted");
-      const ssize_t n = write(fd_, data.data(), data.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Status::Internal(fmt::format("{}: write failed: {}", path_, ErrnoText(errno)));
-      }
-      data.remove_prefix(static_cast<size_t>(n));
-    }
-    return Status::OK();
-  }
-
-  std::string path_;
-  int fd_;
-  bool sync_;
-  std::string buffer_;
-};
-
 }  // namespace
 
 Result<Compression> ParseCompression(std::string_view text) {
@@ -248,68 +195,6 @@ std::unique_ptr<ByteSource> NewPrefixedSource(std::string prefix,
 
 std::unique_ptr<ByteSink> NewStringSink(std::string* out) {
   return std::make_unique<StringSink>(out);
-}
-
-Result<std::unique_ptr<AtomicFile>> AtomicFile::Create(std::string path, bool overwrite) {
-  struct stat st;
-  if (!overwrite && stat(path.c_str(), &st) == 0) {
-    return Status::InvalidArgument(
-        fmt::format("{}: already exists (use --force to overwrite)", path));
-  }
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::random_device rd;
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    std::string temp = fmt::format("{}.{}.tmp-{}-{:08x}", dir, base, getpid(), rd());
-    // Registered before it exists: a second signal between the open and the
-    // registration would otherwise exit and leave the file. Removing a name
-    // that was never created does no harm.
-    RegisterTempFile(temp);
-    const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      return std::unique_ptr<AtomicFile>(new AtomicFile(std::move(path), std::move(temp), fd));
-    }
-    const int open_errno = errno;
-    UnregisterTempFile(temp);
-    errno = open_errno;
-    if (errno != EEXIST) {
-      return Status::InvalidArgument(fmt::format("{}: cannot create a file in '{}': {}", path,
-                                                 dir.empty() ? "." : dir, ErrnoText(errno)));
-    }
-  }
-  return Status::Internal(fmt::format("{}: cannot pick a temporary name", path));
-}
-
-AtomicFile::~AtomicFile() {
-  if (fd_ >= 0) close(fd_);
-  if (!committed_) unlink(temp_path_.c_str());
-  UnregisterTempFile(temp_path_);
-}
-
-std::unique_ptr<ByteSink> AtomicFile::TakeSink(bool sync) {
-  return std::make_unique<FdSink>(temp_path_, fd_, sync);
-}
-
-Status AtomicFile::CloseFile() {
-  if (fd_ < 0) return Status::OK();
-  const int rc = close(fd_);
-  fd_ = -1;
-  if (rc != 0) {
-    return Status::Internal(fmt::format("{}: close failed: {}", temp_path_, ErrnoText(errno)));
-  }
-  return Status::OK();
-}
-
-Status AtomicFile::Commit() {
-  if (Interrupted()) return Status::Cancelled("interrupted");
-  TFDIST_RETURN_IF_ERROR(CloseFile());
-  if (rename(temp_path_.c_str(), path_.c_str()) != 0) {
-    return Status::Internal(
-        fmt::format("cannot rename {} to {}: {}", temp_path_, path_, ErrnoText(errno)));
-  }
-  committed_ = true;
-  return Status::OK();
 }
 
 }  // namespace tfdist::io

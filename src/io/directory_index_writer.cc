@@ -21,7 +21,7 @@
 #include "directory_index_line.h"
 #include "fs_util.h"
 #include "tfdist/base/interrupt.h"
-#include "tfdist/io/byte_stream.h"
+#include "tfdist/io/atomic_file.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_count.h"
 #include "unique_fd.h"

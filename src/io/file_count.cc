@@ -32,15 +32,25 @@ struct InFolder {
   std::string name;
 };
 
-// The compression `path` is read with: `c`, or what its first bytes say
-// (as RecordReader detects it) for kAuto.
-Result<Compression> CompressionOf(const std::string& path, Compression c) {
-  if (c != Compression::kAuto) return c;
-  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenFileSource(path));
-  std::string prefix(64 * 1024, '\0');
-  TFDIST_ASSIGN_OR_RETURN(size_t n, source->Read(prefix));
-  prefix.resize(n);
-  return DetectCompression(prefix);
+// CountRecords for a file to be read only if it is uncompressed: one
+// reader, which detects the compression (for kAuto) before it reads on.
+// (Many small files: one open each, not one to look and one to count.)
+RecordCount CountIfUncompressed(const std::string& path, const RecordReaderOptions& scan) {
+  RecordCount count;
+  count.compression = scan.compression;
+  Result<std::unique_ptr<RecordReader>> reader = RecordReader::Open(path, scan);
+  if (!reader.ok()) {
+    count.status = reader.status();
+    return count;
+  }
+  RecordReader& r = **reader;
+  count.compression = r.compression();
+  if (count.compression != Compression::kNone) return count;
+  count.payload_bytes = r.SkipRecords(std::numeric_limits<uint64_t>::max());
+  count.records = r.records_read();
+  count.status = r.status();
+  count.error_offset = r.error_offset();
+  return count;
 }
 
 // The rungs below the directory index for `path` (as messages name it),
@@ -58,17 +68,11 @@ FileCount CountBelowDirectoryIndex(const std::string& path, const InFolder* at,
       return out;
     }
   }
-  RecordReaderOptions scan = o.scan;
   if (o.uncompressed_only) {
-    const Result<Compression> c = CompressionOf(path, scan.compression);
-    if (!c.ok() || *c != Compression::kNone) {
-      out.count.compression = c.ok() ? *c : scan.compression;
-      out.count.status = c.status();
-      return out;
-    }
-    scan.compression = Compression::kNone;
+    out.count = CountIfUncompressed(path, o.scan);
+    return out;
   }
-  out.count = CountRecords(path, scan);
+  out.count = CountRecords(path, o.scan);
   return out;
 }
 

@@ -15,7 +15,7 @@
 #include "file_index_internal.h"
 #include "fs_util.h"
 #include "record_format.h"
-#include "tfdist/io/byte_stream.h"
+#include "tfdist/io/atomic_file.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {

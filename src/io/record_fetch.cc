@@ -111,10 +111,11 @@ Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
                         path, r.offset, length));
       }
       if (length != r.payload_size) {
-        return Status::DataLoss(fmt::format(
-            "{}: corrupted record at {}: the length field says {} bytes, the index {} (the index "
-            "does not describe the file; write it again with tfdist index --force)",
-            path, r.offset, length, r.payload_size));
+        return Status::DataLoss(fmt::format("{}: corrupted record at {}: the length field says {} "
+                                            "bytes, the index {}; the index does not describe "
+                                            "the file",
+                                            path, r.offset, length, r.payload_size))
+            .WithAdvice(Remedy::kRewriteFileIndex, path);
       }
       const uint64_t rest = available - at - kRecordHeaderSize;
       if (rest < kRecordFooterSize || rest - kRecordFooterSize < length) {

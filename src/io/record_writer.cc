@@ -71,11 +71,9 @@ Status RecordWriter::Finish() {
   return file_->CloseFile();
 }
 
-Status RecordWriter::Commit() { return file_->Commit(); }
-
 Status RecordWriter::Close() {
   TFDIST_RETURN_IF_ERROR(Finish());
-  return Commit();
+  return file_->Commit();
 }
 
 }  // namespace tfdist::io

@@ -166,6 +166,8 @@ TEST_CASE("no index for a compressed or damaged file, and none left behind") {
   testing::WriteFile(good + ".idx", "keep");
   auto exists = WriteIndex(good, "", false);
   CHECK(exists.status().code() == StatusCode::kInvalidArgument);
+  CHECK(exists.status().message() == good + ".idx: already exists");
+  CHECK(exists.status().advice() == Advice{Remedy::kOverwrite, ""});
   CHECK(testing::ReadFile(good + ".idx") == "keep");
   CHECK(WriteIndex(good, "", true).ok());
   CHECK(testing::ReadFile(good + ".idx") == "0 19\n");

@@ -346,6 +346,24 @@ TEST_CASE("a truncation message counts the payload and footer bytes without wrap
   }
 }
 
+TEST_CASE("a fetch given another length than the record's says the index does not fit") {
+  testing::TempDir dir;
+  const std::string path = dir.File("f.tfrecord");
+  testing::WriteFile(path, Frame({"abcd", "ef"}));
+  std::vector<FetchRequest> request(1);
+  request[0].offset = 20;
+  request[0].payload_size = 3;
+  const Status s = FetchRecords(path, request);
+  CHECK(s.code() == StatusCode::kDataLoss);
+  CHECK(s.message() == fmt::format("{}: corrupted record at 20: the length field says 2 bytes, "
+                                   "the index 3; the index does not describe the file",
+                                   path));
+  CHECK(s.advice() == Advice{Remedy::kRewriteFileIndex, path});
+  request[0].payload_size = 2;
+  REQUIRE(FetchRecords(path, request).ok());
+  CHECK(request[0].payload == "ef");
+}
+
 TEST_CASE("the reader survives arbitrary bytes: random damage never crashes it") {
   const std::string raw = Frame(SampleRecords());
   Rng rng(1234);

@@ -1,10 +1,16 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // reshard and convert: plans, balance bounds, seeds, content preserved, atomic failures.
 
+#include "tfdist/io/reshard.h"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -16,7 +22,6 @@
 #include "tfdist/io/byte_stream.h"
 #include "tfdist/io/record_reader.h"
 #include "tfdist/io/record_writer.h"
-#include "tfdist/io/reshard.h"
 
 namespace tfdist::io {
 namespace {
@@ -167,20 +172,42 @@ TEST_CASE("records per shard K makes ceil(records / K) shards of at most K recor
   }
 }
 
-TEST_CASE("a plan refuses more shards than records, no records, and ambiguous counts") {
+// Whether `f` stops the process with a failed assert (in a child process).
+template <typename F>
+bool Aborts(F f) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // An assert failing writes to stderr; that is expected here.
+    if (std::freopen("/dev/null", "w", stderr) == nullptr) _exit(2);
+    f();
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+TEST_CASE("a plan refuses more shards than records and no records; a shard count is required") {
   std::vector<uint64_t> sizes(5, 20);
   ReshardPlanOptions o;
   o.num_shards = 6;
   auto plan = PlanReshard(sizes, o);
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.status().code() == StatusCode::kInvalidArgument);
-  CHECK(plan.status().message().find("6 shards from 5 records") != std::string::npos);
+  CHECK(plan.status().message() ==
+        "cannot write 6 shards from 5 records: every shard must hold at least one record, as "
+        "TensorFlow's FILE sharding expects");
+  CHECK(plan.status().advice() == Advice{Remedy::kFewerShards, "5"});
   o.num_shards = 1;
   CHECK(PlanReshard({}, o).status().code() == StatusCode::kInvalidArgument);
+  // Exactly one of the counts (the CLI checks it; the plan asserts it).
   o.records_per_shard = 2;
-  CHECK(PlanReshard(sizes, o).status().code() == StatusCode::kInvalidArgument);
+  CHECK(Aborts([&] { (void)PlanReshard(sizes, o); }));
   o = ReshardPlanOptions();
-  CHECK(PlanReshard(sizes, o).status().code() == StatusCode::kInvalidArgument);
+  CHECK(Aborts([&] { (void)PlanReshard(sizes, o); }));
+  o.num_shards = 2;
+  CHECK_FALSE(Aborts([&] { (void)PlanReshard(sizes, o); }));
 }
 
 TEST_CASE("seeds give deterministic permutations, different for different seeds") {
@@ -336,7 +363,9 @@ TEST_CASE("convert refuses to write a file onto itself") {
   auto s = Convert(std::span<const std::string>(data.paths).first(1), o);
   REQUIRE_FALSE(s.ok());
   CHECK(s.status().code() == StatusCode::kInvalidArgument);
-  CHECK(s.status().message().find("onto itself") != std::string::npos);
+  CHECK(s.status().message() ==
+        data.paths[0] + ": converting to none would write the file onto itself");
+  CHECK(s.status().advice() == Advice{Remedy::kOtherOutputFolder, ""});
 }
 
 TEST_CASE("a corrupt input fails with its file and offset and leaves nothing behind") {
@@ -430,7 +459,8 @@ TEST_CASE("existing outputs are kept unless overwriting is asked for") {
   auto s = Reshard(data.paths, o);
   REQUIRE_FALSE(s.ok());
   CHECK(s.status().code() == StatusCode::kInvalidArgument);
-  CHECK(s.status().message() == existing + ": already exists (use --force to overwrite)");
+  CHECK(s.status().message() == existing + ": already exists");
+  CHECK(s.status().advice() == Advice{Remedy::kOverwrite, ""});
   CHECK(testing::ReadFile(existing) == "keep me");
   CHECK(Listing(data.dir.path()).size() == 4);
   o.overwrite = true;
@@ -479,6 +509,7 @@ TEST_CASE("an index that frames the records otherwise fails the copy and leaves 
   // Five records of 18 bytes, at 0, 18, 36, 54 and 72.
   const std::string path = dir.File("in.tfrecord");
   WriteFile(path, Frame({"r0", "r1", "r2", "r3", "r4"}));
+  const std::string stale = "; the index does not describe the file";
   auto reshard = [&](const std::string& index, uint64_t shards, std::optional<uint64_t> seed) {
     WriteFile(path + ".idx", index);
     const std::vector<std::string> before = Listing(dir.path());
@@ -490,24 +521,24 @@ TEST_CASE("an index that frames the records otherwise fails the copy and leaves 
     REQUIRE_FALSE(s.ok());
     CHECK(s.status().code() == StatusCode::kDataLoss);
     CHECK(Listing(dir.path()) == before);
+    if (s.status().message().ends_with(stale)) {
+      CHECK(s.status().advice() == Advice{Remedy::kRewriteFileIndex, path});
+    }
     return s.status().message();
   };
-  const std::string stale =
-      "(the index does not describe the file; write it again with tfdist index --force)";
   // Every CRC checks out over [0, 36) and [36, 90): two records and three.
   CHECK(reshard("0 36\n36 54\n", 2, std::nullopt).ends_with(stale));
   CHECK(reshard("0 36\n36 54\n", 1, std::nullopt) ==
-        fmt::format("{}: corrupted record at 0: the length field says 2 bytes, the index 20 {}",
+        fmt::format("{}: corrupted record at 0: the length field says 2 bytes, the index 20{}",
                     path, stale));
   CHECK(reshard("0 18\n18 18\n36 27\n63 27\n", 2, std::nullopt) ==
-        fmt::format("{}: corrupted record at 36: the length field says 2 bytes, the index 11 {}",
+        fmt::format("{}: corrupted record at 36: the length field says 2 bytes, the index 11{}",
                     path, stale));
   // Shuffled, the record the index puts at 27 (inside r1) may come first.
   uint64_t seed = 0;
   while (SeededPermutation(4, seed)[0] != 1) ++seed;
   CHECK(reshard("0 27\n27 27\n54 18\n72 18\n", 1, seed) ==
-        fmt::format("{}: corrupted record at 27: no record header here, where the index puts one "
-                    "{}",
+        fmt::format("{}: corrupted record at 27: no record header here, where the index puts one{}",
                     path, stale));
   // A damaged file under an index that fits it is reported as count and
   // verify word it.

@@ -1,5 +1,6 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Byte sources and sinks: files, memory, and zlib/gzip stream decorators.
+// Byte sources and sinks: files, memory, and zlib/gzip stream decorators
+// (files written atomically: atomic_file.h).
 
 #ifndef TFDIST_IO_BYTE_STREAM_H_
 #define TFDIST_IO_BYTE_STREAM_H_
@@ -105,42 +106,6 @@ std::unique_ptr<ByteSink> NewDeflatingSink(std::unique_ptr<ByteSink> inner, Comp
 
 // A sink that appends to *out, which must outlive it.
 std::unique_ptr<ByteSink> NewStringSink(std::string* out);
-
-// A file written under a temporary name in the destination folder and renamed
-// into place by Commit(): readers never see a partial file, and a file that is
-// never committed (an error, an interrupt) is removed by the destructor.
-class AtomicFile {
- public:
-  // Error: InvalidArgument when `path` exists and !overwrite, or when its
-  // folder is missing or cannot be written.
-  static Result<std::unique_ptr<AtomicFile>> Create(std::string path, bool overwrite);
-  ~AtomicFile();
-  AtomicFile(const AtomicFile&) = delete;
-  AtomicFile& operator=(const AtomicFile&) = delete;
-
-  // A sink that writes the temporary file; Finish() flushes it and, when
-  // `sync`, fsyncs it. REQUIRES: called once, and the sink destroyed before
-  // this object.
-  std::unique_ptr<ByteSink> TakeSink(bool sync = true);
-
-  // Closes the temporary file. REQUIRES: the sink was finished and destroyed.
-  Status CloseFile();
-
-  // Closes the temporary file if still open, then renames it to its final path.
-  // REQUIRES: the sink was finished and destroyed.
-  Status Commit();
-
-  const std::string& path() const { return path_; }
-  const std::string& temp_path() const { return temp_path_; }
-
- private:
-  AtomicFile(std::string path, std::string temp_path, int fd)
-      : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd) {}
-  std::string path_;
-  std::string temp_path_;
-  int fd_;
-  bool committed_ = false;
-};
 
 }  // namespace tfdist::io
 

@@ -43,7 +43,8 @@ struct CountOptions {
   RecordReaderOptions scan;
   // Leave compressed files unread (what a directory index holds): a file
   // that is, or is detected as (scan.compression kAuto), gzip or zlib gets
-  // that compression, no records and an OK status. Default: false.
+  // that compression, no records and an OK status; the others are read by
+  // the one reader that detected it, whole. Default: false.
   bool uncompressed_only = false;
 };
 

@@ -36,7 +36,10 @@ struct FetchRequest {
 // `bytes_read` (when given) is increased by the bytes read from the file.
 // Error: NotFound when the file cannot be opened; DataLoss "PATH: truncated
 // record at N" / "PATH: corrupted record at N" as RecordReader words them
-// (N: the header offset, or the payload offset for a bad data CRC).
+// (N: the header offset, or the payload offset for a bad data CRC), or,
+// when a length field differs from payload_size, "PATH: corrupted record at
+// N: ...; the index does not describe the file" with advice
+// Remedy::kRewriteFileIndex for PATH.
 Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
                     uint64_t* bytes_read = nullptr);
 

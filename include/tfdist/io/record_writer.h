@@ -9,9 +9,10 @@
 #include <string>
 #include <string_view>
 
-#include "tfdist/io/byte_stream.h"
 #include "tfdist/base/result.h"
 #include "tfdist/base/status.h"
+#include "tfdist/io/atomic_file.h"
+#include "tfdist/io/byte_stream.h"
 
 namespace tfdist::io {
 
@@ -31,7 +32,8 @@ struct RecordWriterOptions {
 
 // Writes records to a file. The file is written under a temporary name and
 // appears at `path` only when Close() succeeds; a writer destroyed without a
-// successful Close() (an error, an interrupt) removes its temporary file.
+// successful Close() (an error, an interrupt) removes its temporary file,
+// unless its file was handed over (TakeFile).
 // Not thread-safe.
 class RecordWriter {
  public:
@@ -43,14 +45,15 @@ class RecordWriter {
 
   Status Write(std::string_view record);
 
-  // Flushes, fsyncs and closes the temporary file, without renaming it yet:
-  // a command writing many files finishes all, then commits all.
+  // Flushes, fsyncs and closes the temporary file, without renaming it yet.
   Status Finish();
 
-  // Renames the finished file into place. REQUIRES: Finish() succeeded.
-  Status Commit();
+  // Hands over the finished file, for a command that writes several files
+  // and commits them together (AtomicFileSet). REQUIRES: Finish() succeeded;
+  // called once.
+  std::unique_ptr<AtomicFile> TakeFile() { return std::move(file_); }
 
-  // Finish(), then Commit().
+  // Finish(), then renames the file into place.
   Status Close();
 
   uint64_t records_written() const { return records_; }

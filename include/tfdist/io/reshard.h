@@ -57,8 +57,10 @@ struct ReshardPlan {
 // Plans a reshard of records of the given sizes (any unit: the framed size,
 // payload + 16, is what Reshard() uses) in input order. Pure: no I/O.
 // Every shard is non-empty, as TensorFlow's FILE sharding expects.
-// Error: InvalidArgument when the options name no shard count or both, or
-// when there are fewer records than shards (or none).
+// REQUIRES: exactly one of options.num_shards and records_per_shard is
+// non-zero.
+// Error: InvalidArgument when there are no records, or fewer records than
+// shards (advice Remedy::kFewerShards with the record count as subject).
 Result<ReshardPlan> PlanReshard(std::span<const uint64_t> record_sizes,
                                 const ReshardPlanOptions& options);
 
@@ -138,10 +140,15 @@ struct RewriteSummary {
 // removes the outputs already renamed, so the folder never holds a mix of
 // old and new shards, nor a part of the old set.
 //
-// Error: InvalidArgument (bad options, an existing output without
-// overwrite, fewer records than shards, an unwritable folder); NotFound or
-// DataLoss naming the input file and offset; Internal (a failed write or
-// fsync, e.g. a full disk); Cancelled (SIGINT/SIGTERM, see interrupt.h).
+// REQUIRES: as PlanReshard; output_prefix non-empty; output_compression
+// not kAuto.
+// Error: InvalidArgument (no inputs, standard input, an existing output
+// without overwrite (advice Remedy::kOverwrite), fewer records than shards
+// (as PlanReshard), an unwritable folder); NotFound or DataLoss naming the
+// input file and offset, in count's words, or saying the input's FILE.idx
+// does not describe it (advice Remedy::kRewriteFileIndex with the input);
+// Internal (a failed write or fsync, e.g. a full disk); Cancelled
+// (SIGINT/SIGTERM, see interrupt.h).
 Result<RewriteSummary> Reshard(std::span<const std::string> inputs, const ReshardOptions& options);
 
 struct ConvertOptions : RewriteOptions {
@@ -152,8 +159,10 @@ struct ConvertOptions : RewriteOptions {
 // Rewrites each input into ConvertedFileName(input, output_compression,
 // output_dir), record for record, with Reshard()'s checks and atomicity:
 // all outputs appear together or none does.
+// REQUIRES: output_compression not kAuto.
 // Error: as Reshard(); also InvalidArgument when an output would replace
-// its own input or two inputs map to the same output.
+// its own input (advice Remedy::kOtherOutputFolder) or two inputs map to
+// the same output.
 Result<RewriteSummary> Convert(std::span<const std::string> inputs, const ConvertOptions& options);
 
 }  // namespace tfdist::io

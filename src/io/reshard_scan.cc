@@ -1,0 +1,149 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// reshard's pass 1: the offset of every record of every input, from its
+// index or a scan; compressed inputs inflated aside when shuffling.
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cassert>
+
+#include "file_index_internal.h"
+#include "reshard_internal.h"
+#include "tfdist/io/record_reader.h"
+
+namespace tfdist::io {
+namespace {
+
+// Passes the bytes read through to a sink as well (the spill of an input).
+class TeeSource final : public ByteSource {
+ public:
+  TeeSource(std::unique_ptr<ByteSource> inner, ByteSink* sink)
+      : inner_(std::move(inner)), sink_(sink) {}
+  Result<size_t> Read(std::span<char> dst) override {
+    TFDIST_ASSIGN_OR_RETURN(size_t n, inner_->Read(dst));
+    TFDIST_RETURN_IF_ERROR(sink_->Write(std::string_view(dst.data(), n)));
+    return n;
+  }
+  const std::string& name() const override { return inner_->name(); }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  ByteSink* sink_;
+};
+
+Result<Compression> DetectFileCompression(const std::string& path, Compression c) {
+  if (c != Compression::kAuto) return c;
+  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenFileSource(path));
+  std::string prefix(64 * 1024, '\0');
+  TFDIST_ASSIGN_OR_RETURN(size_t n, source->Read(prefix));
+  prefix.resize(n);
+  return DetectCompression(prefix);
+}
+
+// Offsets of the records of an uncompressed file from its index, when one
+// fits the file. Never reads the records.
+bool OffsetsFromIndex(Input& in) {
+  std::string stale;
+  std::optional<std::vector<uint64_t>> offsets = ReadRecordBoundaries(in.path, &stale);
+  if (!offsets) return false;
+  in.offsets = std::move(*offsets);
+  in.from_index = true;
+  return true;
+}
+
+// Pass 1 over one input: the offset of every record. `verify` checks both
+// CRCs now (else the copy checks them); `spill_prefix` non-empty inflates
+// the input into a temporary file beside the outputs.
+Status ScanInput(Input& in, bool verify, bool use_index, const std::string& spill_prefix) {
+  if (use_index && !verify && in.compression == Compression::kNone && OffsetsFromIndex(in)) {
+    return Status::OK();
+  }
+  std::unique_ptr<ByteSink> spill_sink;
+  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenStream(in.path, in.compression));
+  if (!spill_prefix.empty()) {
+    TFDIST_ASSIGN_OR_RETURN(in.spill, AtomicFile::Create(spill_prefix + "-spill", true));
+    spill_sink = in.spill->TakeSink(/*sync=*/false);
+    source = std::make_unique<TeeSource>(std::move(source), spill_sink.get());
+  }
+  RecordReaderOptions options;
+  options.verify_checksums = verify;
+  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader,
+                          RecordReader::FromSource(std::move(source), options));
+  in.offsets.assign(1, 0);
+  while (reader->SkipRecord()) in.offsets.push_back(reader->position());
+  Status status = reader->status();
+  reader.reset();
+  if (!status.ok()) return CanonicalError(in, status);
+  in.verified = verify;
+  if (spill_sink) {
+    TFDIST_RETURN_IF_ERROR(spill_sink->Finish());
+    spill_sink.reset();
+    TFDIST_RETURN_IF_ERROR(in.spill->CloseFile());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ByteSource>> OpenStream(const std::string& path, Compression c) {
+  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenFileSource(path));
+  if (c != Compression::kNone) source = NewInflatingSource(std::move(source), c);
+  return source;
+}
+
+// The error a scan with both CRCs checked reports for `path`: the words of
+// count and verify. `fallback` when that scan finds nothing wrong.
+Status CanonicalError(const Input& in, Status fallback) {
+  if (fallback.code() == StatusCode::kCancelled) return fallback;
+  RecordReaderOptions options;
+  options.compression = in.compression;
+  const RecordCount count = CountRecords(in.path, options);
+  return count.status.ok() ? fallback : count.status;
+}
+
+// Pass 1 over all inputs. `sequential`: the copy will read each input once
+// in order; `shuffle`: it will read records in any order.
+Result<std::vector<Input>> ScanInputs(std::span<const std::string> paths, const RewriteOptions& o,
+                                      bool shuffle, const std::string& spill_prefix) {
+  assert(o.output_compression != Compression::kAuto);
+  if (paths.empty()) return Status::InvalidArgument("no input files");
+  std::vector<Input> inputs(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (paths[i] == "-") {
+      return Status::InvalidArgument(
+          "standard input ('-') cannot be resharded or converted: the inputs are read twice");
+    }
+    inputs[i].path = paths[i];
+    TFDIST_ASSIGN_OR_RETURN(inputs[i].compression,
+                            DetectFileCompression(paths[i], o.input_compression));
+  }
+  const bool any_compressed = std::any_of(inputs.begin(), inputs.end(), [](const Input& in) {
+    return in.compression != Compression::kNone;
+  });
+  const bool sequential = any_compressed && !shuffle;
+  FirstError errors;
+  tbb::parallel_for(
+      tbb::blocked_range<size_t>(0, inputs.size(), 1),
+      [&](const tbb::blocked_range<size_t>& r) {
+        for (size_t i = r.begin(); i != r.end(); ++i) {
+          if (errors.failed()) return;
+          Input& in = inputs[i];
+          const bool spill = shuffle && in.compression != Compression::kNone;
+          // A file read by random access is checked as it is copied.
+          const bool verify = sequential || spill;
+          errors.Set(i, ScanInput(in, verify, o.use_index, spill ? spill_prefix : std::string()));
+        }
+      },
+      tbb::simple_partitioner());
+  TFDIST_RETURN_IF_ERROR(errors.status());
+  uint64_t first = 0;
+  for (Input& in : inputs) {
+    in.first = first;
+    first += in.records();
+  }
+  return inputs;
+}
+
+}  // namespace tfdist::io
