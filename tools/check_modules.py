@@ -2,7 +2,7 @@
 # Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 """Checks tfdist's module graph; every build runs it (src/meson.build).
 
-Usage: check_modules.py --root DIR [--stamp FILE] [--no-flag-words] MODULE=DEP,DEP ...
+Usage: check_modules.py --root DIR [--stamp FILE] MODULE=DEP,DEP ...
 
 Each MODULE=DEPS argument is a module of src/meson.build's graph and the
 modules it may use. The check fails (exit 1, one line per problem) when:
@@ -100,7 +100,7 @@ def strip_comments(line, in_block):
     return ''.join(out), in_block
 
 
-def check(root, graph, flag_words):
+def check(root, graph):
     problems = []
     cycle = find_cycle(graph)
     if cycle:
@@ -132,7 +132,7 @@ def check(root, graph, flag_words):
                                         "module's private header")
                     continue
                 code, in_block = strip_comments(line, in_block)
-                if not flag_words or module == 'cli' or rel.parts[0] != 'src':
+                if module == 'cli' or rel.parts[0] != 'src':
                     continue
                 for literal in STRING.findall(code):
                     for pattern in (FLAG, COMMAND):
@@ -148,10 +148,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--root', required=True, type=pathlib.Path)
     parser.add_argument('--stamp', type=pathlib.Path)
-    parser.add_argument('--no-flag-words', action='store_true')
     parser.add_argument('graph', nargs='+')
     args = parser.parse_args()
-    problems = check(args.root, parse_graph(args.graph), not args.no_flag_words)
+    problems = check(args.root, parse_graph(args.graph))
     for p in problems:
         print(f'check_modules: {p}', file=sys.stderr)
     if problems:

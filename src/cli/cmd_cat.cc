@@ -5,7 +5,10 @@
 
 #include <memory>
 
-#include "cli_util.h"
+#include "commands.h"
+#include "file_args.h"
+#include "report.h"
+#include "validators.h"
 #include "tfdist/proto/example_format.h"
 #include "tfdist/io/record_reader.h"
 

@@ -5,7 +5,9 @@
 
 #include <memory>
 
-#include "cli_util.h"
+#include "commands.h"
+#include "file_args.h"
+#include "report.h"
 
 namespace tfdist::cli {
 namespace {

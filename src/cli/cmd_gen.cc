@@ -5,7 +5,10 @@
 
 #include <memory>
 
-#include "cli_util.h"
+#include "commands.h"
+#include "file_args.h"
+#include "report.h"
+#include "validators.h"
 #include "tfdist/base/interrupt.h"
 #include "tfdist/io/atomic_file.h"
 #include "tfdist/io/record_writer.h"

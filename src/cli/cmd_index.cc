@@ -7,7 +7,8 @@
 #include <algorithm>
 #include <memory>
 
-#include "cli_util.h"
+#include "commands.h"
+#include "report.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"

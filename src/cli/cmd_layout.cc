@@ -11,7 +11,9 @@
 #include <memory>
 #include <numeric>
 
-#include "cli_util.h"
+#include "commands.h"
+#include "pipeline_args.h"
+#include "report.h"
 #include "distribute_args.h"
 #include "tfdist/distribute/layout.h"
 

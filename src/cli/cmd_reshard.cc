@@ -5,7 +5,10 @@
 
 #include <memory>
 
-#include "cli_util.h"
+#include "commands.h"
+#include "file_args.h"
+#include "report.h"
+#include "validators.h"
 #include "tfdist/io/file_list.h"
 #include "tfdist/io/reshard.h"
 

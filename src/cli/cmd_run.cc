@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <memory>
 
-#include "cli_util.h"
+#include "commands.h"
+#include "pipeline_args.h"
+#include "report.h"
 #include "distribute_args.h"
 #include "tfdist/run/runner.h"
 #include "tfdist/base/text.h"

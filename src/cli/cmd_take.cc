@@ -9,7 +9,10 @@
 #include <memory>
 #include <sstream>
 
-#include "cli_util.h"
+#include "commands.h"
+#include "pipeline_args.h"
+#include "report.h"
+#include "validators.h"
 #include "tfdist/data/pipeline.h"
 
 namespace tfdist::cli {

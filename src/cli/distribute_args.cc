@@ -3,7 +3,7 @@
 
 #include "distribute_args.h"
 
-#include "cli_util.h"
+#include "report.h"
 
 #include <fmt/format.h>
 

@@ -9,7 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "cli_util.h"
+#include "commands.h"
+#include "report.h"
 #include "version.h"
 #include "tfdist/base/interrupt.h"
 

@@ -1,0 +1,98 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// File arguments, scans and their reports.
+
+#include "file_args.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "report.h"
+#include "tfdist/io/file_list.h"
+
+namespace tfdist::cli {
+
+Status CheckOutputName(const std::string& output, std::string_view needs) {
+  if (!output.empty() && output.back() != '/') return Status::OK();
+  return Status::InvalidArgument(fmt::format("--output needs {}; got '{}'", needs, output));
+}
+
+void AddFileArgs(CLI::App& cmd, FileArgs* args) {
+  cmd.add_option("files", args->patterns,
+                 "Files or glob patterns, sorted byte-wise together as list_files does; - "
+                 "is standard input")
+      ->required();
+  cmd.add_option("--compression", args->compression,
+                 "Compression of the input files: auto (detect gzip/zlib by magic, confirmed "
+                 "by a valid first record), none, gzip, zlib")
+      ->default_str("auto");
+}
+
+Result<ResolvedFiles> ResolveFileArgs(const FileArgs& args) {
+  ResolvedFiles resolved;
+  TFDIST_ASSIGN_OR_RETURN(resolved.compression, io::ParseCompression(args.compression));
+  TFDIST_ASSIGN_OR_RETURN(resolved.files, io::ExpandFilePatterns(args.patterns));
+  return resolved;
+}
+
+std::vector<FileScan> ScanFiles(const std::vector<std::string>& files,
+                                const io::RecordReaderOptions& options, bool use_index) {
+  io::CountOptions o;
+  o.file_index = use_index;
+  o.scan = options;
+  std::vector<io::FileCount> counts = io::CountFiles(files, o);
+  std::vector<FileScan> scans(files.size());
+  tbb::parallel_for(size_t{0}, files.size(), [&](size_t i) {
+    static_cast<io::FileCount&>(scans[i]) = std::move(counts[i]);
+    scans[i].path = files[i];
+    scans[i].file_bytes = FileSize(files[i]);
+  });
+  return scans;
+}
+
+nlohmann::ordered_json FileScanJson(const FileScan& scan) {
+  nlohmann::ordered_json f;
+  f["path"] = scan.path;
+  f["ok"] = scan.count.status.ok();
+  f["records"] = scan.count.records;
+  f["bytes"] = scan.count.payload_bytes;
+  f["file_bytes"] = scan.file_bytes ? nlohmann::ordered_json(*scan.file_bytes) : nullptr;
+  f["compression"] = io::CompressionName(scan.count.compression);
+  if (scan.from_index()) f["from_index"] = true;
+  if (!scan.count.status.ok()) {
+    nlohmann::ordered_json e = ErrorJson(scan.count.status);
+    e["offset"] =
+        scan.count.error_offset ? nlohmann::ordered_json(*scan.count.error_offset) : nullptr;
+    f["error"] = e;
+  }
+  return f;
+}
+
+Status FirstScanError(const std::vector<FileScan>& scans) {
+  for (const FileScan& s : scans) {
+    if (!s.count.status.ok()) return s.count.status;
+  }
+  return Status::OK();
+}
+
+int ReportScanErrors(const std::vector<FileScan>& scans) {
+  std::fflush(stdout);
+  int rc = 0;
+  for (const FileScan& s : scans) {
+    if (s.count.status.ok()) continue;
+    fmt::print(stderr, "tfdist: error: {}\n", s.count.status.message());
+    rc = std::max(rc, ExitCodeFor(s.count.status));
+  }
+  return rc;
+}
+
+std::optional<uint64_t> FileSize(const std::string& path) {
+  struct stat st;
+  if (path == "-" || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+}  // namespace tfdist::cli

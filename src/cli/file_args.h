@@ -1,0 +1,72 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// The FILE arguments of count, verify and cat, their scans, and output names.
+
+#ifndef TFDIST_CLI_FILE_ARGS_H_
+#define TFDIST_CLI_FILE_ARGS_H_
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tfdist/base/result.h"
+#include "tfdist/base/status.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/io/file_count.h"
+#include "tfdist/io/record_reader.h"
+
+namespace tfdist::cli {
+
+// --output as a name or prefix of files: not empty and not a folder ("out/",
+// which would name files "out/-00000-of-00002..."). Error: InvalidArgument,
+// "--output needs <needs>; got '<output>'".
+Status CheckOutputName(const std::string& output, std::string_view needs);
+
+// The FILE arguments and --compression shared by count, verify and cat.
+struct FileArgs {
+  std::vector<std::string> patterns;
+  std::string compression = "auto";
+};
+void AddFileArgs(CLI::App& cmd, FileArgs* args);
+
+struct ResolvedFiles {
+  std::vector<std::string> files;  // expanded and sorted (see ExpandFilePatterns)
+  io::Compression compression;
+};
+// Error: InvalidArgument for an unknown compression or a pattern matching nothing.
+Result<ResolvedFiles> ResolveFileArgs(const FileArgs& args);
+
+// One file's count by count or verify: io::CountFiles's, and the file.
+struct FileScan : io::FileCount {
+  std::string path;
+  std::optional<uint64_t> file_bytes;
+
+  bool from_index() const { return source != io::CountSource::kScan; }
+};
+
+// Counts the files (io::CountFiles: in parallel), keeping their order in
+// the result. With `use_index`, an up-to-date FILE.idx stands in for
+// reading the file; otherwise every file is read.
+std::vector<FileScan> ScanFiles(const std::vector<std::string>& files,
+                                const io::RecordReaderOptions& options, bool use_index = false);
+
+// One file's scan as JSON: path, ok, records, bytes, file_bytes, compression,
+// and for a failed scan error {code, message, offset} (offset: the record
+// offset named, or null).
+nlohmann::ordered_json FileScanJson(const FileScan& scan);
+
+// The first failed scan's status, or OK.
+Status FirstScanError(const std::vector<FileScan>& scans);
+
+// Prints each failed scan's error to stderr; returns the exit code (0 if none).
+int ReportScanErrors(const std::vector<FileScan>& scans);
+
+// Size of a file on disk, or nullopt (standard input, an error).
+std::optional<uint64_t> FileSize(const std::string& path);
+
+}  // namespace tfdist::cli
+
+#endif  // TFDIST_CLI_FILE_ARGS_H_

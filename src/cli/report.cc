@@ -1,0 +1,106 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// Error reporting and JSON printing for the subcommands.
+
+#include "report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace tfdist::cli {
+
+std::string Describe(std::string_view message, const Advice& a) {
+  switch (a.remedy) {
+    case Remedy::kNone:
+      return std::string(message);
+    case Remedy::kOverwrite:
+      return fmt::format("{} (use --force to overwrite)", message);
+    case Remedy::kRewriteFileIndex:
+      return fmt::format("{} (tfdist index --force {} writes it again)", message, a.subject);
+    case Remedy::kRewriteDirectoryIndex:
+      return fmt::format("{}; rewrite it with tfdist index --directory {} --force", message,
+                         a.subject);
+    case Remedy::kOtherOutputFolder:
+      return fmt::format("{} (use --output-dir)", message);
+    case Remedy::kFewerShards:
+      return fmt::format("{} (use --num-shards {} or fewer)", message, a.subject);
+    case Remedy::kDataPolicy:
+      return fmt::format("{}; use --policy DATA (or AUTO)", message);
+    case Remedy::kDataPolicyOrMoreFiles:
+      return fmt::format(
+          "{} (use --policy DATA, or split the data into more files with tfdist reshard)",
+          message);
+    case Remedy::kPlanSteps:
+      return fmt::format("{} Give --steps to plan that many global steps", message);
+    case Remedy::kFewerSteps:
+      return fmt::format("{}; give fewer --steps (tfdist run streams any number)", message);
+    case Remedy::kFromFunction:
+      return fmt::format("{} (tfdist layout --api from-function)", message);
+    case Remedy::kHintPolicy:
+      return fmt::format("{} (--policy HINT)", message);
+    case Remedy::kOneWorker:
+      return fmt::format("{} (run one worker with --worker)", message);
+    case Remedy::kLegacySplit:
+      return fmt::format("{} (see them with --rebatch legacy)", message);
+  }
+  return std::string(message);
+}
+
+std::string Describe(const Status& status) { return Describe(status.message(), status.advice()); }
+
+nlohmann::ordered_json ErrorJson(const Status& status) {
+  std::string_view code = StatusCodeName(status.code());
+  // The contract has four codes; the others map onto the nearest.
+  switch (status.code()) {
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kUnavailable:
+      code = "INVALID_ARGUMENT";
+      break;
+    case StatusCode::kOutOfRange:
+      code = "DATA_LOSS";
+      break;
+    case StatusCode::kCancelled:
+      code = "INTERNAL";
+      break;
+    default:
+      break;
+  }
+  return {{"code", code}, {"message", Describe(status)}};
+}
+
+int ReportError(const Status& status, bool json) {
+  std::fflush(stdout);
+  fmt::print(stderr, "tfdist: error: {}\n", Describe(status));
+  if (json) PrintJson({{"error", ErrorJson(status)}});
+  return ExitCodeFor(status);
+}
+
+namespace {
+
+// The line of `text` holding byte `pos`, and a caret under it.
+std::string PointAt(std::string_view text, size_t pos) {
+  pos = std::min(pos, text.size());
+  const size_t begin = text.rfind('\n', pos == 0 ? 0 : pos - 1);
+  const size_t start = begin == std::string_view::npos || pos == 0 ? 0 : begin + 1;
+  const size_t end = std::min(text.find('\n', start), text.size());
+  std::string caret;
+  for (size_t i = start; i < pos; ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) caret += text[i] == '\t' ? '\t' : ' ';
+  }
+  return fmt::format("  {}\n  {}^", text.substr(start, end - start), caret);
+}
+
+}  // namespace
+
+int ReportPipelineError(const Status& status, std::string_view text, bool json) {
+  const int rc = ReportError(status, json);
+  if (status.position()) fmt::print(stderr, "{}\n", PointAt(text, *status.position()));
+  return rc;
+}
+
+void PrintJson(const nlohmann::ordered_json& j) {
+  fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+}
+
+}  // namespace tfdist::cli

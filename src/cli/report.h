@@ -1,0 +1,40 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// Errors and JSON as the commands print them: the one place where the
+// library's remedies become flags.
+
+#ifndef TFDIST_CLI_REPORT_H_
+#define TFDIST_CLI_REPORT_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "tfdist/base/status.h"
+
+namespace tfdist::cli {
+
+// A message and its advice, the remedy worded as the flags or commands that
+// do it ("...: already exists (use --force to overwrite)"). The one place
+// where the library's terms become flags.
+std::string Describe(std::string_view message, const Advice& advice);
+// Describe(status.message(), status.advice()).
+std::string Describe(const Status& status);
+
+// Prints "tfdist: error: <Describe(status)>" to stderr and, when `json`, the error
+// object of the manual's JSON OUTPUT to stdout. Returns the exit code for `status`.
+int ReportError(const Status& status, bool json);
+
+// {"code": "DATA_LOSS", "message": Describe(status)}
+nlohmann::ordered_json ErrorJson(const Status& status);
+
+// Reports an error met while parsing, building or running the pipeline
+// expression `text`; when the error has a position() the line of `text` and
+// a caret under it follow. Returns the exit code.
+int ReportPipelineError(const Status& status, std::string_view text, bool json);
+
+// Prints JSON on one line (jq-friendly) followed by a newline.
+void PrintJson(const nlohmann::ordered_json& j);
+
+}  // namespace tfdist::cli
+
+#endif  // TFDIST_CLI_REPORT_H_

@@ -1,0 +1,23 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// Checks of integer options.
+
+#ifndef TFDIST_CLI_VALIDATORS_H_
+#define TFDIST_CLI_VALIDATORS_H_
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+
+namespace tfdist::cli {
+
+// Checks for integer options, added with ->check(). CLI11 2.1 wraps "-1" into
+// an unsigned option (2^64 - 1) and saturates a value too large for the type;
+// these reject both, and a value below `min`, with the option's name first:
+// "--files: must be at least 1; got 0". A value that is no integer at all is
+// left to CLI11's conversion error.
+// Every unsigned (uint32/uint64/size_t) option takes UintAtLeast.
+CLI::Validator UintAtLeast(uint64_t min);
+CLI::Validator IntAtLeast(int64_t min);
+
+}  // namespace tfdist::cli
+
+#endif  // TFDIST_CLI_VALIDATORS_H_
