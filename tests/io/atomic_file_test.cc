@@ -21,15 +21,6 @@
 namespace tfdist::io {
 namespace {
 
-std::vector<std::string> Listing(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    names.push_back(e.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // An atomic file at `path` holding `text`, written and closed.
 std::unique_ptr<AtomicFile> Written(const std::string& path, const std::string& text,
                                     bool overwrite = false) {
@@ -48,11 +39,11 @@ TEST_CASE("a file set appears whole at its commit, and not before") {
   AtomicFileSet set;
   for (const char* name : {"a", "b", "c"}) set.Add(Written(dir.File(name), name));
   CHECK(set.size() == 3);
-  CHECK(Listing(dir.path()).size() == 3);  // three temporary files
-  for (const std::string& name : Listing(dir.path()))
+  CHECK(testing::Listing(dir.path()).size() == 3);  // three temporary files
+  for (const std::string& name : testing::Listing(dir.path()))
     CHECK(name.find(".tmp-") != std::string::npos);
   REQUIRE(set.Commit(/*sync=*/true).ok());
-  CHECK(Listing(dir.path()) == std::vector<std::string>{"a", "b", "c"});
+  CHECK(testing::Listing(dir.path()) == std::vector<std::string>{"a", "b", "c"});
   CHECK(testing::ReadFile(dir.File("b")) == "b");
 }
 
@@ -62,7 +53,7 @@ TEST_CASE("a file set never committed leaves nothing") {
     AtomicFileSet set;
     for (const char* name : {"a", "b"}) set.Add(Written(dir.File(name), name));
   }
-  CHECK(Listing(dir.path()).empty());
+  CHECK(testing::Listing(dir.path()).empty());
 }
 
 TEST_CASE("overwriting, the old set goes whole: no mix of old and new files") {
@@ -83,7 +74,7 @@ TEST_CASE("overwriting, the old set goes whole: no mix of old and new files") {
   CHECK(testing::ReadFile(dir.File("a")) == "new");
   CHECK(testing::ReadFile(dir.File("b")) == "new");
   CHECK(testing::ReadFile(dir.File("c")) == "old");  // not in the set
-  CHECK(Listing(dir.path()).size() == 3);
+  CHECK(testing::Listing(dir.path()).size() == 3);
 }
 
 TEST_CASE("a rename that fails part way removes the files renamed before it") {
@@ -141,7 +132,7 @@ TEST_CASE("interrupted before its commit, a set renames nothing; forced out, it 
           const Status s = set.Commit(false);
           return s.code() == StatusCode::kCancelled ? 0 : 1;
         }) == 0);
-  CHECK(Listing(dir.path()).empty());
+  CHECK(testing::Listing(dir.path()).empty());
   // A second signal exits at once (130), removing the temporary files.
   CHECK(InChild([&] {
           AtomicFileSet set;
@@ -151,7 +142,7 @@ TEST_CASE("interrupted before its commit, a set renames nothing; forced out, it 
           raise(SIGINT);
           return 0;
         }) == 130);
-  CHECK(Listing(dir.path()).empty());
+  CHECK(testing::Listing(dir.path()).empty());
 }
 
 TEST_CASE("forced out while it renames, a set leaves all its files or none") {
@@ -182,7 +173,7 @@ TEST_CASE("forced out while it renames, a set leaves all its files or none") {
     usleep(static_cast<useconds_t>(attempt * 500));
     kill(pid, SIGINT);
     waitpid(pid, &status, 0);
-    const std::vector<std::string> left = Listing(dir.path());
+    const std::vector<std::string> left = testing::Listing(dir.path());
     CAPTURE(attempt);
     CAPTURE(left.size());
     CHECK((left.empty() || left.size() == kFiles));

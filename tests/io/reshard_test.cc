@@ -28,17 +28,9 @@ namespace {
 
 using testing::Compress;
 using testing::Frame;
+using testing::Listing;
 using testing::TempDir;
 using testing::WriteFile;
-
-std::vector<std::string> Listing(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    names.push_back(e.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 std::vector<std::string> ReadRecords(const std::string& path) {
   RecordReaderOptions options;
