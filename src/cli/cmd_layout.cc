@@ -24,14 +24,16 @@ struct LayoutOptions {
   PipelineArgs pipeline;
   DistributeArgs distribute;
   std::string format = "table";
+  bool json = false;
   std::string label = "payload";
 };
 
-std::string BatchText(const std::vector<data::Element>& batch, data::LabelMode mode) {
-  std::string out = "[";
-  for (size_t i = 0; i < batch.size(); ++i) out += (i ? "," : "") + batch[i].Label(mode);
-  return out + "]";
-}
+// Cells wider than this show a batch as "size:first..last".
+constexpr size_t kCellWidth = 28;
+// The table's widths come from the rows of the first steps.
+constexpr size_t kWidthRows = 64;
+// More replicas than this in a step: a row per worker and step.
+constexpr int64_t kWideColumns = 8;
 
 nlohmann::ordered_json Labels(const std::vector<data::Element>& elements, data::LabelMode mode) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -39,50 +41,12 @@ nlohmann::ordered_json Labels(const std::vector<data::Element>& elements, data::
   return out;
 }
 
-nlohmann::ordered_json LayoutJson(const dist::Layout& l, data::LabelMode mode,
-                                  const nlohmann::ordered_json& source) {
-  const dist::Decision& d = l.decision;
-  nlohmann::ordered_json out;
-  out["api"] = l.api == dist::Api::kDistribute ? "distribute" : "from-function";
-  out["policy"] = {{"requested", dist::PolicyName(d.requested)},
-                   {"applied", dist::PolicyName(d.applied)},
-                   {"reason", d.reason}};
-  out["split"] = dist::SplitName(d.split);
-  out["split_reason"] = SplitReasonText(d);
-  out["num_workers"] = l.topology.workers;
-  out["replicas_per_worker"] = l.topology.replicas;
-  out["num_replicas_in_sync"] = l.topology.num_replicas_in_sync();
-  out["global_batch_size"] =
-      d.global_batch_size ? nlohmann::ordered_json(*d.global_batch_size) : nullptr;
-  out["topology_source"] = source;
-  out["warnings"] = WarningTexts(d);
-  out["workers"] = nlohmann::ordered_json::array();
-  for (const auto& w : l.workers) {
-    nlohmann::ordered_json jw;
-    jw["worker"] = w.worker;
-    jw["files"] = w.files;
-    if (!d.batched) jw["elements"] = Labels(w.elements, mode);
-    out["workers"].push_back(jw);
-  }
-  if (d.batched) {
-    out["steps"] = nlohmann::ordered_json::array();
-    for (const auto& s : l.steps) {
-      nlohmann::ordered_json js;
-      js["step"] = s.step;
-      js["batches"] = nlohmann::ordered_json::array();
-      for (const auto& b : s.batches) {
-        nlohmann::ordered_json jb = {
-            {"worker", b.worker}, {"replica", b.replica}, {"elements", Labels(b.elements, mode)}};
-        if (b.padding) jb["padding"] = true;
-        js["batches"].push_back(jb);
-      }
-      if (s.dropped) js["dropped"] = true;
-      out["steps"].push_back(js);
-    }
-  }
-  return out;
+std::string Dump(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+// How a header names the decision; `warnings_shown` of d.warnings are
+// printed (the rest come in the footer, found while streaming).
 void PrintHeader(const dist::Decision& d, const dist::Topology& t, const std::string& source_text) {
   fmt::print("topology: {} worker{} x {} replica{} = {} in sync{}\n", t.workers,
              t.workers == 1 ? "" : "s", t.replicas, t.replicas == 1 ? "" : "s",
@@ -91,110 +55,155 @@ void PrintHeader(const dist::Decision& d, const dist::Topology& t, const std::st
              dist::PolicyName(d.requested), d.reason);
   fmt::print("split:    {}: {}\n", dist::SplitName(d.split), SplitReasonText(d));
   if (d.global_batch_size) fmt::print("global batch: {}\n", *d.global_batch_size);
-  for (const auto& w : d.warnings) fmt::print("warning:  {}\n", WarningText(w));
 }
 
-void PrintTable(const dist::Layout& l, data::LabelMode mode, const std::string& source_text) {
-  PrintHeader(l.decision, l.topology, source_text);
-  fmt::print("\n");
-  if (!l.decision.batched) {
-    for (const auto& w : l.workers) {
-      std::string line;
-      for (const auto& e : w.elements) line += (line.empty() ? "" : " ") + e.Label(mode);
-      fmt::print("worker {}: {}\n", w.worker, line.empty() ? "(nothing)" : line);
+void PrintWarnings(const dist::Decision& d, size_t from) {
+  for (size_t i = from; i < d.warnings.size(); ++i) {
+    const dist::Warning& w = d.warnings[i];
+    fmt::print("{}  {}\n", w.severity == dist::Severity::kError ? "error:  " : "warning:",
+               WarningText(w));
+  }
+}
+
+// Every worker reads the whole input: DATA and OFF (and an input function
+// that does not shard) over several workers. nullopt for FILE.
+std::string AmplificationText(const dist::Decision& d, const dist::Topology& t, dist::Api api) {
+  const int64_t W = t.workers;
+  if (W <= 1) return {};
+  if (api == dist::Api::kFromFunction) {
+    if (d.function_shards) return "1x (the input function shards by its input context)";
+    return fmt::format("{}x (the input function does not shard: every worker reads and feeds "
+                       "the same records)",
+                       W);
+  }
+  switch (d.applied) {
+    case dist::AutoShardPolicy::kData:
+      return fmt::format("{}x (DATA: every worker reads the whole dataset, as TensorFlow does)", W);
+    case dist::AutoShardPolicy::kOff:
+      return fmt::format("{}x (no sharding: every worker reads everything)", W);
+    case dist::AutoShardPolicy::kFile:
+      return "1x (FILE: each file is read by one worker)";
+    default:
+      return {};
+  }
+}
+
+int64_t Amplification(const dist::Decision& d, const dist::Topology& t, dist::Api api) {
+  const std::string text = AmplificationText(d, t, api);
+  return text.empty() ? 1 : std::stoll(text);
+}
+
+double Imbalance(const dist::LayoutSummary& l) {
+  uint64_t max_records = 0, total = 0;
+  for (const auto& r : l.workers) {
+    max_records = std::max(max_records, r.records);
+    total += r.records;
+  }
+  if (l.workers.empty() || total == 0) return 1.0;
+  return static_cast<double>(max_records) * static_cast<double>(l.workers.size()) /
+         static_cast<double>(total);
+}
+
+std::string BatchSizes(const dist::WorkerSummary& r) {
+  if (!r.smallest_batch) return "-";
+  if (*r.smallest_batch == *r.largest_batch) return fmt::format("{}", *r.smallest_batch);
+  return fmt::format("{}..{}", *r.smallest_batch, *r.largest_batch);
+}
+
+nlohmann::ordered_json SummaryJson(const dist::LayoutSummary& l, dist::Api api) {
+  nlohmann::ordered_json out;
+  out["complete"] = l.complete;
+  if (l.decision.batched) {
+    out["steps"] = l.steps;
+    out["dropped_step"] = l.dropped_step;
+    out["short_steps"] = l.short_steps;
+  }
+  uint64_t records = 0;
+  for (const auto& r : l.workers) records += r.records;
+  out["records"] = records;
+  out["dropped_records"] = l.DroppedRecords();
+  out["records_read"] = l.DistinctRecords();
+  out["records_source"] = l.records_source;
+  if (l.bytes_estimated) out["bytes_estimated"] = true;
+  out["imbalance"] = Imbalance(l);
+  out["read_amplification"] = Amplification(l.decision, l.topology, api);
+  out["workers"] = nlohmann::ordered_json::array();
+  for (const auto& r : l.workers) {
+    nlohmann::ordered_json w;
+    w["worker"] = r.worker;
+    w["files"] = r.files;
+    w["records"] = r.records;
+    w["dropped_records"] = r.dropped();
+    w["dropped"] = {{"remainder", r.dropped_remainder},
+                    {"skip", r.skipped},
+                    {"step", r.dropped_step}};
+    w["bytes"] = r.bytes;
+    if (l.decision.batched) {
+      w["batches"] = r.batches;
+      w["empty_batches"] = r.empty_batches;
+      w["idle_steps"] = r.idle_steps;
+      w["batch_sizes"] = r.smallest_batch ? nlohmann::ordered_json{{"min", *r.smallest_batch},
+                                                                    {"max", *r.largest_batch}}
+                                          : nlohmann::ordered_json(nullptr);
     }
-    return;
+    w["bytes_read"] = r.bytes_read ? nlohmann::ordered_json(*r.bytes_read) : nullptr;
+    out["workers"].push_back(std::move(w));
   }
-  // Steps down, worker/replica across.
-  std::vector<std::string> heads = {"step"};
-  if (!l.steps.empty()) {
-    for (const auto& b : l.steps[0].batches)
-      heads.push_back(fmt::format("w{}/r{}", b.worker, b.replica));
-  }
-  std::vector<std::vector<std::string>> rows;
-  bool any_padding = false;
-  for (const auto& s : l.steps) {
-    std::vector<std::string> row = {fmt::format("{}{}", s.step, s.dropped ? "x" : "")};
-    for (const auto& b : s.batches) {
-      row.push_back(b.padding ? "[]*" : BatchText(b.elements, mode));
-      any_padding = any_padding || b.padding;
-    }
-    rows.push_back(std::move(row));
-  }
-  std::vector<size_t> widths(heads.size());
-  for (size_t c = 0; c < heads.size(); ++c) widths[c] = heads[c].size();
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size() && c < widths.size(); ++c)
-      widths[c] = std::max(widths[c], row[c].size());
-  }
-  auto print_row = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      line += fmt::format("{:<{}}", row[c], c + 1 < row.size() ? widths[c] + 2 : 0);
-    }
-    fmt::print("{}\n", line);
-  };
-  print_row(heads);
-  for (const auto& row : rows) print_row(row);
-  if (l.steps.empty()) fmt::print("(no steps: the data is empty)\n");
-  if (any_padding)
-    fmt::print("[]* a replica with no data left: TensorFlow feeds it an empty batch\n");
-  if (!l.steps.empty() && l.steps.back().dropped) {
-    fmt::print(
-        "{}x dropped: one worker with statically shaped batches; TensorFlow ends the "
-        "iteration instead of running this step\n",
-        l.steps.back().step);
-  }
+  return out;
 }
 
 // Rows for `only` (all when nullopt); the totals always cover every worker.
-void PrintSummary(const dist::LayoutSummary& l, const std::string& source_text,
+void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const std::string& source_text,
                   std::optional<int64_t> only) {
-  PrintHeader(l.decision, l.topology, source_text);
-  fmt::print("\n");
   const dist::Decision& d = l.decision;
-  fmt::print("{:>6}  {:>7}  {:>9}  {:>12}  {:>8}  {:>13}  {:>10}\n", "worker", "files", "records",
-             "bytes", "batches", "empty batches", "idle steps");
-  uint64_t max_records = 0, total_records = 0;
+  PrintHeader(d, l.topology, source_text);
+  PrintWarnings(d, 0);
+  fmt::print("\n");
+  fmt::print("{:>6}  {:>7}  {:>9}  {:>9}  {:>12}  {:>8}  {:>11}  {:>13}  {:>10}\n", "worker",
+             "files", "records", "dropped", "bytes", "batches", "batch sizes", "empty batches",
+             "idle steps");
+  uint64_t records = 0;
   for (const auto& r : l.workers) {
-    if (!only || *only == r.worker) {
-      fmt::print("{:>6}  {:>7}  {:>9}  {:>12}  {:>8}  {:>13}  {:>10}\n", r.worker, r.files,
-                 r.records, r.bytes, r.batches, r.empty_batches, r.idle_steps);
-    }
-    max_records = std::max(max_records, r.records);
-    total_records += r.records;
+    records += r.records;
+    if (only && *only != r.worker) continue;
+    fmt::print("{:>6}  {:>7}  {:>9}  {:>9}  {:>12}  {:>8}  {:>11}  {:>13}  {:>10}\n", r.worker,
+               r.files, r.records, r.dropped(), r.bytes, r.batches, BatchSizes(r),
+               r.empty_batches, r.idle_steps);
   }
-  if (d.batched) fmt::print("steps: {}{}\n", l.steps, l.dropped_step ? " (the last one dropped)" : "");
-  fmt::print("records: {}\n", l.records_source);
-  if (!l.workers.empty() && total_records > 0) {
-    const double mean = static_cast<double>(total_records) / static_cast<double>(l.workers.size());
-    fmt::print("imbalance (max/mean records): {:.2f}\n", static_cast<double>(max_records) / mean);
+  if (d.batched) {
+    fmt::print("steps: {}{}{}\n", l.steps, l.dropped_step ? " (the last one dropped)" : "",
+               l.complete ? "" : " (planned; the data goes on)");
   }
+  const uint64_t dropped = l.DroppedRecords();
+  fmt::print("records: {} received, {} dropped, {} read{}; {}\n", records, dropped,
+             l.DistinctRecords(), l.SharedInput() ? " (each worker reads them all)" : "",
+             l.records_source);
+  if (l.bytes_estimated) {
+    fmt::print("bytes: the dropped records' payload estimated from their files' (records were "
+               "counted, not read)\n");
+  }
+  if (!l.workers.empty() && records > 0) fmt::print("imbalance (max/mean records): {:.2f}\n", Imbalance(l));
   // Bytes read from the files, when the pipeline ran (not for a summary
-  // computed from record counts).
-  std::string read;
-  size_t listed = 0;
+  // computed from record counts): the extremes, and the worker shown.
+  std::optional<uint64_t> least, most;
+  int64_t least_w = 0, most_w = 0;
   for (const auto& r : l.workers) {
-    if (!r.bytes_read || (only && *only != r.worker)) continue;
-    if (++listed > 16) {
-      read += ", ...";
-      break;
-    }
-    read += fmt::format("{}{}", read.empty() ? "" : ", ", *r.bytes_read);
+    if (!r.bytes_read) continue;
+    if (!least || *r.bytes_read < *least) least = *r.bytes_read, least_w = r.worker;
+    if (!most || *r.bytes_read > *most) most = *r.bytes_read, most_w = r.worker;
   }
-  if (!read.empty()) {
-    fmt::print("bytes read {}: {}\n", only ? fmt::format("by worker {}", *only) : "per worker",
-               read);
+  if (only && *only < static_cast<int64_t>(l.workers.size()) &&
+      l.workers[static_cast<size_t>(*only)].bytes_read) {
+    fmt::print("bytes read by worker {}: {}\n", *only,
+               *l.workers[static_cast<size_t>(*only)].bytes_read);
+  } else if (least && *least == *most) {
+    fmt::print("bytes read per worker: {}\n", *least);
+  } else if (least) {
+    fmt::print("bytes read per worker: {} (worker {}) to {} (worker {})\n", *least, least_w,
+               *most, most_w);
   }
-  if (d.applied == dist::AutoShardPolicy::kData && l.topology.workers > 1 && d.record_index) {
-    fmt::print("read amplification: 1x (DATA with index files: each worker reads only its own "
-               "records)\n");
-  } else if (d.applied == dist::AutoShardPolicy::kData && l.topology.workers > 1) {
-    fmt::print("read amplification: {}x (every worker reads the whole dataset)\n",
-               l.topology.workers);
-  } else if (d.applied == dist::AutoShardPolicy::kOff && l.topology.workers > 1) {
-    fmt::print("read amplification: {}x (no sharding)\n", l.topology.workers);
-  }
+  const std::string amplification = AmplificationText(d, l.topology, api);
+  if (!amplification.empty()) fmt::print("read amplification: {}\n", amplification);
   if (d.global_batch_size) {
     fmt::print(
         "steps with a global batch short of {}: {} (losses are divided by the global batch "
@@ -203,49 +212,331 @@ void PrintSummary(const dist::LayoutSummary& l, const std::string& source_text,
   }
 }
 
+// The table, printed as the layout streams: steps down, worker/replica
+// across (a row per worker and step past kWideColumns replicas); an
+// unbatched pipeline as a line per worker.
+class TableSink : public dist::LayoutSink {
+ public:
+  TableSink(const dist::Topology& t, std::optional<int64_t> only, data::LabelMode mode,
+            const std::string& source_text)
+      : topology_(t), only_(only), mode_(mode), source_text_(source_text) {
+    const int64_t workers = only ? 1 : t.workers;
+    per_worker_rows_ = workers * t.replicas > kWideColumns && workers > 1;
+  }
+
+  Status Begin(const dist::Decision& d) override {
+    PrintHeader(d, topology_, source_text_);
+    PrintWarnings(d, 0);
+    warnings_shown_ = d.warnings.size();
+    fmt::print("\n");
+    return Status::OK();
+  }
+
+  Status OnStep(const dist::Step& s) override {
+    if (heads_.empty()) {
+      heads_ = {"step"};
+      if (per_worker_rows_) heads_.push_back("worker");
+      for (const auto& b : s.batches) {
+        if (per_worker_rows_ && b.worker != s.batches.front().worker) break;
+        heads_.push_back(per_worker_rows_ ? fmt::format("r{}", b.replica)
+                                          : fmt::format("w{}/r{}", b.worker, b.replica));
+      }
+    }
+    const std::string step = fmt::format("{}{}", s.step, s.dropped ? "x" : "");
+    std::vector<std::string> row = {step};
+    for (size_t i = 0; i < s.batches.size(); ++i) {
+      const dist::ReplicaBatch& b = s.batches[i];
+      if (per_worker_rows_ && (i == 0 || b.worker != s.batches[i - 1].worker)) {
+        if (i > 0) Row(std::move(row));
+        row = {step, fmt::format("{}", b.worker)};
+      }
+      row.push_back(Cell(b));
+    }
+    Row(std::move(row));
+    last_dropped_ = s.dropped ? std::optional<int64_t>(s.step) : std::nullopt;
+    any_steps_ = true;
+    return Status::OK();
+  }
+
+  Status OnElement(int64_t worker, const data::Element& e) override {
+    fmt::print("{}{}", line_started_ ? " " : fmt::format("worker {}: ", worker), e.Label(mode_));
+    line_started_ = true;
+    return Status::OK();
+  }
+
+  Status OnWorkerEnd(const dist::WorkerSummary& r) override {
+    if (!line_started_) fmt::print("worker {}: (nothing)", r.worker);
+    fmt::print("\n");
+    line_started_ = false;
+    return Status::OK();
+  }
+
+  // After an error: ends the line being written.
+  void Abort() {
+    if (line_started_) fmt::print("\n");
+    line_started_ = false;
+    Flush();
+  }
+
+  Status End(const dist::LayoutSummary& summary) override {
+    if (!summary.decision.batched) {
+      PrintWarnings(summary.decision, warnings_shown_);
+      return Status::OK();
+    }
+    Flush();
+    if (!any_steps_) fmt::print("(no steps: the data is empty)\n");
+    if (any_padding_) {
+      fmt::print("[]* a replica with no data left: TensorFlow feeds it an empty batch\n");
+    }
+    if (abbreviated_) {
+      fmt::print("n:first..last a batch of n elements, from first to last (--format json lists "
+                 "them all)\n");
+    }
+    if (last_dropped_) {
+      fmt::print(
+          "{}x dropped: one worker with statically shaped batches; TensorFlow ends the "
+          "iteration instead of running this step\n",
+          *last_dropped_);
+    }
+    PrintWarnings(summary.decision, warnings_shown_);
+    return Status::OK();
+  }
+
+ private:
+  std::string Cell(const dist::ReplicaBatch& b) {
+    if (b.padding) {
+      any_padding_ = true;
+      return "[]*";
+    }
+    std::string out = "[";
+    for (size_t i = 0; i < b.elements.size() && out.size() <= kCellWidth; ++i) {
+      out += (i ? "," : "") + b.elements[i].Label(mode_);
+    }
+    out += "]";
+    if (out.size() <= kCellWidth) return out;
+    abbreviated_ = true;
+    return fmt::format("{}:{}..{}", b.elements.size(), b.elements.front().Label(mode_),
+                       b.elements.back().Label(mode_));
+  }
+
+  // Rows wait until kWidthRows are in (their widths set the columns'),
+  // then go out as they come.
+  void Row(std::vector<std::string> row) {
+    pending_.push_back(std::move(row));
+    if (pending_.size() >= kWidthRows || widths_fixed_) Flush();
+  }
+
+  void Flush() {
+    if (!widths_fixed_) {
+      widths_.resize(heads_.size());
+      for (size_t c = 0; c < heads_.size(); ++c) widths_[c] = heads_[c].size();
+      for (const auto& row : pending_) {
+        for (size_t c = 0; c < row.size() && c < widths_.size(); ++c)
+          widths_[c] = std::max(widths_[c], row[c].size());
+      }
+      widths_fixed_ = true;
+      if (!heads_.empty()) Print(heads_);
+    }
+    for (const auto& row : pending_) Print(row);
+    pending_.clear();
+  }
+
+  void Print(const std::vector<std::string>& row) const {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const size_t width = c < widths_.size() ? widths_[c] : 0;
+      line += fmt::format("{:<{}}", row[c], c + 1 < row.size() ? width + 2 : 0);
+    }
+    fmt::print("{}\n", line);
+  }
+
+  dist::Topology topology_;
+  std::optional<int64_t> only_;
+  data::LabelMode mode_;
+  std::string source_text_;
+  bool per_worker_rows_ = false;
+  size_t warnings_shown_ = 0;
+  std::vector<std::string> heads_;
+  std::vector<std::vector<std::string>> pending_;
+  std::vector<size_t> widths_;
+  bool widths_fixed_ = false;
+  bool any_padding_ = false;
+  bool any_steps_ = false;
+  bool abbreviated_ = false;
+  bool line_started_ = false;
+  std::optional<int64_t> last_dropped_;
+};
+
+// The JSON document, written as the layout streams (one line). An error
+// part way closes it with an "error" member, so the output stays one valid
+// JSON object.
+class JsonSink : public dist::LayoutSink {
+ public:
+  JsonSink(const dist::DistributeOptions& o, const nlohmann::ordered_json& source,
+           data::LabelMode mode, bool summary_only)
+      : options_(o), source_(source), mode_(mode), summary_only_(summary_only) {}
+
+  Status Begin(const dist::Decision& d) override {
+    const dist::Topology& t = options_.topology;
+    nlohmann::ordered_json head;
+    head["api"] = options_.api == dist::Api::kDistribute ? "distribute" : "from-function";
+    head["policy"] = {{"requested", dist::PolicyName(d.requested)},
+                      {"applied", dist::PolicyName(d.applied)},
+                      {"reason", d.reason}};
+    head["split"] = dist::SplitName(d.split);
+    head["split_reason"] = SplitReasonText(d);
+    head["num_workers"] = t.workers;
+    head["replicas_per_worker"] = t.replicas;
+    head["num_replicas_in_sync"] = t.num_replicas_in_sync();
+    head["global_batch_size"] =
+        d.global_batch_size ? nlohmann::ordered_json(*d.global_batch_size) : nullptr;
+    head["topology_source"] = source_;
+    std::string text = Dump(head);
+    text.pop_back();  // the closing brace: more members follow
+    fmt::print("{}", text);
+    started_ = true;
+    if (summary_only_) return Status::OK();
+    fmt::print("{}", d.batched ? ",\"steps\":[" : ",\"workers\":[");
+    open_array_ = true;
+    return Status::OK();
+  }
+
+  Status OnStep(const dist::Step& s) override {
+    if (summary_only_) return Status::OK();
+    nlohmann::ordered_json js;
+    js["step"] = s.step;
+    js["batches"] = nlohmann::ordered_json::array();
+    for (const auto& b : s.batches) {
+      nlohmann::ordered_json jb = {
+          {"worker", b.worker}, {"replica", b.replica}, {"elements", Labels(b.elements, mode_)}};
+      if (b.padding) jb["padding"] = true;
+      js["batches"].push_back(std::move(jb));
+    }
+    if (s.dropped) js["dropped"] = true;
+    fmt::print("{}{}", items_++ ? "," : "", Dump(js));
+    return Status::OK();
+  }
+
+  Status OnElement(int64_t worker, const data::Element& e) override {
+    if (summary_only_) return Status::OK();
+    if (!worker_open_) {
+      fmt::print("{}{{\"worker\":{},\"elements\":[", items_++ ? "," : "", worker);
+      worker_open_ = true;
+      elements_ = 0;
+    }
+    fmt::print("{}{}", elements_++ ? "," : "", Dump(e.Label(mode_)));
+    return Status::OK();
+  }
+
+  Status OnWorkerEnd(const dist::WorkerSummary& r) override {
+    if (summary_only_) return Status::OK();
+    if (!worker_open_) fmt::print("{}{{\"worker\":{},\"elements\":[", items_++ ? "," : "", r.worker);
+    fmt::print("],\"files\":{}}}", Dump(r.file_names));
+    worker_open_ = false;
+    return Status::OK();
+  }
+
+  Status End(const dist::LayoutSummary& summary) override {
+    if (open_array_) fmt::print("]");
+    open_array_ = false;
+    if (summary.decision.batched && !summary_only_) {
+      nlohmann::ordered_json workers = nlohmann::ordered_json::array();
+      for (const auto& r : summary.workers) {
+        if (options_.worker && *options_.worker != r.worker) continue;
+        workers.push_back({{"worker", r.worker}, {"files", r.file_names}});
+      }
+      fmt::print(",\"workers\":{}", Dump(workers));
+    }
+    fmt::print(",\"summary\":{}", Dump(SummaryJson(summary, options_.api)));
+    fmt::print(",\"warnings\":{}}}\n", Dump(WarningTexts(summary.decision)));
+    ended_ = true;
+    return Status::OK();
+  }
+
+  // After an error: closes what is open and adds the error. False when
+  // nothing was printed yet (the caller prints the error object alone).
+  bool Fail(const Status& status) {
+    if (!started_ || ended_) return false;
+    if (worker_open_) fmt::print("]}}");
+    if (open_array_) fmt::print("]");
+    fmt::print(",\"error\":{}}}\n", Dump(ErrorJson(status)));
+    std::fflush(stdout);
+    fmt::print(stderr, "tfdist: error: {}\n", Describe(status));
+    return true;
+  }
+
+ private:
+  const dist::DistributeOptions& options_;
+  nlohmann::ordered_json source_;
+  data::LabelMode mode_;
+  bool summary_only_;
+  bool started_ = false, ended_ = false;
+  bool open_array_ = false, worker_open_ = false;
+  uint64_t items_ = 0, elements_ = 0;
+};
+
+class SummarySink : public dist::LayoutSink {
+ public:
+  explicit SummarySink(std::optional<dist::LayoutSummary>& out) : out_(out) {}
+  Status End(const dist::LayoutSummary& summary) override {
+    out_ = summary;
+    return Status::OK();
+  }
+
+ private:
+  std::optional<dist::LayoutSummary>& out_;
+};
+
+// FILE summaries come from file names and record counts, without running
+// the pipeline, where its shape allows; else the layout streams.
+Result<dist::LayoutSummary> Summary(const data::Pipeline& pipeline,
+                                    const dist::DistributeOptions& d,
+                                    const data::BuildOptions& build) {
+  dist::DistributeOptions all = d;
+  all.worker.reset();
+  const bool tty = isatty(STDERR_FILENO);
+  auto progress = [tty](uint64_t done, uint64_t total) {
+    if (tty) {
+      fmt::print(stderr, "\rcounting records: {}/{} files{}", done, total,
+                 done == total ? "\n" : "");
+    }
+  };
+  TFDIST_ASSIGN_OR_RETURN(std::optional<dist::LayoutSummary> fast,
+                          dist::SummarizeFiles(pipeline, all, build, progress));
+  if (fast) return std::move(*fast);
+  return dist::SummarizeLayout(pipeline, d, build);
+}
+
 int RunLayout(const LayoutOptions& o) {
-  const bool json = o.format == "json";
+  const bool json = o.json || o.format == "json";
   Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute);
   if (!resolved.ok()) return ReportError(resolved.status(), json);
   const dist::DistributeOptions& d = resolved->options;
-  const nlohmann::ordered_json& source = resolved->source;
-  const std::string& source_text = resolved->source_text;
 
   // Parse here (not BuildPipeline): layout builds one pipeline per worker.
   Result<data::Pipeline> pipeline = ParsePipelineArgs(o.pipeline, json);
   if (!pipeline.ok()) return ExitCodeFor(pipeline.status());
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
   const data::BuildOptions build = o.pipeline.build_options();
-  if (o.format == "summary") {
-    // The summary is over all workers (short steps and imbalance need them
-    // all); --worker only selects the rows shown.
-    dist::DistributeOptions all = d;
-    all.worker.reset();
-    auto shown = [&](const dist::LayoutSummary& summary) {
-      PrintSummary(summary, source_text, d.worker);
-      return 0;
-    };
-    // FILE layouts are summarized from file names and record counts, without
-    // running the pipeline, where its shape allows.
-    const bool tty = isatty(STDERR_FILENO);
-    auto progress = [tty](uint64_t done, uint64_t total) {
-      if (tty) fmt::print(stderr, "\rcounting records: {}/{} files{}", done, total, done == total ? "\n" : "");
-    };
-    Result<std::optional<dist::LayoutSummary>> fast =
-        dist::SummarizeFiles(*pipeline, all, o.pipeline.build_options(), progress);
-    if (!fast.ok()) return ReportPipelineError(fast.status(), pipeline->text, json);
-    if (*fast) return shown(**fast);
-    Result<dist::Layout> layout = dist::PlanLayout(*pipeline, all, build);
-    if (!layout.ok()) return ReportPipelineError(layout.status(), pipeline->text, json);
-    return shown(dist::Summarize(*layout));
+  if (o.format == "summary" && !json) {
+    Result<dist::LayoutSummary> summary = Summary(*pipeline, d, build);
+    if (!summary.ok()) return ReportPipelineError(summary.status(), pipeline->text, json);
+    PrintSummary(*summary, d.api, resolved->source_text, d.worker);
+    return 0;
   }
-  Result<dist::Layout> layout = dist::PlanLayout(*pipeline, d, build);
-  if (!layout.ok()) return ReportPipelineError(layout.status(), pipeline->text, json);
   if (json) {
-    PrintJson(LayoutJson(*layout, mode, source));
-  } else {
-    PrintTable(*layout, mode, source_text);
+    JsonSink sink(d, resolved->source, mode, o.format == "summary");
+    dist::LayoutOptions lo;
+    lo.list_files = o.format != "summary";
+    Status s = dist::StreamLayout(*pipeline, d, build, sink, lo);
+    if (!s.ok() && !sink.Fail(s)) return ReportPipelineError(s, pipeline->text, json);
+    return ExitCodeFor(s);
   }
+  TableSink sink(d.topology, d.worker, mode, resolved->source_text);
+  Status s = dist::StreamLayout(*pipeline, d, build, sink);
+  if (!s.ok()) sink.Abort();
+  std::fflush(stdout);
+  if (!s.ok()) return ReportPipelineError(s, pipeline->text, json);
   return 0;
 }
 
@@ -262,9 +553,14 @@ void AddLayoutCommand(CLI::App& app, Action* action) {
                     "Show only this worker; default: from the launcher's environment, else all",
                     "Plan only the first N global steps (needed for a pipeline that repeats "
                     "forever)");
-  cmd->add_option("--format", o->format, "table, json (the contract for scripts) or summary")
+  cmd->add_option("--format", o->format,
+                  "table (streamed as it is planned), json (the contract for scripts) or "
+                  "summary (per-worker totals, records dropped, steps)")
       ->check(CLI::IsMember({"table", "json", "summary"}))
       ->default_str("table");
+  cmd->add_flag("--json", o->json,
+                "JSON output: the layout (as --format json), or with --format summary its "
+                "summary alone");
   cmd->add_option("--label", o->label,
                   "payload (a record's text when printable) or ref (file:index)")
       ->check(CLI::IsMember({"payload", "ref"}))

@@ -280,6 +280,7 @@ void AddRunCommand(CLI::App& app, Action* action) {
                     "Run this worker; default: from the launcher's environment, else worker 0 "
                     "of a single worker",
                     "Stop after N global steps");
+  AddReadByIndexFlag(*cmd, &o->distribute);
   cmd->add_flag("--all-workers", o->all_workers,
                 "Run every worker of the topology on this host (each reads its own share)");
   cmd->add_option("--epochs", o->epochs, "Passes over the data (each reshuffles)")->default_val(1);

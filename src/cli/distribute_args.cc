@@ -31,9 +31,13 @@ void AddDistributeArgs(CLI::App& cmd, DistributeArgs* args, const std::string& w
                  "(RebatchDataset), none")
       ->default_str("auto");
   cmd.add_option("--steps", args->steps, steps_help);
-  cmd.add_flag("--no-index", args->no_index,
-               "Under DATA sharding, read every file on every worker even where up-to-date "
-               "index files (tfdist index) let each worker read only its own records");
+}
+
+void AddReadByIndexFlag(CLI::App& cmd, DistributeArgs* args) {
+  cmd.add_flag("--read-by-index", args->read_by_index,
+               "tfdist's own shortcut, not TensorFlow's: under DATA sharding each worker reads "
+               "only its own records, by offset from up-to-date index files (tfdist index); "
+               "without it every worker reads every file, as TensorFlow does");
 }
 
 Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o, bool all_workers) {
@@ -82,7 +86,7 @@ Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o, bool a
     }
     d.max_steps = *o.steps;
   }
-  d.use_record_index = !o.no_index;
+  d.use_record_index = o.read_by_index;
   return r;
 }
 

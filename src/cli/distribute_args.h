@@ -24,13 +24,15 @@ struct DistributeArgs {
   std::string policy = "AUTO";
   std::string rebatch = "auto";
   std::optional<int64_t> steps;
-  bool no_index = false;  // DATA: read every file even where index files would allow less
+  bool read_by_index = false;  // DATA: each worker reads only its records (index files)
 };
 
-// Adds --workers, --replicas, --worker, --api, --policy, --rebatch,
-// --steps and --no-index; `worker_help` and `steps_help` say what they mean to the command.
+// Adds --workers, --replicas, --worker, --api, --policy, --rebatch and
+// --steps; `worker_help` and `steps_help` say what they mean to the command.
 void AddDistributeArgs(CLI::App& cmd, DistributeArgs* args, const std::string& worker_help,
                        const std::string& steps_help);
+// Adds --read-by-index (run: tfdist's DATA shortcut, opt-in).
+void AddReadByIndexFlag(CLI::App& cmd, DistributeArgs* args);
 
 struct ResolvedDistribute {
   dist::DistributeOptions options;

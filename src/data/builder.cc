@@ -125,7 +125,7 @@ Result<DatasetPtr> Builder::Apply(const RepeatOp& p, const Op& op, DatasetPtr in
 
 Result<DatasetPtr> Builder::Apply(const BatchOp& p, const Op& op, DatasetPtr in) {
   TFDIST_ASSIGN_OR_RETURN(int64_t size, AtLeast(p.batch_size, 1, op.name, "batch_size"));
-  return NewBatchDataset(std::move(in), size, p.drop_remainder);
+  return NewBatchDataset(std::move(in), size, p.drop_remainder, options_.counters);
 }
 
 Result<DatasetPtr> Builder::Apply(const TakeOp& p, const Op& op, DatasetPtr in) {
@@ -135,7 +135,7 @@ Result<DatasetPtr> Builder::Apply(const TakeOp& p, const Op& op, DatasetPtr in) 
 
 Result<DatasetPtr> Builder::Apply(const SkipOp& p, const Op& op, DatasetPtr in) {
   TFDIST_ASSIGN_OR_RETURN(int64_t count, AtLeast(p.count, -1, op.name, "count"));
-  return NewSkipDataset(std::move(in), count);
+  return NewSkipDataset(std::move(in), count, options_.counters);
 }
 
 Result<DatasetPtr> Builder::Apply(const EnumerateOp& p, const Op& op, DatasetPtr in) {
@@ -217,7 +217,7 @@ Result<int64_t> Builder::AtLeast(const IntArg& a, int64_t min, std::string_view 
 InterleaveOptions Builder::ReaderOptions() const {
   InterleaveOptions o;
   o.deferred = options_.deferred_payloads;
-  o.bytes_read = options_.bytes_read;
+  o.counters = options_.counters;
   return o;
 }
 

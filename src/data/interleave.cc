@@ -53,7 +53,11 @@ class SequentialInterleave final : public Iterator {
         }
         // Read on this thread, as TensorFlow's sequential interleave does:
         // parallel reading is what num_parallel_calls asks for.
-        std::atomic<uint64_t>* counter = options_.bytes_read.get();
+        std::atomic<uint64_t>* counter = nullptr;
+        if (options_.counters) {
+          options_.counters->files.fetch_add(1, std::memory_order_relaxed);
+          counter = &options_.counters->bytes_read;
+        }
         if (options_.deferred) {
           TFDIST_ASSIGN_OR_RETURN(slot, OpenDeferredRecords(name, options_.compression, counter));
         } else {
@@ -273,7 +277,10 @@ class ParallelInterleave final : public Iterator {
         break;
       }
       auto slot = std::make_unique<Slot>();
-      slot->bytes_read = options_.bytes_read.get();
+      if (options_.counters) {
+        options_.counters->files.fetch_add(1, std::memory_order_relaxed);
+        slot->bytes_read = &options_.counters->bytes_read;
+      }
       if (name.kind == Element::Kind::kName) slot->path = InternPath(name.bytes);
       slot->input = std::move(name);
       Refill(*slot);

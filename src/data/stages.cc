@@ -242,14 +242,26 @@ class TakeIterator final : public Iterator {
   int64_t left_;
 };
 
+// The records an element holds: its leaves, file names not counted.
+uint64_t RecordLeaves(const Element& e) {
+  if (e.kind == Element::Kind::kName) return 0;
+  if (e.items.empty()) return e.kind == Element::Kind::kBatch ? 0 : 1;
+  uint64_t n = 0;
+  for (const Element& item : e.items) n += RecordLeaves(item);
+  return n;
+}
+
 class SkipIterator final : public Iterator {
  public:
-  SkipIterator(std::unique_ptr<Iterator> in, int64_t skip) : in_(std::move(in)), skip_(skip) {}
+  SkipIterator(std::unique_ptr<Iterator> in, int64_t skip,
+               const std::shared_ptr<ReadCounters>& counters)
+      : in_(std::move(in)), skip_(skip), counters_(counters) {}
   Status GetNext(Element& out, bool& end) override {
     while (skip_ != 0) {
       TFDIST_RETURN_IF_ERROR(in_->GetNext(out, end));
       if (end) return Status::OK();
       if (skip_ > 0) --skip_;
+      if (counters_) counters_->skipped.fetch_add(RecordLeaves(out), std::memory_order_relaxed);
     }
     return in_->GetNext(out, end);
   }
@@ -257,6 +269,7 @@ class SkipIterator final : public Iterator {
  private:
   std::unique_ptr<Iterator> in_;
   int64_t skip_;
+  std::shared_ptr<ReadCounters> counters_;
 };
 
 class EnumerateIterator final : public Iterator {
@@ -286,8 +299,9 @@ class EnumerateIterator final : public Iterator {
 
 class BatchIterator final : public Iterator {
  public:
-  BatchIterator(std::unique_ptr<Iterator> in, int64_t size, bool drop)
-      : in_(std::move(in)), size_(static_cast<size_t>(size)), drop_(drop) {}
+  BatchIterator(std::unique_ptr<Iterator> in, int64_t size, bool drop,
+                const std::shared_ptr<ReadCounters>& counters)
+      : in_(std::move(in)), size_(static_cast<size_t>(size)), drop_(drop), counters_(counters) {}
   Status GetNext(Element& out, bool& end) override {
     out = Element();
     out.kind = Element::Kind::kBatch;
@@ -304,6 +318,9 @@ class BatchIterator final : public Iterator {
       out.items.push_back(std::move(e));
     }
     end = out.items.empty() || (drop_ && out.items.size() < size_);
+    if (end && !out.items.empty() && counters_) {
+      counters_->dropped_remainder.fetch_add(RecordLeaves(out), std::memory_order_relaxed);
+    }
     return Status::OK();
   }
 
@@ -313,6 +330,7 @@ class BatchIterator final : public Iterator {
   std::unique_ptr<Iterator> in_;
   size_t size_;
   bool drop_;
+  std::shared_ptr<ReadCounters> counters_;
   bool input_done_ = false;
 };
 
@@ -439,17 +457,20 @@ DatasetPtr NewTakeDataset(DatasetPtr input, int64_t count) {
   return std::make_shared<UnaryDataset<TakeIterator, int64_t>>(std::move(input), count);
 }
 
-DatasetPtr NewSkipDataset(DatasetPtr input, int64_t count) {
-  return std::make_shared<UnaryDataset<SkipIterator, int64_t>>(std::move(input), count);
+DatasetPtr NewSkipDataset(DatasetPtr input, int64_t count,
+                          std::shared_ptr<ReadCounters> counters) {
+  return std::make_shared<UnaryDataset<SkipIterator, int64_t, std::shared_ptr<ReadCounters>>>(
+      std::move(input), count, std::move(counters));
 }
 
 DatasetPtr NewEnumerateDataset(DatasetPtr input, int64_t start) {
   return std::make_shared<UnaryDataset<EnumerateIterator, int64_t>>(std::move(input), start);
 }
 
-DatasetPtr NewBatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder) {
-  return std::make_shared<UnaryDataset<BatchIterator, int64_t, bool>>(std::move(input), batch_size,
-                                                                      drop_remainder);
+DatasetPtr NewBatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder,
+                           std::shared_ptr<ReadCounters> counters) {
+  return std::make_shared<UnaryDataset<BatchIterator, int64_t, bool, std::shared_ptr<ReadCounters>>>(
+      std::move(input), batch_size, drop_remainder, std::move(counters));
 }
 
 DatasetPtr NewShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed,

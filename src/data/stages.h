@@ -10,8 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "tfdist/io/byte_stream.h"
 #include "tfdist/data/dataset.h"
+#include "tfdist/data/pipeline.h"
+#include "tfdist/io/byte_stream.h"
 #include "tfdist/io/record_reader.h"
 
 namespace tfdist::data {
@@ -54,13 +55,17 @@ DatasetPtr NewRepeatDataset(DatasetPtr input, int64_t count);
 // count < 0: everything.
 DatasetPtr NewTakeDataset(DatasetPtr input, int64_t count);
 
-// count < 0: everything is skipped.
-DatasetPtr NewSkipDataset(DatasetPtr input, int64_t count);
+// count < 0: everything is skipped. `counters` (when not null) counts the
+// records skipped.
+DatasetPtr NewSkipDataset(DatasetPtr input, int64_t count,
+                          std::shared_ptr<ReadCounters> counters = nullptr);
 
 DatasetPtr NewEnumerateDataset(DatasetPtr input, int64_t start);
 
-// REQUIRES: batch_size > 0.
-DatasetPtr NewBatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder);
+// REQUIRES: batch_size > 0. `counters` (when not null) counts the records
+// of a short final batch dropped by drop_remainder.
+DatasetPtr NewBatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder,
+                           std::shared_ptr<ReadCounters> counters = nullptr);
 
 // A buffer of `buffer_size` elements; each output is a uniformly drawn
 // element of the buffer, replaced by the next input. The generator is
@@ -79,8 +84,8 @@ struct InterleaveOptions {
   // Records without payloads where an index allows (BuildOptions::
   // deferred_payloads); read sequentially, as nothing is read ahead.
   bool deferred = false;
-  // BuildOptions::bytes_read.
-  std::shared_ptr<std::atomic<uint64_t>> bytes_read;
+  // BuildOptions::counters: bytes read and files taken.
+  std::shared_ptr<ReadCounters> counters;
 };
 DatasetPtr NewInterleaveDataset(DatasetPtr input, const InterleaveOptions& options);
 

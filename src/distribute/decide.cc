@@ -213,6 +213,14 @@ Decision DecideFromFunction(const PipelineShape& shape, const DistributeOptions&
            "so workers disagree on the order and files are read twice or never; give the "
            "shuffle a seed, or shard before shuffling");
   }
+  d.function_shards = shape.shards_by_context;
+  if (!d.function_shards && options.topology.workers > 1) {
+    d.Warn(WarningKind::kFunctionDoesNotShard,
+           fmt::format("the input function does not shard by its input context (shard("
+                       "ctx.num_input_pipelines, ctx.input_pipeline_id)): all {} workers read "
+                       "and feed the same records",
+                       options.topology.workers));
+  }
   return d;
 }
 

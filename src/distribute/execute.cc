@@ -113,10 +113,6 @@ Status WorkerStream::Next(std::vector<data::Element>& out, bool& end) {
     data::Element e;
     bool eos = false;
     TFDIST_RETURN_IF_ERROR(it_->GetNext(e, eos));
-    if (!eos && max_elements_ && elements_read_ == static_cast<uint64_t>(*max_elements_)) {
-      exceeded_ = true;  // one element too many: the stream ends before it
-      eos = true;
-    }
     if (eos) {
       input_done_ = true;
       Take(nullptr);
@@ -126,7 +122,7 @@ Status WorkerStream::Next(std::vector<data::Element>& out, bool& end) {
     }
     if (deferred_) TFDIST_RETURN_IF_ERROR(fetcher_.Fetch());
     // DATA: every worker must get a share, unless there is nothing at all.
-    if (input_done_ && shards_data_ && !exceeded_) {
+    if (input_done_ && shards_data_) {
       TFDIST_RETURN_IF_ERROR(CheckDataShare(made_, workers_, batched_));
     }
   }
@@ -171,19 +167,23 @@ const Execution::WorkerPlan& Execution::PlanOf(int64_t worker) const {
 }
 
 uint64_t Execution::FileBytesRead(int64_t worker) const {
-  return PlanOf(worker).build.bytes_read->load();
+  return Counters(worker).bytes_read.load();
 }
 
-Result<std::vector<std::string>> Execution::FileNamesOf(int64_t worker) const {
+const data::ReadCounters& Execution::Counters(int64_t worker) const {
+  return *PlanOf(worker).build.counters;
+}
+
+Result<std::vector<std::string>> Execution::FileNamesOf(int64_t worker, uint64_t limit) const {
   const WorkerPlan& plan = PlanOf(worker);
   const PipelineShape shape = Analyze(plan.pipeline);
   std::vector<std::string> names;
   if (!shape.reader) return names;
   data::BuildOptions b = plan.build;
-  b.bytes_read.reset();
+  b.counters.reset();
   TFDIST_ASSIGN_OR_RETURN(auto dataset, data::BuildDataset(FileNames(plan.pipeline, shape), b));
   TFDIST_ASSIGN_OR_RETURN(auto it, dataset->MakeIterator());
-  for (;;) {
+  while (names.size() < limit) {
     data::Element e;
     bool end = false;
     TFDIST_RETURN_IF_ERROR(it->GetNext(e, end));
@@ -198,7 +198,6 @@ std::unique_ptr<WorkerStream> Execution::NewStream(int64_t worker,
   std::unique_ptr<WorkerStream> stream(new WorkerStream);
   stream->batched_ = decision_.batched;
   stream->deferred_ = deferred_;
-  stream->max_elements_ = options.max_elements;
   if (decision_.batched) {
     stream->splitter_.emplace(SplitRule::For(decision_, topology_, worker));
     if (options.audit_split && decision_.split == Split::kBatchSizes) {

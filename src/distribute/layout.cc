@@ -1,6 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// PlanLayout: every worker's stream collected and dealt out into global
-// steps; Summarize: the totals of a layout.
+// StreamLayout: every worker's stream dealt out into global steps, handed
+// to a sink as they are made, the summary kept on the way; PlanLayout and
+// SummarizeLayout are sinks over it.
 
 #include "tfdist/distribute/layout.h"
 
@@ -15,174 +16,379 @@
 namespace tfdist::dist {
 namespace {
 
-using Batches = std::vector<std::vector<data::Element>>;
-
-// How many elements of each worker's pipeline a layout reads, and whether
-// reading more is an error. With max_steps, enough for that many steps on
-// every worker: DATA keeps one piece in W, so W times as much; more is
-// harmless. The plan is kept in memory, so never more than max_elements:
-// beyond that, max_steps is an error as an endless pipeline is.
-struct ElementLimit {
-  int64_t limit;
-  bool is_error;
-};
-
-ElementLimit LimitOf(const DistributeOptions& o) {
-  const Topology& t = o.topology;
-  const int64_t wanted =
-      o.max_steps ? (*o.max_steps + 1) * t.replicas * t.workers + 1 : o.max_elements;
-  return {std::min(wanted, o.max_elements), !o.max_steps || wanted > o.max_elements};
+uint64_t Records(const std::vector<data::Element>& batch) {
+  uint64_t n = 0;
+  for (const data::Element& e : batch) n += e.Leaves();
+  return n;
 }
 
-Status TooManyElements(int64_t worker, int64_t limit, std::optional<int64_t> max_steps) {
-  if (max_steps) {
-    return Status::InvalidArgument(
-               fmt::format("worker {} produced more than {} elements before step {}: layout keeps "
-                           "its plan in memory and plans at most {} elements per worker",
-                           worker, limit, *max_steps, limit))
-        .WithAdvice(Remedy::kFewerSteps);
-  }
-  return Status::InvalidArgument(
-             fmt::format("worker {} produced more than {} elements: does the pipeline repeat() "
-                         "forever?",
-                         worker, limit))
+uint64_t PayloadBytes(const std::vector<data::Element>& batch) {
+  uint64_t n = 0;
+  for (const data::Element& e : batch) n += e.PayloadBytes();
+  return n;
+}
+
+// The error for a pipeline that never ends when no max_steps bounds the plan.
+Status CheckEnds(const data::Pipeline& pipeline, const DistributeOptions& options) {
+  if (options.max_steps) return Status::OK();
+  const PipelineShape shape = Analyze(pipeline);
+  if (!shape.endless_at) return Status::OK();
+  const data::Op& op = pipeline.ops[*shape.endless_at];
+  return Status(data::PositionError(pipeline.text, op.pos,
+                                    "repeat() without a count repeats forever, so the layout "
+                                    "would never end."))
       .WithAdvice(Remedy::kPlanSteps);
 }
 
-// Worker `w`'s whole stream into `wl` (batches, or elements when unbatched).
-Status Collect(WorkerStream& stream, bool batched, WorkerLayout& wl) {
-  for (;;) {
-    std::vector<data::Element> batch;
-    bool end = false;
-    TFDIST_RETURN_IF_ERROR(stream.Next(batch, end));
-    if (end) return Status::OK();
-    if (batched) {
-      wl.batches.push_back(std::move(batch));
-    } else {
-      for (auto& e : batch) wl.elements.push_back(std::move(e));
-    }
+// One pass of a streaming layout: the execution, its streams, and the
+// summary kept as they are read.
+class Streamer {
+ public:
+  Streamer(const Execution& ex, const DistributeOptions& options, const LayoutOptions& lo,
+           LayoutSink& sink)
+      : ex_(ex), options_(options), layout_options_(lo), sink_(sink) {
+    summary_.decision = ex.decision();
+    summary_.topology = options.topology;
+    for (int64_t w : ex.workers()) summary_.workers.emplace_back().worker = w;
   }
-}
 
-// Global steps: step k takes R batches from every worker; a replica without
-// data gets an empty batch while any replica has data (NextStep).
-std::vector<Step> DealSteps(const std::vector<WorkerLayout>& workers, const Topology& t,
-                            std::optional<int64_t> max_steps, bool drops_short_step) {
-  const size_t R = static_cast<size_t>(t.replicas);
-  size_t steps = 0;
-  for (const auto& w : workers) steps = std::max(steps, (w.batches.size() + R - 1) / R);
-  if (max_steps) steps = std::min(steps, static_cast<size_t>(*max_steps));
-  std::vector<Step> out;
-  for (size_t k = 0; k < steps; ++k) {
-    Step step;
-    step.step = static_cast<int64_t>(k) + 1;
-    bool any_batch = false, any_missing = false;
-    for (const auto& w : workers) {
-      for (size_t r = 0; r < R; ++r) {
-        ReplicaBatch rb;
-        rb.worker = w.worker;
-        rb.replica = static_cast<int64_t>(r);
-        const size_t i = k * R + r;
-        if (i < w.batches.size()) {
-          rb.elements = w.batches[i];
-          any_batch = true;
-        } else {
-          rb.padding = true;
-          any_missing = true;
-        }
-        step.batches.push_back(std::move(rb));
+  Status Run() {
+    TFDIST_RETURN_IF_ERROR(sink_.Begin(summary_.decision));
+    if (ex_.batched()) {
+      TFDIST_RETURN_IF_ERROR(DealSteps());
+    } else {
+      TFDIST_RETURN_IF_ERROR(EachWorker());
+    }
+    Decision& d = summary_.decision;
+    if (d.ShardsFiles(options_.topology)) {
+      std::vector<uint64_t> records;
+      for (const WorkerSummary& r : summary_.workers) records.push_back(r.records);
+      if (auto w = UnevenFilesWarning(records, d.batched, padded_steps_)) {
+        d.warnings.push_back(std::move(*w));
       }
     }
-    const StepKind kind = NextStep(any_batch, any_missing, drops_short_step);
-    if (kind == StepKind::kEnd) break;
-    step.dropped = kind == StepKind::kDropped;
-    out.push_back(std::move(step));
-    if (out.back().dropped) break;
+    AddAccountingWarnings(summary_);
+    return sink_.End(summary_);
   }
-  return out;
-}
 
-// FILE sharding over uneven files: who reads more, and who sits idle.
-std::optional<Warning> UnevenFiles(const Layout& l) {
-  std::vector<uint64_t> records;
-  for (const WorkerLayout& w : l.workers) {
-    uint64_t n = w.elements.size();
-    for (const auto& b : w.batches) n += b.size();
-    records.push_back(n);
+ private:
+  bool Shown(int64_t worker) const { return !options_.worker || *options_.worker == worker; }
+
+  // Global steps: step k takes R batches from every worker; a replica
+  // without data gets an empty batch while any replica has data (NextStep).
+  Status DealSteps() {
+    const int64_t R = options_.topology.replicas;
+    StreamOptions so;
+    so.audit_split = true;
+    TFDIST_ASSIGN_OR_RETURN(auto streams, ex_.OpenAll(so));
+    std::vector<bool> ended(streams.size(), false);
+    const bool drops_short_step = ex_.drops_short_step();
+    Step step, shown;
+    summary_.complete = false;
+    for (int64_t k = 1; !options_.max_steps || k <= *options_.max_steps; ++k) {
+      step.step = k;
+      step.batches.clear();
+      bool any_batch = false, any_missing = false;
+      for (size_t w = 0; w < streams.size(); ++w) {
+        for (int64_t r = 0; r < R; ++r) {
+          ReplicaBatch& rb = step.batches.emplace_back();
+          rb.worker = ex_.workers()[w];
+          rb.replica = r;
+          if (!ended[w]) {
+            bool end = false;
+            TFDIST_RETURN_IF_ERROR(streams[w]->Next(rb.elements, end));
+            ended[w] = end;
+          }
+          rb.padding = ended[w];
+          any_batch = any_batch || !rb.padding;
+          any_missing = any_missing || rb.padding;
+        }
+      }
+      const StepKind kind = NextStep(any_batch, any_missing, drops_short_step);
+      if (kind == StepKind::kEnd) {
+        summary_.complete = true;
+        break;
+      }
+      step.dropped = kind == StepKind::kDropped;
+      Count(step);
+      if (options_.worker) {
+        shown.step = step.step;
+        shown.dropped = step.dropped;
+        shown.batches.clear();
+        for (ReplicaBatch& b : step.batches) {
+          if (b.worker == *options_.worker) shown.batches.push_back(std::move(b));
+        }
+        TFDIST_RETURN_IF_ERROR(sink_.OnStep(shown));
+      } else {
+        TFDIST_RETURN_IF_ERROR(sink_.OnStep(step));
+      }
+      if (step.dropped) {
+        summary_.complete = true;  // TensorFlow ends the iteration here
+        break;
+      }
+    }
+    if (!summary_.complete) {
+      summary_.complete = std::all_of(ended.begin(), ended.end(), [](bool e) { return e; });
+    }
+    for (size_t w = 0; w < streams.size(); ++w) {
+      // Added once: for the first worker whose split differs.
+      if (const SplitAudit* audit = streams[w]->audit(); audit != nullptr && audit->differs() &&
+                                                         !summary_.decision.HasWarning(
+                                                             WarningKind::kGuideVersusCode)) {
+        summary_.decision.warnings.push_back(GuideVersusCodeWarning(audit->crosses()));
+      }
+      summary_.workers[w].bytes_read = streams[w]->fetched_bytes();
+    }
+    streams.clear();  // the readers closed: their bytes are counted
+    for (size_t w = 0; w < summary_.workers.size(); ++w) {
+      TFDIST_RETURN_IF_ERROR(FinishRow(summary_.workers[w], ex_.reads_once() ? 0 : w));
+    }
+    return Status::OK();
   }
-  uint64_t padded_steps = 0;
-  for (const Step& step : l.steps) {
-    padded_steps += std::any_of(step.batches.begin(), step.batches.end(),
-                                [](const ReplicaBatch& b) { return b.padding; });
+
+  // A step's batches into the rows; a dropped step's records are dropped.
+  void Count(const Step& step) {
+    ++summary_.steps;
+    summary_.dropped_step = summary_.dropped_step || step.dropped;
+    uint64_t total = 0;
+    bool padded = false;
+    size_t i = 0;
+    for (size_t w = 0; w < summary_.workers.size(); ++w) {
+      WorkerSummary& r = summary_.workers[w];
+      bool has_data = false;
+      for (int64_t k = 0; k < options_.topology.replicas; ++k, ++i) {
+        const ReplicaBatch& b = step.batches[i];
+        padded = padded || b.padding;
+        if (b.padding) {
+          ++r.empty_batches;
+          continue;
+        }
+        has_data = true;
+        const uint64_t n = Records(b.elements);
+        total += n;
+        if (step.dropped) {
+          r.dropped_step += n;
+          continue;
+        }
+        r.AddBatch(n);
+        r.bytes += PayloadBytes(b.elements);
+      }
+      if (!has_data) ++r.idle_steps;
+    }
+    padded_steps_ += padded ? 1 : 0;
+    const auto& g = summary_.decision.global_batch_size;
+    if (g && total < static_cast<uint64_t>(*g)) ++summary_.short_steps;
   }
-  return UnevenFilesWarning(records, l.decision.batched, padded_steps);
-}
+
+  // An unbatched pipeline: each worker's element stream, one worker after
+  // another (each its own pass, as each TensorFlow worker reads its own).
+  Status EachWorker() {
+    for (size_t w = 0; w < summary_.workers.size(); ++w) {
+      WorkerSummary& r = summary_.workers[w];
+      TFDIST_ASSIGN_OR_RETURN(auto stream, ex_.Open(r.worker));
+      std::vector<data::Element> one;
+      bool end = false;
+      for (int64_t n = 0; !options_.max_steps || n < *options_.max_steps; ++n) {
+        TFDIST_RETURN_IF_ERROR(stream->Next(one, end));
+        if (end) break;
+        for (const data::Element& e : one) {
+          r.records += e.Leaves();
+          r.bytes += e.PayloadBytes();
+          if (Shown(r.worker)) TFDIST_RETURN_IF_ERROR(sink_.OnElement(r.worker, e));
+        }
+      }
+      summary_.complete = summary_.complete && end;
+      r.bytes_read = stream->fetched_bytes();
+      stream.reset();
+      TFDIST_RETURN_IF_ERROR(FinishRow(r, w));
+      if (Shown(r.worker)) TFDIST_RETURN_IF_ERROR(sink_.OnWorkerEnd(r));
+    }
+    return Status::OK();
+  }
+
+  // What worker r.worker's pipeline counted (`counted`: the index of the
+  // worker whose pipeline ran for it): files, bytes, drops.
+  Status FinishRow(WorkerSummary& r, size_t counted) {
+    const data::ReadCounters& c = ex_.Counters(ex_.workers()[counted]);
+    r.files = c.files.load();
+    *r.bytes_read += c.bytes_read.load();
+    r.dropped_remainder = c.dropped_remainder.load();
+    r.skipped = c.skipped.load();
+    if (layout_options_.list_files) {
+      TFDIST_ASSIGN_OR_RETURN(r.file_names, ex_.FileNamesOf(r.worker, r.files));
+    }
+    return Status::OK();
+  }
+
+  const Execution& ex_;
+  const DistributeOptions& options_;
+  const LayoutOptions& layout_options_;
+  LayoutSink& sink_;
+  LayoutSummary summary_;
+  uint64_t padded_steps_ = 0;  // steps in which some replica got padding
+};
+
+// Collects a whole layout: a row for every worker shown, in order.
+class Collector : public LayoutSink {
+ public:
+  Collector(Layout& layout, std::optional<int64_t> only) : layout_(layout) {
+    for (int64_t w = 0; w < layout.topology.workers; ++w) {
+      if (!only || *only == w) layout_.workers.emplace_back().worker = w;
+    }
+  }
+  Status OnStep(const Step& step) override {
+    layout_.steps.push_back(step);
+    for (const ReplicaBatch& b : step.batches) {
+      if (!b.padding) Row(b.worker).batches.push_back(b.elements);
+    }
+    return Status::OK();
+  }
+  Status OnElement(int64_t worker, const data::Element& e) override {
+    Row(worker).elements.push_back(e);
+    return Status::OK();
+  }
+  Status End(const LayoutSummary& summary) override {
+    layout_.decision = summary.decision;
+    for (WorkerLayout& wl : layout_.workers) {
+      const WorkerSummary& r = summary.workers[static_cast<size_t>(wl.worker)];
+      wl.files = r.file_names;
+      wl.bytes_read = r.bytes_read.value_or(0);
+    }
+    return Status::OK();
+  }
+
+ private:
+  WorkerLayout& Row(int64_t worker) {
+    const size_t i = layout_.workers.size() == 1 ? 0 : static_cast<size_t>(worker);
+    return layout_.workers[i];
+  }
+
+  Layout& layout_;
+};
+
+class SummaryOnly : public LayoutSink {
+ public:
+  explicit SummaryOnly(LayoutSummary& out) : out_(out) {}
+  Status End(const LayoutSummary& summary) override {
+    out_ = summary;
+    return Status::OK();
+  }
+
+ private:
+  LayoutSummary& out_;
+};
 
 }  // namespace
 
-Result<Layout> PlanLayout(const data::Pipeline& original, const DistributeOptions& options,
-                          const data::BuildOptions& build) {
+void WorkerSummary::AddBatch(uint64_t size) {
+  ++batches;
+  records += size;
+  if (size == 0) ++empty_batches;
+  smallest_batch = std::min(smallest_batch.value_or(size), size);
+  largest_batch = std::max(largest_batch.value_or(size), size);
+}
+
+bool LayoutSummary::SharedInput() const {
+  const Decision& d = decision;
+  return topology.workers > 1 && !d.ShardsFiles(topology) && d.applied != AutoShardPolicy::kHint &&
+         (d.applied == AutoShardPolicy::kData || d.applied == AutoShardPolicy::kOff);
+}
+
+uint64_t LayoutSummary::DroppedRecords() const {
+  if (workers.empty()) return 0;
+  if (SharedInput()) return workers.front().dropped();
+  uint64_t n = 0;
+  for (const WorkerSummary& r : workers) n += r.dropped();
+  return n;
+}
+
+uint64_t LayoutSummary::DistinctRecords() const {
+  if (workers.empty()) return 0;
+  if (SharedInput() && decision.applied == AutoShardPolicy::kOff) {
+    return workers.front().records + workers.front().dropped();
+  }
+  uint64_t received = 0;
+  for (const WorkerSummary& r : workers) received += r.records;
+  return received + DroppedRecords();
+}
+
+void AddAccountingWarnings(LayoutSummary& s) {
+  if (!s.complete || s.workers.empty()) return;
+  const uint64_t dropped = s.DroppedRecords();
+  const uint64_t total = s.DistinctRecords();
+  if (dropped == 0) return;
+  const WorkerSummary& first = s.workers.front();
+  std::vector<std::string> causes;
+  uint64_t remainder = 0, skipped = 0, step = 0;
+  for (const WorkerSummary& r : s.workers) {
+    remainder += r.dropped_remainder;
+    skipped += r.skipped;
+    step += r.dropped_step;
+  }
+  if (s.SharedInput()) {
+    remainder = first.dropped_remainder;
+    skipped = first.skipped;
+    step = first.dropped_step;
+  }
+  const bool per_worker = s.decision.ShardsFiles(s.topology) && s.workers.size() > 1;
+  if (remainder > 0) {
+    causes.push_back(fmt::format("{} by batch(drop_remainder=True){}", remainder,
+                                 per_worker ? ", which drops each worker's short last batch" : ""));
+  }
+  if (skipped > 0) causes.push_back(fmt::format("{} by skip()", skipped));
+  if (step > 0) causes.push_back(fmt::format("{} in the dropped last step", step));
+  std::string why;
+  for (size_t i = 0; i < causes.size(); ++i) {
+    why += (i == 0 ? "" : i + 1 == causes.size() ? " and " : ", ") + causes[i];
+  }
+  if (s.steps == 0 || (s.steps == 1 && s.dropped_step)) {
+    s.decision.Warn(WarningKind::kNoSteps,
+                    fmt::format("an epoch has no steps: all {} records read are dropped ({}); "
+                                "training would not run a single step",
+                                total, why),
+                    {}, Severity::kError);
+    return;
+  }
+  s.decision.Warn(WarningKind::kRecordsDropped,
+                  fmt::format("{} of {} records ({:.1f}%) never reach a replica in an epoch: {}",
+                              dropped, total,
+                              100.0 * static_cast<double>(dropped) / static_cast<double>(total),
+                              why));
+}
+
+Status StreamLayout(const data::Pipeline& pipeline, const DistributeOptions& options,
+                    const data::BuildOptions& build, LayoutSink& sink,
+                    const LayoutOptions& layout_options) {
+  TFDIST_RETURN_IF_ERROR(CheckEnds(pipeline, options));
   // Every worker runs: the steps, the uneven files' counts and DATA's share
   // need them all; options.worker only selects what is shown.
   DistributeOptions all = options;
   all.worker.reset();
-  TFDIST_ASSIGN_OR_RETURN(const Execution ex, Execution::Plan(original, all, build));
-  const Topology& t = options.topology;
+  TFDIST_ASSIGN_OR_RETURN(const Execution ex, Execution::Plan(pipeline, all, build));
+  Streamer streamer(ex, options, layout_options, sink);
+  return streamer.Run();
+}
+
+Result<Layout> PlanLayout(const data::Pipeline& pipeline, const DistributeOptions& options,
+                          const data::BuildOptions& build) {
   Layout layout;
-  layout.topology = t;
+  layout.topology = options.topology;
   layout.api = options.api;
-  layout.decision = ex.decision();
-  Decision& d = layout.decision;
-
-  const ElementLimit limit = LimitOf(options);
-  StreamOptions so;
-  so.max_elements = limit.limit;
-  so.audit_split = true;
-  {
-    TFDIST_ASSIGN_OR_RETURN(auto streams, ex.OpenAll(so));
-    for (size_t i = 0; i < streams.size(); ++i) {
-      WorkerStream& stream = *streams[i];
-      WorkerLayout& wl = layout.workers.emplace_back();
-      wl.worker = ex.workers()[i];
-      TFDIST_RETURN_IF_ERROR(Collect(stream, d.batched, wl));
-      if (stream.exceeded() && limit.is_error) {
-        return TooManyElements(wl.worker, limit.limit, options.max_steps);
-      }
-      // Added once: for the first worker whose split differs.
-      if (const SplitAudit* audit = stream.audit();
-          audit != nullptr && audit->differs() && !d.HasWarning(WarningKind::kGuideVersusCode)) {
-        d.warnings.push_back(GuideVersusCodeWarning(audit->crosses()));
-      }
-      wl.bytes_read = stream.fetched_bytes();
-    }
-  }  // the streams' readers closed: their bytes are counted
-  for (WorkerLayout& wl : layout.workers) {
-    TFDIST_ASSIGN_OR_RETURN(wl.files, ex.FileNamesOf(wl.worker));
-    wl.bytes_read += ex.FileBytesRead(ex.reads_once() ? ex.workers().front() : wl.worker);
-  }
-
-  if (d.batched) layout.steps = DealSteps(layout.workers, t, options.max_steps, ex.drops_short_step());
-  if (d.ShardsFiles(t)) {
-    if (std::optional<Warning> w = UnevenFiles(layout)) d.warnings.push_back(std::move(*w));
-  }
-  // Without batches there are no steps: max_steps N shows N elements a worker.
-  if (!d.batched && options.max_steps) {
-    for (WorkerLayout& wl : layout.workers) {
-      if (static_cast<int64_t>(wl.elements.size()) > *options.max_steps) {
-        wl.elements.resize(static_cast<size_t>(*options.max_steps));
-      }
-    }
-  }
-  if (options.worker) {
-    WorkerLayout only = std::move(layout.workers[static_cast<size_t>(*options.worker)]);
-    layout.workers.clear();
-    layout.workers.push_back(std::move(only));
-    for (Step& step : layout.steps) {
-      std::erase_if(step.batches,
-                    [&](const ReplicaBatch& b) { return b.worker != *options.worker; });
-    }
-  }
+  Collector collector(layout, options.worker);
+  LayoutOptions lo;
+  lo.list_files = true;
+  TFDIST_RETURN_IF_ERROR(StreamLayout(pipeline, options, build, collector, lo));
   return layout;
+}
+
+Result<LayoutSummary> SummarizeLayout(const data::Pipeline& pipeline,
+                                      const DistributeOptions& options,
+                                      const data::BuildOptions& build,
+                                      const LayoutOptions& layout_options) {
+  LayoutSummary out;
+  SummaryOnly sink(out);
+  TFDIST_RETURN_IF_ERROR(StreamLayout(pipeline, options, build, sink, layout_options));
+  return out;
 }
 
 LayoutSummary Summarize(const Layout& l) {
@@ -196,7 +402,7 @@ LayoutSummary Summarize(const Layout& l) {
     r.files = w.files.size();
     r.bytes_read = w.bytes_read;
     for (const auto& e : w.elements) {
-      ++r.records;
+      r.records += e.Leaves();
       r.bytes += e.PayloadBytes();
     }
   }
@@ -209,12 +415,15 @@ LayoutSummary Summarize(const Layout& l) {
         ++r.empty_batches;
         continue;
       }
-      ++r.batches;
-      if (b.elements.empty()) ++r.empty_batches;
       has_data[b.worker] = true;
-      r.records += b.elements.size();
-      for (const auto& e : b.elements) r.bytes += e.PayloadBytes();
-      total += b.elements.size();
+      const uint64_t n = Records(b.elements);
+      total += n;
+      if (s.dropped) {
+        r.dropped_step += n;
+        continue;
+      }
+      r.AddBatch(n);
+      r.bytes += PayloadBytes(b.elements);
     }
     for (auto& [w, r] : rows) r.idle_steps += has_data[w] ? 0 : 1;
     const auto& g = l.decision.global_batch_size;

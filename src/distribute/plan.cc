@@ -101,7 +101,7 @@ data::BuildOptions Distribution::WorkerBuild(const DistributeOptions& options, i
   } else if (decision.applied == AutoShardPolicy::kHint) {
     b.shard_hint = std::make_pair(t.workers, w);
   }
-  b.bytes_read = std::make_shared<std::atomic<uint64_t>>(0);
+  b.counters = std::make_shared<data::ReadCounters>();
   return b;
 }
 

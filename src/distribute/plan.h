@@ -32,7 +32,7 @@ struct Distribution {
   // nullopt where it runs `pipeline` as it is.
   std::optional<data::Pipeline> WorkerPipeline(const Topology& t, int64_t w) const;
   // Worker w's build options: its InputContext (from-function) or shard
-  // hint (HINT), and a bytes_read counter of its own.
+  // hint (HINT), and ReadCounters of its own.
   data::BuildOptions WorkerBuild(const DistributeOptions& options, int64_t w) const;
   // Whether every worker runs the very same pipeline (no FILE rewrite, no
   // hint, no input context), so that one reading can serve them all.

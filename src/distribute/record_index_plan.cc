@@ -39,7 +39,7 @@ Result<bool> PlanRecordIndex(const data::Pipeline& pipeline, const PipelineShape
   // The distinct names the reader opens.
   data::BuildOptions b = build;
   b.deferred_payloads = false;
-  b.bytes_read.reset();
+  b.counters.reset();
   TFDIST_ASSIGN_OR_RETURN(auto names, data::BuildDataset(FileNames(pipeline, s), b));
   TFDIST_ASSIGN_OR_RETURN(auto it, names->MakeIterator());
   std::set<std::string> files;

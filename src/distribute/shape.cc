@@ -102,6 +102,23 @@ PipelineShape Analyze(const data::Pipeline& p) {
     }
     break;
   }
+  for (const data::Op& op : ops) {
+    if (const auto* sh = std::get_if<data::ShardOp>(&op.params)) {
+      s.shards_by_context = s.shards_by_context ||
+                            sh->index.symbol == data::IntArg::Symbol::kInputPipelineId;
+    }
+  }
+  // repeat() forever makes the stream endless; a take(n >= 0) after it, or a
+  // symbolic one, ends it again.
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (const auto* r = std::get_if<data::RepeatOp>(&ops[i].params)) {
+      if (!r->count || (r->count->symbol == data::IntArg::Symbol::kLiteral && r->count->value < 0))
+        s.endless_at = i;
+    } else if (const auto* t = std::get_if<data::TakeOp>(&ops[i].params)) {
+      if (t->count.symbol != data::IntArg::Symbol::kLiteral || t->count.value >= 0)
+        s.endless_at.reset();
+    }
+  }
   // An unseeded shuffle of names, then shard(): each worker shuffles differently.
   bool unseeded = false;
   const size_t names_end = s.reader.value_or(ops.size());

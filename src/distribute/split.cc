@@ -157,26 +157,32 @@ void BatchSplitter::Finish(std::vector<std::vector<data::Element>>& out) {
   current_.clear();  // a piece without a final cut is dropped
 }
 
+void SizeSplitter::Add(uint64_t size) {
+  rule_.Add(size, cuts_);
+  Apply();
+}
+
+void SizeSplitter::Finish() {
+  rule_.Finish(cuts_);
+  Apply();
+}
+
+void SizeSplitter::Apply() {
+  for (const Cut& c : cuts_) {
+    filling_ += c.take;
+    if (c.emit) {
+      piece_(filling_);
+      filling_ = 0;
+    }
+  }
+  cuts_.clear();
+}
+
 std::vector<uint64_t> SplitSizes(SplitRule rule, const std::vector<uint64_t>& sizes) {
   std::vector<uint64_t> out;
-  std::vector<Cut> cuts;
-  uint64_t piece = 0;
-  auto apply = [&] {
-    for (const Cut& c : cuts) {
-      piece += c.take;
-      if (c.emit) {
-        out.push_back(piece);
-        piece = 0;
-      }
-    }
-    cuts.clear();
-  };
-  for (uint64_t b : sizes) {
-    rule.Add(b, cuts);
-    apply();
-  }
-  rule.Finish(cuts);
-  apply();
+  SizeSplitter splitter(std::move(rule), [&out](uint64_t piece) { out.push_back(piece); });
+  for (uint64_t b : sizes) splitter.Add(b);
+  splitter.Finish();
   return out;
 }
 

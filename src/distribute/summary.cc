@@ -21,9 +21,9 @@ namespace {
 constexpr uint64_t kMaxNames = 100'000'000;
 
 // Whether the records a pipeline of `s` yields are its files' records in
-// one batch(G): only shuffles and prefetches besides, no drop_remainder.
+// one batch(G): only shuffles and prefetches besides.
 bool CountsSuffice(const data::Pipeline& p, const PipelineShape& s) {
-  if (!s.batched || !s.global_batch_size || !s.reader || s.drop_remainder) return false;
+  if (!s.batched || !s.global_batch_size || !s.reader) return false;
   if (*s.global_batch_size < 1) return false;  // the full layout reports it
   int batches = 0;
   for (size_t i = *s.reader + 1; i < p.ops.size(); ++i) {
@@ -94,15 +94,9 @@ DistinctFiles Distinct(std::span<const std::string> files) {
   return d;
 }
 
-// The input batches of a worker with `records` records: batch(G).
-std::vector<uint64_t> InputBatches(uint64_t records, uint64_t g) {
-  std::vector<uint64_t> in(records / g, g);
-  if (records % g != 0) in.push_back(records % g);
-  return in;
-}
-
 // Per worker: its files' records (file f goes to worker f mod W), then its
-// per-replica batches by the split rule, and the steps they make.
+// per-replica batches by the split rule, and the steps they make. Memory:
+// a row per worker and a total per global step.
 void Arithmetic(std::span<const std::string> files, const DistinctFiles& distinct,
                 const std::vector<io::FileRecords>& counts, LayoutSummary& out) {
   Decision& d = out.decision;
@@ -110,13 +104,14 @@ void Arithmetic(std::span<const std::string> files, const DistinctFiles& distinc
   const uint64_t R = static_cast<uint64_t>(t.replicas);
   const uint64_t G = static_cast<uint64_t>(*d.global_batch_size);
   out.workers.resize(static_cast<size_t>(t.workers));
+  std::vector<uint64_t> read(out.workers.size(), 0);  // records per worker
   // One pass in file order (a pass per worker, striding W files, missed the
   // cache at every file).
   for (size_t f = 0, w = 0; f < files.size(); ++f, w = w + 1 == out.workers.size() ? 0 : w + 1) {
     WorkerSummary& r = out.workers[w];
     const io::FileRecords& c = counts[distinct.slot[f]];
     ++r.files;
-    r.records += c.records;
+    read[w] += c.records;
     r.bytes += c.payload_bytes;
   }
   std::vector<uint64_t> step_total;  // records per global step
@@ -124,19 +119,38 @@ void Arithmetic(std::span<const std::string> files, const DistinctFiles& distinc
   for (int64_t w = 0; w < t.workers; ++w) {
     WorkerSummary& r = out.workers[static_cast<size_t>(w)];
     r.worker = w;
-    const std::vector<uint64_t> in = InputBatches(r.records, G);
-    const std::vector<uint64_t> pieces = SplitSizes(SplitRule::For(d, t, w), in);
-    if (d.split == Split::kBatchSizes && !d.HasWarning(WarningKind::kGuideVersusCode)) {
-      SplitAudit audit(t.num_replicas_in_sync());
-      for (uint64_t b : in) audit.Input(b);
-      for (uint64_t p : pieces) audit.Output(p);
-      if (audit.differs()) d.warnings.push_back(GuideVersusCodeWarning(audit.crosses()));
+    // batch(G): full batches, and the remainder as a short one or dropped.
+    const uint64_t full = read[w] / G, rest = read[w] % G;
+    if (d.drop_remainder && rest > 0) {
+      r.dropped_remainder = rest;
+      // Payload bytes are per file: the dropped records' share, pro rata.
+      out.bytes_estimated = true;
+      r.bytes -= static_cast<uint64_t>(static_cast<double>(r.bytes) * static_cast<double>(rest) /
+                                       static_cast<double>(read[w]));
     }
-    lengths.push_back(pieces.size());
-    r.batches = pieces.size();
-    r.empty_batches = static_cast<uint64_t>(std::count(pieces.begin(), pieces.end(), 0));
-    step_total.resize(std::max(step_total.size(), (pieces.size() + R - 1) / R), 0);
-    for (size_t i = 0; i < pieces.size(); ++i) step_total[i / R] += pieces[i];
+    std::optional<SplitAudit> audit;
+    if (d.split == Split::kBatchSizes && !d.HasWarning(WarningKind::kGuideVersusCode)) {
+      audit.emplace(t.num_replicas_in_sync());
+    }
+    uint64_t pieces = 0;
+    SizeSplitter splitter(SplitRule::For(d, t, w), [&](uint64_t size) {
+      if (audit) audit->Output(size);
+      r.AddBatch(size);
+      if (pieces / R >= step_total.size()) step_total.push_back(0);
+      step_total[pieces / R] += size;
+      ++pieces;
+    });
+    for (uint64_t b = 0; b < full; ++b) {
+      if (audit) audit->Input(G);
+      splitter.Add(G);
+    }
+    if (rest > 0 && !d.drop_remainder) {
+      if (audit) audit->Input(rest);
+      splitter.Add(rest);
+    }
+    splitter.Finish();
+    if (audit && audit->differs()) d.warnings.push_back(GuideVersusCodeWarning(audit->crosses()));
+    lengths.push_back(pieces);
   }
   // Step k pads worker w's replicas where k*R + r >= its batches; the worker
   // sits idle in the steps after its last batch.
@@ -156,6 +170,7 @@ void Arithmetic(std::span<const std::string> files, const DistinctFiles& distinc
     for (const auto& r : out.workers) records.push_back(r.records);
     if (auto w = UnevenFilesWarning(records, true, padded_steps)) d.warnings.push_back(*w);
   }
+  AddAccountingWarnings(out);
 }
 
 }  // namespace
@@ -186,6 +201,8 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
   TFDIST_ASSIGN_OR_RETURN(const Distribution dist,
                           PlanDistribution(original, options, build, counter.listings()));
   if (dist.decision.applied != AutoShardPolicy::kFile) return None();
+  // One worker with static batches may drop its last step: that takes the layout.
+  if (DropsShortStep(dist.decision, options.topology)) return None();
   LayoutSummary out;
   out.topology = options.topology;
   out.decision = dist.decision;

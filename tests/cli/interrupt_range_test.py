@@ -13,7 +13,7 @@ def main():
     checks.TFDIST = sys.argv[1]
     for args in (["take", "-n", "-1", "range(5).repeat()"],
                  ["take", "-n", "5", "range(5).repeat().skip(9223372036854775807)"],
-                 ["layout", "range(5).repeat().skip(9223372036854775000).batch(2)"]):
+                 ["layout", "--steps", "1", "range(5).repeat().skip(9223372036854775000).batch(2)"]):
         checks.check_interrupt_stops(*args, timeout=10)
     return checks.finish()
 

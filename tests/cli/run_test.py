@@ -84,11 +84,11 @@ def main():
         tfdist("index", *glob.glob(tmp + "/*.tfrecord"))
         indexed = (f'list_files("{tmp}/*.tfrecord", shuffle=False)'
                    '.interleave(tfrecord, cycle_length=2).batch(2)')
-        got = bytes_read(indexed, "--policy", "DATA")
+        got = bytes_read(indexed, "--policy", "DATA", "--read-by-index")
         check(sum(got) == framed and all(0 < b < framed for b in got),
-              f"DATA with index files: each worker reads only its records: {got}")
-        check(bytes_read(indexed, "--policy", "DATA", "--no-index") == [framed, framed],
-              "DATA --no-index reads everything again")
+              f"DATA --read-by-index: each worker reads only its records: {got}")
+        check(bytes_read(indexed, "--policy", "DATA") == [framed, framed],
+              "DATA without --read-by-index reads everything, as TensorFlow does")
 
     # One worker of two, chosen by flag or by the launcher's environment.
     one = json.loads(tfdist("run", TEXT + ".batch(4)", "--workers", "2", "--worker", "1",

@@ -240,10 +240,12 @@ struct TwoFiles {
   }
 };
 
+// DATA over `workers`, reading by index files (tfdist's opt-in shortcut).
 DistributeOptions Data(int64_t workers) {
   DistributeOptions o;
   o.policy = AutoShardPolicy::kData;
   o.topology = {workers, 1};
+  o.use_record_index = true;
   return o;
 }
 
@@ -317,7 +319,7 @@ TEST_CASE("an index whose sizes wrap past 2^64 does not fit its file: it is read
   CHECK(w1->size() == 5);
 }
 
-TEST_CASE("with index files each worker reads its own records; --no-index reads everything") {
+TEST_CASE("reading by index files each worker reads its own records; by default, everything") {
   TwoFiles f;
   auto indexed = PlanLayout(f.Pipeline(), Data(3), {});
   REQUIRE(indexed.ok());
@@ -329,9 +331,9 @@ TEST_CASE("with index files each worker reads its own records; --no-index reads 
   CHECK(indexed->workers[0].bytes_read == 4 * 18);
   CHECK(indexed->workers[1].bytes_read == 3 * 18);
   CHECK(indexed->workers[2].bytes_read == 3 * 18);
-  DistributeOptions no_index = Data(3);
-  no_index.use_record_index = false;
-  auto scanned = PlanLayout(f.Pipeline(), no_index, {});
+  DistributeOptions as_tensorflow = Data(3);
+  as_tensorflow.use_record_index = DistributeOptions().use_record_index;
+  auto scanned = PlanLayout(f.Pipeline(), as_tensorflow, {});
   REQUIRE(scanned.ok());
   CHECK_FALSE(scanned->decision.record_index);
   for (const auto& w : scanned->workers) CHECK(w.bytes_read == 10 * 18);

@@ -152,6 +152,22 @@ struct InputContext {
   int64_t num_replicas_in_sync = 1;
 };
 
+// What a built pipeline's stages did, counted as they run: shared by every
+// iterator of the build (thread-safe). Layouts account for every record
+// with them; runs report the bytes.
+struct ReadCounters {
+  // Bytes of the records the readers consumed: framed, added per file as
+  // it is closed; not the reads of deferred payloads.
+  std::atomic<uint64_t> bytes_read{0};
+  // File names the readers took (each file opened once per name).
+  std::atomic<uint64_t> files{0};
+  // Records in the short final batches that batch(drop_remainder=True) dropped.
+  std::atomic<uint64_t> dropped_remainder{0};
+  // Records skip() passed over (file names skipped before a reader are no
+  // records and are not counted).
+  std::atomic<uint64_t> skipped{0};
+};
+
 struct BuildOptions {
   // Where ctx.* names get their values; without it they are an error.
   std::optional<InputContext> context;
@@ -170,9 +186,8 @@ struct BuildOptions {
   // compressed) are read as usual. Only for pipelines whose ops after the
   // reader never look at payloads (all of tfdist's do not).
   bool deferred_payloads = false;
-  // When set, the readers add the bytes of records they consumed (framed,
-  // counted per file as it is closed; not the reads of deferred payloads).
-  std::shared_ptr<std::atomic<uint64_t>> bytes_read;
+  // When set, the stages count what they read and drop (ReadCounters).
+  std::shared_ptr<ReadCounters> counters;
 };
 
 // Builds the dataset of `pipeline`. Globs are expanded now (list_files

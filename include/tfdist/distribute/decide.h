@@ -63,13 +63,11 @@ struct DistributeOptions {
   // Global steps to plan (nullopt: until the data ends).
   // REQUIRES: in [0, kMaxSteps].
   std::optional<int64_t> max_steps;
-  // A layout that would hold more than this many elements of the pipeline per
-  // worker is an error rather than a hang (repeat() forever).
-  int64_t max_elements = 1'000'000;
-  // Under DATA sharding with several workers, when every file the reader
-  // opens has an up-to-date index, read only each worker's records
-  // (false: every worker reads every file, as TensorFlow does).
-  bool use_record_index = true;
+  // tfdist's own shortcut, never TensorFlow's: under DATA sharding with
+  // several workers, when every file the reader opens has an up-to-date
+  // index, each worker reads only its own records. Off: every worker reads
+  // every file, as TensorFlow does (what layouts report).
+  bool use_record_index = false;
 };
 
 // What a warning is about; its message says it in the API's terms and its
@@ -82,12 +80,21 @@ enum class WarningKind {
   kShardAfterUnseededShuffle,  // from-function: shard() after an unseeded shuffle of names
   kIndexNotUsed,               // DATA with index files: a stale index
   kDirectoryIndexIgnored,      // a damaged directory index
+  kFunctionDoesNotShard,       // from-function: every worker feeds the same records
+  kRecordsDropped,             // records no replica receives in an epoch
+  kNoSteps,                    // an epoch without a single step (an error-level warning)
+};
+
+enum class Severity {
+  kWarning,
+  kError,  // the run would not train at all; the layout is still shown
 };
 
 struct Warning {
   WarningKind kind;
   std::string message;
   Advice advice;
+  Severity severity = Severity::kWarning;
 
   bool operator==(const Warning&) const = default;
 };
@@ -109,6 +116,9 @@ struct Decision {
   // DATA with index files: each worker reads only the records it keeps, by
   // offset.
   bool record_index = false;
+  // from-function: the input function shards by its input context
+  // (PipelineShape::shards_by_context).
+  bool function_shards = false;
   std::vector<Warning> warnings;
 
   // Whether the FILE rewrite runs: FILE applied over several workers.
@@ -119,8 +129,9 @@ struct Decision {
   bool ShardsData(const Topology& t) const {
     return applied == AutoShardPolicy::kData && t.workers > 1;
   }
-  void Warn(WarningKind kind, std::string message, Advice advice = {}) {
-    warnings.push_back({kind, std::move(message), std::move(advice)});
+  void Warn(WarningKind kind, std::string message, Advice advice = {},
+            Severity severity = Severity::kWarning) {
+    warnings.push_back({kind, std::move(message), std::move(advice), severity});
   }
   bool HasWarning(WarningKind kind) const;
 };

@@ -25,9 +25,6 @@ namespace tfdist::dist {
 
 // How a pass over a worker's stream is bounded and watched.
 struct StreamOptions {
-  // Read at most this many elements of the worker's pipeline: a stream with
-  // more ends early and says so (WorkerStream::exceeded). nullopt: all.
-  std::optional<int64_t> max_elements;
   // Compare a batch-sizes split with the legacy split as it runs
   // (WorkerStream::audit).
   bool audit_split = false;
@@ -47,9 +44,6 @@ class WorkerStream {
   double split_seconds() const { return split_seconds_; }
   // Elements of the worker's pipeline read so far.
   uint64_t elements_read() const { return elements_read_; }
-  // The pipeline had more than StreamOptions::max_elements elements: the
-  // stream ended after that many.
-  bool exceeded() const { return exceeded_; }
   // With StreamOptions::audit_split under a batch-sizes split: the audit so
   // far (complete once the stream ended); else null.
   const SplitAudit* audit() const { return audit_ ? &*audit_ : nullptr; }
@@ -74,9 +68,7 @@ class WorkerStream {
   int64_t worker_ = 0;
   bool shards_data_ = false;
   uint64_t made_ = 0;  // pieces made before the DATA filter
-  std::optional<int64_t> max_elements_;
   uint64_t elements_read_ = 0;
-  bool exceeded_ = false;
   bool input_done_ = false;
   double split_seconds_ = 0;
   // DATA with index files: the pipeline gives records without payloads,
@@ -130,15 +122,20 @@ class Execution {
   // OpenAll that reads once counts under the first worker.
   uint64_t FileBytesRead(int64_t worker) const;
 
-  // The file names worker `worker` reads: its names pipeline run (empty for
-  // a pipeline that reads no files). REQUIRES: `worker` is one of workers().
-  Result<std::vector<std::string>> FileNamesOf(int64_t worker) const;
+  // What worker `worker`'s pipeline read and dropped so far (bytes as
+  // FileBytesRead; under reads_once(), counted under the first worker).
+  const data::ReadCounters& Counters(int64_t worker) const;
+
+  // The first `limit` file names worker `worker` reads: its names pipeline
+  // run (none for a pipeline that reads no files). REQUIRES: `worker` is one
+  // of workers().
+  Result<std::vector<std::string>> FileNamesOf(int64_t worker, uint64_t limit) const;
 
  private:
   struct WorkerPlan {
     int64_t worker = 0;
     data::Pipeline pipeline;
-    data::BuildOptions build;  // its bytes_read counts its readers' bytes
+    data::BuildOptions build;  // its counters count its stages' reads and drops
     std::shared_ptr<const data::Dataset> dataset;
   };
   const WorkerPlan& PlanOf(int64_t worker) const;

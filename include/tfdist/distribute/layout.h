@@ -38,7 +38,7 @@ struct Step {
 
 struct WorkerLayout {
   int64_t worker = 0;
-  std::vector<std::string> files;       // the file names it reads (file-based pipelines)
+  std::vector<std::string> files;       // the file names its readers took
   std::vector<data::Element> elements;  // unbatched pipelines: its element stream
   std::vector<std::vector<data::Element>> batches;  // batched: its per-replica batches in order
   // Bytes it reads from the files: the framed records its readers consume,
@@ -54,51 +54,125 @@ struct Layout {
   std::vector<Step> steps;            // batched pipelines
 };
 
-// The distribution of `pipeline`, every worker's stream collected
-// (Execution::OpenAll), then dealt out into global steps. Reads the data:
-// layouts show real elements. At most options.max_elements elements of each
-// worker's pipeline are read: with max_steps, more than that many before the
-// last step is an error (Remedy::kFewerSteps); without, more at all is an
-// error (Remedy::kPlanSteps).
-// REQUIRES: options.worker and options.max_steps as DistributeOptions says.
-// Error: InvalidArgument (impossible topology, FILE without files, too few
-// files or elements for the workers), or the pipeline's own errors.
-Result<Layout> PlanLayout(const data::Pipeline& pipeline, const DistributeOptions& options,
-                          const data::BuildOptions& build);
-
-// What a layout's summary reports, per worker and overall.
+// What a layout's summary reports of one worker, kept as the layout streams
+// by (or computed from per-file record counts by SummarizeFiles).
 struct WorkerSummary {
   int64_t worker = 0;
-  uint64_t files = 0;
-  uint64_t records = 0;
-  uint64_t bytes = 0;          // payload bytes
+  uint64_t files = 0;    // file names its readers took
+  uint64_t records = 0;  // records its replicas receive
+  uint64_t bytes = 0;    // their payload bytes
+  // Records its pipeline read that no replica receives:
+  uint64_t dropped_remainder = 0;  // short final batches of batch(drop_remainder=True)
+  uint64_t skipped = 0;            // passed over by skip()
+  uint64_t dropped_step = 0;       // in a dropped step (DropsShortStep)
   uint64_t batches = 0;        // per-replica batches it produced (empty splits included)
   uint64_t empty_batches = 0;  // of those and of the padding, the empty ones
   uint64_t idle_steps = 0;     // steps in which none of its replicas had data
-  std::optional<uint64_t> bytes_read;  // WorkerLayout::bytes_read, when the pipeline ran
+  // Per-replica batch sizes it produced (padding not counted), when any.
+  std::optional<uint64_t> smallest_batch, largest_batch;
+  std::optional<uint64_t> bytes_read;   // WorkerLayout::bytes_read, when the pipeline ran
+  std::vector<std::string> file_names;  // with LayoutOptions::list_files
+
+  uint64_t dropped() const { return dropped_remainder + skipped + dropped_step; }
+  // Counts one per-replica batch of `size` records it produced.
+  void AddBatch(uint64_t size);
 };
 
 struct LayoutSummary {
-  Decision decision;
+  Decision decision;  // with the warnings found while the layout streamed
   Topology topology;
   std::vector<WorkerSummary> workers;
-  uint64_t steps = 0;
+  uint64_t steps = 0;        // global steps, a dropped one included
   uint64_t short_steps = 0;  // steps whose global batch is smaller than G
   bool dropped_step = false;
+  // The data ended within the plan (false: max_steps ended it first, and
+  // the drops are those seen so far).
+  bool complete = true;
+  // WorkerSummary::bytes counts the records dropped by drop_remainder pro
+  // rata of their files' payload (SummarizeFiles counts records, not their
+  // sizes).
+  bool bytes_estimated = false;
   // How records were counted: by running the pipeline, or (SummarizeFiles)
   // "N files from index files, M by scanning".
   std::string records_source = "counted by running the pipeline";
+
+  // Every worker runs the whole of the same pipeline (DATA or OFF over
+  // several workers): they read, and drop, the same records.
+  bool SharedInput() const;
+  // Records no replica receives, each counted once.
+  uint64_t DroppedRecords() const;
+  // Records read, each counted once: those received (once, under OFF) and
+  // those dropped.
+  uint64_t DistinctRecords() const;
 };
 
-// The summary of a planned layout (all workers).
+// Where a streaming layout goes, step by step: each call in order, and any
+// error it returns ends the layout with that error. The defaults ignore.
+class LayoutSink {
+ public:
+  virtual ~LayoutSink() = default;
+  // First: the decision as planned (its warnings so far).
+  virtual Status Begin(const Decision& /*decision*/) { return Status::OK(); }
+  // A batched pipeline: every global step in order, with the batches of the
+  // worker asked for only (DistributeOptions::worker), else of all.
+  virtual Status OnStep(const Step& /*step*/) { return Status::OK(); }
+  // An unbatched pipeline: the workers shown, one after another, each as
+  // its elements and then its row.
+  virtual Status OnElement(int64_t /*worker*/, const data::Element& /*element*/) { return Status::OK(); }
+  virtual Status OnWorkerEnd(const WorkerSummary& /*row*/) { return Status::OK(); }
+  // Last: the totals of every worker, and the warnings found on the way.
+  virtual Status End(const LayoutSummary& /*summary*/) { return Status::OK(); }
+};
+
+struct LayoutOptions {
+  // WorkerSummary::file_names filled in (memory: one name per file read).
+  bool list_files = false;
+};
+
+// The distribution of `pipeline`, streamed: every worker's stream
+// (Execution::OpenAll) dealt out into global steps, handed to `sink` as
+// they are made, and the summary kept as they go. Memory holds one step
+// and one row per worker, whatever the data or the steps; every worker runs
+// (the steps and the checks need them all), options.worker only selects
+// what `sink` is shown. Reads the data: layouts show real elements. With
+// max_steps, at most that many steps (an unbatched pipeline: elements a
+// worker).
+// REQUIRES: options.worker and options.max_steps as DistributeOptions says.
+// Error: InvalidArgument (impossible topology, FILE without files, too few
+// files or elements for the workers, a pipeline that repeats forever
+// without max_steps: Remedy::kPlanSteps), the pipeline's own errors, or
+// the sink's.
+Status StreamLayout(const data::Pipeline& pipeline, const DistributeOptions& options,
+                    const data::BuildOptions& build, LayoutSink& sink,
+                    const LayoutOptions& layout_options = {});
+
+// StreamLayout collected whole, for tests and small tools (memory grows
+// with the layout).
+Result<Layout> PlanLayout(const data::Pipeline& pipeline, const DistributeOptions& options,
+                          const data::BuildOptions& build);
+
+// StreamLayout's summary alone.
+Result<LayoutSummary> SummarizeLayout(const data::Pipeline& pipeline,
+                                      const DistributeOptions& options,
+                                      const data::BuildOptions& build,
+                                      const LayoutOptions& layout_options = {});
+
+// The summary of a collected layout (all workers), counted from its
+// elements: for tests against the streaming one. Drops and bytes read are
+// not in a Layout and stay 0.
 LayoutSummary Summarize(const Layout& layout);
+
+// The warnings of a summary's accounting, added to summary.decision: records
+// that no replica receives (with the fraction), and an epoch without a
+// step (Severity::kError). Only for a complete summary.
+void AddAccountingWarnings(LayoutSummary& summary);
 
 // The same summary for FILE sharding, computed from the file names, the
 // records of each file (from the folder's directory index or the file's
 // FILE.idx when up to date, else by scanning the file) and arithmetic over
 // them with the same split and step rules: the pipeline itself is not run.
 // Applies when the ops after the reader are only shuffle, prefetch and one
-// batch(G) without drop_remainder, for all workers and steps; nullopt
+// batch(G) (drop_remainder or not), for all workers and steps; nullopt
 // otherwise. `progress` is called with the files counted so far and the
 // total.
 Result<std::optional<LayoutSummary>> SummarizeFiles(

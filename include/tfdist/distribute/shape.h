@@ -31,6 +31,13 @@ struct PipelineShape {
   bool drop_remainder = false;
   // shard() applied after an unseeded shuffle of file names.
   bool shard_after_unseeded_shuffle = false;
+  // The op (its index) of a repeat() forever (no count, or -1) that no
+  // take() follows: the pipeline never ends, unless its input turns out
+  // empty (an epoch without elements ends repeat(), as in TensorFlow).
+  std::optional<size_t> endless_at;
+  // A shard() whose index is ctx.input_pipeline_id: each worker of
+  // distribute_datasets_from_function reads its own share.
+  bool shards_by_context = false;
 };
 
 PipelineShape Analyze(const data::Pipeline& pipeline);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <vector>
 
 #include "tfdist/data/dataset.h"
@@ -88,6 +89,24 @@ class BatchSplitter {
   SplitRule rule_;
   std::vector<Cut> cuts_;               // reused
   std::vector<data::Element> current_;  // the piece being filled
+};
+
+// A SplitRule applied to sizes: input batch sizes go in one at a time, and
+// each per-replica batch's size goes to `piece` as soon as it is complete.
+class SizeSplitter {
+ public:
+  SizeSplitter(SplitRule rule, std::function<void(uint64_t)> piece)
+      : rule_(std::move(rule)), piece_(std::move(piece)) {}
+  void Add(uint64_t size);
+  // The input ended.
+  void Finish();
+
+ private:
+  void Apply();
+  SplitRule rule_;
+  std::function<void(uint64_t)> piece_;
+  std::vector<Cut> cuts_;  // reused
+  uint64_t filling_ = 0;   // elements in the piece being filled
 };
 
 // The sizes of the per-replica batches that `rule` makes of input batches of
