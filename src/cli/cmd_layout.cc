@@ -188,12 +188,13 @@ void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const std::string
   std::optional<uint64_t> least, most;
   int64_t least_w = 0, most_w = 0;
   for (const auto& r : l.workers) {
-    if (!r.bytes_read) continue;
+    if (!r.bytes_read || r.files == 0) continue;
     if (!least || *r.bytes_read < *least) least = *r.bytes_read, least_w = r.worker;
     if (!most || *r.bytes_read > *most) most = *r.bytes_read, most_w = r.worker;
   }
   if (only && *only < static_cast<int64_t>(l.workers.size()) &&
-      l.workers[static_cast<size_t>(*only)].bytes_read) {
+      l.workers[static_cast<size_t>(*only)].bytes_read &&
+      l.workers[static_cast<size_t>(*only)].files > 0) {
     fmt::print("bytes read by worker {}: {}\n", *only,
                *l.workers[static_cast<size_t>(*only)].bytes_read);
   } else if (least && *least == *most) {
@@ -284,7 +285,11 @@ class TableSink : public dist::LayoutSink {
       return Status::OK();
     }
     Flush();
-    if (!any_steps_) fmt::print("(no steps: the data is empty)\n");
+    if (!any_steps_) {
+      fmt::print("(no steps: {})\n", summary.DistinctRecords() == 0
+                                         ? "the data is empty"
+                                         : "every record read is dropped");
+    }
     if (any_padding_) {
       fmt::print("[]* a replica with no data left: TensorFlow feeds it an empty batch\n");
     }
@@ -344,7 +349,7 @@ class TableSink : public dist::LayoutSink {
   void Print(const std::vector<std::string>& row) const {
     std::string line;
     for (size_t c = 0; c < row.size(); ++c) {
-      const size_t width = c < widths_.size() ? widths_[c] : 0;
+      const size_t width = std::max(c < widths_.size() ? widths_[c] : 0, row[c].size());
       line += fmt::format("{:<{}}", row[c], c + 1 < row.size() ? width + 2 : 0);
     }
     fmt::print("{}\n", line);
@@ -367,42 +372,47 @@ class TableSink : public dist::LayoutSink {
   std::optional<int64_t> last_dropped_;
 };
 
+// The members of the JSON document before the layout: the decision and
+// the topology.
+nlohmann::ordered_json HeadJson(const dist::Decision& d, const dist::DistributeOptions& o,
+                                const nlohmann::ordered_json& source) {
+  const dist::Topology& t = o.topology;
+  nlohmann::ordered_json head;
+  head["api"] = o.api == dist::Api::kDistribute ? "distribute" : "from-function";
+  head["policy"] = {{"requested", dist::PolicyName(d.requested)},
+                    {"applied", dist::PolicyName(d.applied)},
+                    {"reason", d.reason}};
+  head["split"] = dist::SplitName(d.split);
+  head["split_reason"] = SplitReasonText(d);
+  head["num_workers"] = t.workers;
+  head["replicas_per_worker"] = t.replicas;
+  head["num_replicas_in_sync"] = t.num_replicas_in_sync();
+  head["global_batch_size"] =
+      d.global_batch_size ? nlohmann::ordered_json(*d.global_batch_size) : nullptr;
+  head["topology_source"] = source;
+  return head;
+}
+
 // The JSON document, written as the layout streams (one line). An error
 // part way closes it with an "error" member, so the output stays one valid
 // JSON object.
 class JsonSink : public dist::LayoutSink {
  public:
   JsonSink(const dist::DistributeOptions& o, const nlohmann::ordered_json& source,
-           data::LabelMode mode, bool summary_only)
-      : options_(o), source_(source), mode_(mode), summary_only_(summary_only) {}
+           data::LabelMode mode)
+      : options_(o), source_(source), mode_(mode) {}
 
   Status Begin(const dist::Decision& d) override {
-    const dist::Topology& t = options_.topology;
-    nlohmann::ordered_json head;
-    head["api"] = options_.api == dist::Api::kDistribute ? "distribute" : "from-function";
-    head["policy"] = {{"requested", dist::PolicyName(d.requested)},
-                      {"applied", dist::PolicyName(d.applied)},
-                      {"reason", d.reason}};
-    head["split"] = dist::SplitName(d.split);
-    head["split_reason"] = SplitReasonText(d);
-    head["num_workers"] = t.workers;
-    head["replicas_per_worker"] = t.replicas;
-    head["num_replicas_in_sync"] = t.num_replicas_in_sync();
-    head["global_batch_size"] =
-        d.global_batch_size ? nlohmann::ordered_json(*d.global_batch_size) : nullptr;
-    head["topology_source"] = source_;
-    std::string text = Dump(head);
+    std::string text = Dump(HeadJson(d, options_, source_));
     text.pop_back();  // the closing brace: more members follow
     fmt::print("{}", text);
     started_ = true;
-    if (summary_only_) return Status::OK();
     fmt::print("{}", d.batched ? ",\"steps\":[" : ",\"workers\":[");
     open_array_ = true;
     return Status::OK();
   }
 
   Status OnStep(const dist::Step& s) override {
-    if (summary_only_) return Status::OK();
     nlohmann::ordered_json js;
     js["step"] = s.step;
     js["batches"] = nlohmann::ordered_json::array();
@@ -418,7 +428,6 @@ class JsonSink : public dist::LayoutSink {
   }
 
   Status OnElement(int64_t worker, const data::Element& e) override {
-    if (summary_only_) return Status::OK();
     if (!worker_open_) {
       fmt::print("{}{{\"worker\":{},\"elements\":[", items_++ ? "," : "", worker);
       worker_open_ = true;
@@ -429,7 +438,6 @@ class JsonSink : public dist::LayoutSink {
   }
 
   Status OnWorkerEnd(const dist::WorkerSummary& r) override {
-    if (summary_only_) return Status::OK();
     if (!worker_open_) fmt::print("{}{{\"worker\":{},\"elements\":[", items_++ ? "," : "", r.worker);
     fmt::print("],\"files\":{}}}", Dump(r.file_names));
     worker_open_ = false;
@@ -439,7 +447,7 @@ class JsonSink : public dist::LayoutSink {
   Status End(const dist::LayoutSummary& summary) override {
     if (open_array_) fmt::print("]");
     open_array_ = false;
-    if (summary.decision.batched && !summary_only_) {
+    if (summary.decision.batched) {
       nlohmann::ordered_json workers = nlohmann::ordered_json::array();
       for (const auto& r : summary.workers) {
         if (options_.worker && *options_.worker != r.worker) continue;
@@ -469,7 +477,6 @@ class JsonSink : public dist::LayoutSink {
   const dist::DistributeOptions& options_;
   nlohmann::ordered_json source_;
   data::LabelMode mode_;
-  bool summary_only_;
   bool started_ = false, ended_ = false;
   bool open_array_ = false, worker_open_ = false;
   uint64_t items_ = 0, elements_ = 0;
@@ -518,16 +525,23 @@ int RunLayout(const LayoutOptions& o) {
   if (!pipeline.ok()) return ExitCodeFor(pipeline.status());
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
   const data::BuildOptions build = o.pipeline.build_options();
-  if (o.format == "summary" && !json) {
+  if (o.format == "summary") {
     Result<dist::LayoutSummary> summary = Summary(*pipeline, d, build);
     if (!summary.ok()) return ReportPipelineError(summary.status(), pipeline->text, json);
-    PrintSummary(*summary, d.api, resolved->source_text, d.worker);
+    if (!json) {
+      PrintSummary(*summary, d.api, resolved->source_text, d.worker);
+      return 0;
+    }
+    nlohmann::ordered_json out = HeadJson(summary->decision, d, resolved->source);
+    out["summary"] = SummaryJson(*summary, d.api);
+    out["warnings"] = WarningTexts(summary->decision);
+    PrintJson(out);
     return 0;
   }
   if (json) {
-    JsonSink sink(d, resolved->source, mode, o.format == "summary");
+    JsonSink sink(d, resolved->source, mode);
     dist::LayoutOptions lo;
-    lo.list_files = o.format != "summary";
+    lo.list_files = true;
     Status s = dist::StreamLayout(*pipeline, d, build, sink, lo);
     if (!s.ok() && !sink.Fail(s)) return ReportPipelineError(s, pipeline->text, json);
     return ExitCodeFor(s);

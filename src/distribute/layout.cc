@@ -341,12 +341,16 @@ void AddAccountingWarnings(LayoutSummary& s) {
   for (size_t i = 0; i < causes.size(); ++i) {
     why += (i == 0 ? "" : i + 1 == causes.size() ? " and " : ", ") + causes[i];
   }
-  if (s.steps == 0 || (s.steps == 1 && s.dropped_step)) {
-    s.decision.Warn(WarningKind::kNoSteps,
-                    fmt::format("an epoch has no steps: all {} records read are dropped ({}); "
-                                "training would not run a single step",
-                                total, why),
-                    {}, Severity::kError);
+  if (dropped == total) {
+    const uint64_t steps = s.steps - (s.dropped_step ? 1 : 0);
+    s.decision.Warn(
+        WarningKind::kNoSteps,
+        fmt::format("an epoch has no {}: all {} records read are dropped ({}); training would {}",
+                    steps == 0 ? "steps" : "data", total, why,
+                    steps == 0 ? std::string("not run a single step")
+                               : fmt::format("run {} step{} of empty batches", steps,
+                                             steps == 1 ? "" : "s")),
+        {}, Severity::kError);
     return;
   }
   s.decision.Warn(WarningKind::kRecordsDropped,

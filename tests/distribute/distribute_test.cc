@@ -478,3 +478,69 @@ TEST_CASE("the FILE summary declines pipelines whose counts need the data") {
 
 }  // namespace
 }  // namespace tfdist::dist
+
+namespace tfdist::dist {
+namespace {
+
+TEST_CASE("every record read is received or dropped, under DATA and OFF; streamed = collected") {
+  Rng rng(2027);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t W = static_cast<int64_t>(rng.Uniform(1, 5));
+    const int64_t R = static_cast<int64_t>(rng.Uniform(1, 4));
+    const int64_t n = static_cast<int64_t>(rng.Uniform(0, 60));
+    const int64_t G = static_cast<int64_t>(rng.Uniform(1, 12));
+    const int64_t skip = static_cast<int64_t>(rng.Uniform(0, 3)) == 0 ? 0 : rng.Uniform(0, 10);
+    const bool drop = rng.Uniform(0, 2) == 0;
+    const std::string expr = fmt::format("range({}){}.batch({}{})", n,
+                                         skip ? fmt::format(".skip({})", skip) : "", G,
+                                         drop ? ", drop_remainder=True" : "");
+    auto p = data::ParsePipeline(expr);
+    REQUIRE(p.ok());
+    for (AutoShardPolicy policy : {AutoShardPolicy::kData, AutoShardPolicy::kOff}) {
+      CAPTURE(expr);
+      CAPTURE(W);
+      CAPTURE(R);
+      CAPTURE(PolicyName(policy));
+      DistributeOptions o;
+      o.policy = policy;
+      o.topology = {W, R};
+      data::BuildOptions b;
+      b.cpus = 2;
+      auto streamed = SummarizeLayout(*p, o, b);
+      auto full = PlanLayout(*p, o, b);
+      REQUIRE(streamed.ok() == full.ok());
+      if (!streamed.ok()) {
+        // DATA with fewer pieces than workers.
+        CHECK(streamed.status().message().find("DATA sharding needs") != std::string::npos);
+        continue;
+      }
+      CheckSame(*streamed, Summarize(*full), false);
+      const int64_t read = std::max<int64_t>(n - skip, 0);
+      const WorkerSummary& first = streamed->workers.front();
+      CHECK(first.skipped == static_cast<uint64_t>(std::min(n, skip)));
+      CHECK(first.dropped_remainder == (drop ? static_cast<uint64_t>(read % G) : 0));
+      CHECK(streamed->DistinctRecords() == static_cast<uint64_t>(n));
+      uint64_t received = 0;
+      for (const WorkerSummary& r : streamed->workers) {
+        received += r.records;
+        // Every worker runs the whole pipeline: the same records dropped.
+        CHECK(r.dropped_remainder == first.dropped_remainder);
+        CHECK(r.skipped == first.skipped);
+        if (W > 1 && policy == AutoShardPolicy::kOff) {
+          CHECK(r.records + r.dropped() == static_cast<uint64_t>(n));
+        }
+      }
+      if (W == 1 || policy == AutoShardPolicy::kData) {
+        CHECK(received + streamed->DroppedRecords() == static_cast<uint64_t>(n));
+      }
+      const bool warned = streamed->decision.HasWarning(WarningKind::kRecordsDropped) ||
+                          streamed->decision.HasWarning(WarningKind::kNoSteps);
+      CHECK(warned == (streamed->DroppedRecords() > 0));
+      CHECK(streamed->decision.HasWarning(WarningKind::kNoSteps) ==
+            (streamed->DroppedRecords() > 0 && received == 0));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tfdist::dist

@@ -82,7 +82,7 @@ enum class WarningKind {
   kDirectoryIndexIgnored,      // a damaged directory index
   kFunctionDoesNotShard,       // from-function: every worker feeds the same records
   kRecordsDropped,             // records no replica receives in an epoch
-  kNoSteps,                    // an epoch without a single step (an error-level warning)
+  kNoSteps,                    // an epoch that feeds no record (an error-level warning)
 };
 
 enum class Severity {

@@ -163,8 +163,9 @@ Result<LayoutSummary> SummarizeLayout(const data::Pipeline& pipeline,
 LayoutSummary Summarize(const Layout& layout);
 
 // The warnings of a summary's accounting, added to summary.decision: records
-// that no replica receives (with the fraction), and an epoch without a
-// step (Severity::kError). Only for a complete summary.
+// that no replica receives (with the fraction), and an epoch in which none
+// is received (Severity::kError: no step, or steps of empty batches). Only
+// for a complete summary.
 void AddAccountingWarnings(LayoutSummary& summary);
 
 // The same summary for FILE sharding, computed from the file names, the
