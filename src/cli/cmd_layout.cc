@@ -45,9 +45,22 @@ std::string Dump(const nlohmann::ordered_json& j) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-// How a header names the decision; `warnings_shown` of d.warnings are
-// printed (the rest come in the footer, found while streaming).
-void PrintHeader(const dist::Decision& d, const dist::Topology& t, const std::string& source_text) {
+// What the host's CPUs decide in the pipeline, or empty: "autotune: ...".
+std::string AutotuneText(const data::Pipeline& pipeline, const data::BuildOptions& build) {
+  const std::vector<std::string> args = data::AutotunedArguments(pipeline);
+  if (args.empty()) return {};
+  std::string names;
+  for (size_t i = 0; i < args.size(); ++i) names += (i ? ", " : "") + args[i];
+  const int64_t cpus = data::AutotuneCpus(build);
+  if (build.cpus > 0) return fmt::format("autotune: {} = {} (AUTOTUNE, --cpus {})", names, cpus, cpus);
+  return fmt::format("autotune: {} = {} (AUTOTUNE: this machine's {} CPUs; --cpus N models "
+                     "another host)",
+                     names, cpus, cpus);
+}
+
+// The decision; its warnings are printed apart (PrintWarnings).
+void PrintHeader(const dist::Decision& d, const dist::Topology& t, const std::string& source_text,
+                 const std::string& autotune) {
   fmt::print("topology: {} worker{} x {} replica{} = {} in sync{}\n", t.workers,
              t.workers == 1 ? "" : "s", t.replicas, t.replicas == 1 ? "" : "s",
              t.num_replicas_in_sync(), source_text);
@@ -55,6 +68,7 @@ void PrintHeader(const dist::Decision& d, const dist::Topology& t, const std::st
              dist::PolicyName(d.requested), d.reason);
   fmt::print("split:    {}: {}\n", dist::SplitName(d.split), SplitReasonText(d));
   if (d.global_batch_size) fmt::print("global batch: {}\n", *d.global_batch_size);
+  if (!autotune.empty()) fmt::print("{}\n", autotune);
 }
 
 void PrintWarnings(const dist::Decision& d, size_t from) {
@@ -154,9 +168,9 @@ nlohmann::ordered_json SummaryJson(const dist::LayoutSummary& l, dist::Api api) 
 
 // Rows for `only` (all when nullopt); the totals always cover every worker.
 void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const std::string& source_text,
-                  std::optional<int64_t> only) {
+                  const std::string& autotune, std::optional<int64_t> only) {
   const dist::Decision& d = l.decision;
-  PrintHeader(d, l.topology, source_text);
+  PrintHeader(d, l.topology, source_text, autotune);
   PrintWarnings(d, 0);
   fmt::print("\n");
   fmt::print("{:>6}  {:>7}  {:>9}  {:>9}  {:>12}  {:>8}  {:>11}  {:>13}  {:>10}\n", "worker",
@@ -219,14 +233,14 @@ void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const std::string
 class TableSink : public dist::LayoutSink {
  public:
   TableSink(const dist::Topology& t, std::optional<int64_t> only, data::LabelMode mode,
-            const std::string& source_text)
-      : topology_(t), only_(only), mode_(mode), source_text_(source_text) {
+            const std::string& source_text, const std::string& autotune)
+      : topology_(t), mode_(mode), source_text_(source_text), autotune_(autotune) {
     const int64_t workers = only ? 1 : t.workers;
     per_worker_rows_ = workers * t.replicas > kWideColumns && workers > 1;
   }
 
   Status Begin(const dist::Decision& d) override {
-    PrintHeader(d, topology_, source_text_);
+    PrintHeader(d, topology_, source_text_, autotune_);
     PrintWarnings(d, 0);
     warnings_shown_ = d.warnings.size();
     fmt::print("\n");
@@ -356,9 +370,9 @@ class TableSink : public dist::LayoutSink {
   }
 
   dist::Topology topology_;
-  std::optional<int64_t> only_;
   data::LabelMode mode_;
   std::string source_text_;
+  std::string autotune_;
   bool per_worker_rows_ = false;
   size_t warnings_shown_ = 0;
   std::vector<std::string> heads_;
@@ -525,11 +539,12 @@ int RunLayout(const LayoutOptions& o) {
   if (!pipeline.ok()) return ExitCodeFor(pipeline.status());
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
   const data::BuildOptions build = o.pipeline.build_options();
+  const std::string autotune = AutotuneText(*pipeline, build);
   if (o.format == "summary") {
     Result<dist::LayoutSummary> summary = Summary(*pipeline, d, build);
     if (!summary.ok()) return ReportPipelineError(summary.status(), pipeline->text, json);
     if (!json) {
-      PrintSummary(*summary, d.api, resolved->source_text, d.worker);
+      PrintSummary(*summary, d.api, resolved->source_text, autotune, d.worker);
       return 0;
     }
     nlohmann::ordered_json out = HeadJson(summary->decision, d, resolved->source);
@@ -546,7 +561,7 @@ int RunLayout(const LayoutOptions& o) {
     if (!s.ok() && !sink.Fail(s)) return ReportPipelineError(s, pipeline->text, json);
     return ExitCodeFor(s);
   }
-  TableSink sink(d.topology, d.worker, mode, resolved->source_text);
+  TableSink sink(d.topology, d.worker, mode, resolved->source_text, autotune);
   Status s = dist::StreamLayout(*pipeline, d, build, sink);
   if (!s.ok()) sink.Abort();
   std::fflush(stdout);

@@ -17,8 +17,7 @@ namespace tfdist::data {
 
 Builder::Builder(const Pipeline& pipeline, const BuildOptions& options)
     : pipeline_(pipeline), options_(options) {
-  cpus_ =
-      options.cpus > 0 ? options.cpus : std::max<int64_t>(1, std::thread::hardware_concurrency());
+  cpus_ = AutotuneCpus(options);
   seed_ = options.default_seed ? *options.default_seed
                                : (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
 }

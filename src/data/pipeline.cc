@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <utility>
 #include <variant>
 
@@ -99,6 +101,26 @@ Result<Pipeline> ParsePipeline(std::string_view text) {
   }
   TFDIST_RETURN_IF_ERROR(CheckMaps(pipeline));
   return pipeline;
+}
+
+int64_t AutotuneCpus(const BuildOptions& options) {
+  return options.cpus > 0 ? options.cpus
+                          : std::max<int64_t>(1, std::thread::hardware_concurrency());
+}
+
+std::vector<std::string> AutotunedArguments(const Pipeline& pipeline) {
+  std::vector<std::string> out;
+  auto autotuned = [](const std::optional<IntArg>& a, bool none_is_autotune) {
+    if (!a) return none_is_autotune;
+    return a->symbol == IntArg::Symbol::kLiteral && a->value == kAutotune;
+  };
+  for (const Op& op : pipeline.ops) {
+    const auto* i = std::get_if<InterleaveOp>(&op.params);
+    if (i == nullptr || i->flat_map) continue;
+    if (autotuned(i->cycle_length, true)) out.push_back(op.name + "(cycle_length)");
+    if (autotuned(i->num_parallel_calls, false)) out.push_back(op.name + "(num_parallel_calls)");
+  }
+  return out;
 }
 
 }  // namespace tfdist::data

@@ -35,11 +35,16 @@ std::optional<Warning> UnevenFilesWarning(const std::vector<uint64_t>& records, 
   const double mean =
       static_cast<double>(std::accumulate(records.begin(), records.end(), uint64_t{0})) /
       static_cast<double>(records.size());
+  // A few workers: each count. Many: the extremes and who has them.
   std::string counts;
-  for (size_t w = 0; w < records.size() && w < 16; ++w) {
-    counts += fmt::format("{}{}", w ? ", " : "", records[w]);
+  if (records.size() <= 8) {
+    for (size_t w = 0; w < records.size(); ++w) {
+      counts += fmt::format("{}{}", w ? ", " : "", records[w]);
+    }
+  } else {
+    counts = fmt::format("from {} (worker {}) to {} (worker {})", *lo, lo - records.begin(), *hi,
+                         hi - records.begin());
   }
-  if (records.size() > 16) counts += ", ...";
   return Warning{
       WarningKind::kUnevenFiles,
       fmt::format("FILE sharding over uneven files: records per worker {} (max/mean {:.2f}){}",

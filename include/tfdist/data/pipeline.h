@@ -190,6 +190,15 @@ struct BuildOptions {
   std::shared_ptr<ReadCounters> counters;
 };
 
+// The CPUs that AUTOTUNE stands for under `options`: BuildOptions::cpus,
+// else this machine's.
+int64_t AutotuneCpus(const BuildOptions& options);
+
+// The arguments of `pipeline` that the host's CPUs decide (AUTOTUNE, or
+// None where TensorFlow's default is AUTOTUNE), as "op(argument)":
+// "interleave(cycle_length)", "interleave(num_parallel_calls)".
+std::vector<std::string> AutotunedArguments(const Pipeline& pipeline);
+
 // Builds the dataset of `pipeline`. Globs are expanded now (list_files
 // fails here when nothing matches, as in TensorFlow's eager mode).
 // Error: InvalidArgument naming the position (PositionError).

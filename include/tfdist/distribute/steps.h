@@ -45,8 +45,9 @@ enum class StepKind { kEnd, kStep, kDropped };
 StepKind NextStep(bool any_batch, bool any_missing, bool drops_short_step);
 
 // FILE sharding over files of uneven record counts: the records each worker
-// reads (`records`, per worker) and, when batched, the steps in which some
-// replica was fed an empty batch. nullopt when the counts are even.
+// reads (`records`, per worker: all of them up to 8 workers, else the least
+// and the most with their workers) and, when batched, the steps in which
+// some replica was fed an empty batch. nullopt when the counts are even.
 std::optional<Warning> UnevenFilesWarning(const std::vector<uint64_t>& records, bool batched,
                                           uint64_t padded_steps);
 
