@@ -25,6 +25,7 @@ struct LayoutOptions {
   DistributeArgs distribute;
   std::string format = "table";
   bool json = false;
+  bool compare = false;
   std::string label = "payload";
 };
 
@@ -528,6 +529,114 @@ Result<dist::LayoutSummary> Summary(const data::Pipeline& pipeline,
   return dist::SummarizeLayout(pipeline, d, build);
 }
 
+std::string ReadPerWorker(const dist::LayoutSummary& l) {
+  std::optional<uint64_t> most;
+  for (const auto& r : l.workers) {
+    if (r.bytes_read && r.files > 0) most = std::max(most.value_or(0), *r.bytes_read);
+  }
+  return most ? fmt::format("{}", *most) : "-";
+}
+
+// FILE, DATA and OFF side by side (each summary as --format summary makes
+// it), and the one AUTO applies.
+int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
+            const data::BuildOptions& build, const ResolvedDistribute& resolved,
+            const std::string& autotune, bool json) {
+  if (d.api != dist::Api::kDistribute) {
+    return ReportError(Status::InvalidArgument("--compare compares the auto-shard policies of "
+                                               "--api distribute"),
+                       json);
+  }
+  struct Row {
+    dist::AutoShardPolicy policy;
+    Result<dist::LayoutSummary> summary;
+  };
+  std::vector<Row> rows;
+  for (dist::AutoShardPolicy policy :
+       {dist::AutoShardPolicy::kFile, dist::AutoShardPolicy::kData, dist::AutoShardPolicy::kOff}) {
+    dist::DistributeOptions o = d;
+    o.policy = policy;
+    o.worker.reset();
+    rows.push_back({policy, Summary(pipeline, o, build)});
+  }
+  if (std::none_of(rows.begin(), rows.end(), [](const Row& r) { return r.summary.ok(); })) {
+    return ReportPipelineError(rows.front().summary.status(), pipeline.text, json);
+  }
+  dist::DistributeOptions automatic = d;
+  automatic.policy = dist::AutoShardPolicy::kAuto;
+  Result<dist::Decision> picked = dist::Decide(dist::Analyze(pipeline), automatic);
+  if (json) {
+    const dist::LayoutSummary& any =
+        *std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.summary.ok(); })
+             ->summary;
+    nlohmann::ordered_json out = HeadJson(any.decision, d, resolved.source);
+    out.erase("policy");
+    out.erase("split");
+    out.erase("split_reason");
+    out["compare"] = nlohmann::ordered_json::array();
+    for (const Row& r : rows) {
+      nlohmann::ordered_json c;
+      c["policy"] = dist::PolicyName(r.policy);
+      if (r.summary.ok()) {
+        c["split"] = dist::SplitName(r.summary->decision.split);
+        c["summary"] = SummaryJson(*r.summary, d.api);
+        c["warnings"] = WarningTexts(r.summary->decision);
+      } else {
+        c["error"] = ErrorJson(r.summary.status());
+      }
+      out["compare"].push_back(std::move(c));
+    }
+    if (picked.ok()) {
+      out["auto"] = {{"applied", dist::PolicyName(picked->applied)}, {"reason", picked->reason}};
+    }
+    PrintJson(out);
+    return 0;
+  }
+  const dist::Topology& t = d.topology;
+  fmt::print("topology: {} worker{} x {} replica{} = {} in sync{}\n", t.workers,
+             t.workers == 1 ? "" : "s", t.replicas, t.replicas == 1 ? "" : "s",
+             t.num_replicas_in_sync(), resolved.source_text);
+  if (!autotune.empty()) fmt::print("{}\n", autotune);
+  fmt::print("\n{:<6}  {:>7}  {:>9}  {:>9}  {:>13}  {:>13}  {:>9}  {:>13}  {:>10}\n", "policy",
+             "steps", "records", "dropped", "read/worker", "amplification", "imbalance",
+             "empty batches", "idle steps");
+  for (const Row& r : rows) {
+    if (!r.summary.ok()) {
+      fmt::print("{:<6}  cannot: {}\n", dist::PolicyName(r.policy), r.summary.status().message());
+      continue;
+    }
+    const dist::LayoutSummary& l = *r.summary;
+    uint64_t records = 0, empty = 0, idle = 0;
+    for (const auto& w : l.workers) {
+      records += w.records;
+      empty += w.empty_batches;
+      idle += w.idle_steps;
+    }
+    fmt::print("{:<6}  {:>7}  {:>9}  {:>9}  {:>13}  {:>12}x  {:>9.2f}  {:>13}  {:>10}\n",
+               dist::PolicyName(r.policy), l.decision.batched ? fmt::format("{}", l.steps) : "-",
+               records, l.DroppedRecords(), ReadPerWorker(l),
+               Amplification(l.decision, t, d.api), Imbalance(l), empty, idle);
+  }
+  if (std::any_of(rows.begin(), rows.end(), [](const Row& r) {
+        return r.summary.ok() && ReadPerWorker(*r.summary) == "-" &&
+               std::any_of(r.summary->workers.begin(), r.summary->workers.end(),
+                           [](const dist::WorkerSummary& w) { return w.files > 0; });
+      })) {
+    fmt::print("read/worker -: counted from the files' record counts, not read\n");
+  }
+  if (picked.ok()) {
+    fmt::print("AUTO applies {}: {}\n", dist::PolicyName(picked->applied), picked->reason);
+  }
+  for (const Row& r : rows) {
+    if (!r.summary.ok()) continue;
+    for (const dist::Warning& w : r.summary->decision.warnings) {
+      fmt::print("{} {}:  {}\n", dist::PolicyName(r.policy),
+                 w.severity == dist::Severity::kError ? "error" : "warning", WarningText(w));
+    }
+  }
+  return 0;
+}
+
 int RunLayout(const LayoutOptions& o) {
   const bool json = o.json || o.format == "json";
   Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute);
@@ -540,6 +649,7 @@ int RunLayout(const LayoutOptions& o) {
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
   const data::BuildOptions build = o.pipeline.build_options();
   const std::string autotune = AutotuneText(*pipeline, build);
+  if (o.compare) return Compare(*pipeline, d, build, *resolved, autotune, json);
   if (o.format == "summary") {
     Result<dist::LayoutSummary> summary = Summary(*pipeline, d, build);
     if (!summary.ok()) return ReportPipelineError(summary.status(), pipeline->text, json);
@@ -587,6 +697,10 @@ void AddLayoutCommand(CLI::App& app, Action* action) {
                   "summary (per-worker totals, records dropped, steps)")
       ->check(CLI::IsMember({"table", "json", "summary"}))
       ->default_str("table");
+  cmd->add_flag("--compare", o->compare,
+                "FILE, DATA and OFF side by side (steps, records received and dropped, bytes "
+                "read per worker, read amplification, imbalance, empty batches, idle steps), "
+                "and the one AUTO applies");
   cmd->add_flag("--json", o->json,
                 "JSON output: the layout (as --format json), or with --format summary its "
                 "summary alone");
