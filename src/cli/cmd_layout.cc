@@ -59,6 +59,15 @@ std::string AutotuneText(const data::Pipeline& pipeline, const data::BuildOption
                      names, cpus, cpus);
 }
 
+// The same as JSON: {"cpus", "from", "arguments"}, or null.
+nlohmann::ordered_json AutotuneJson(const data::Pipeline& pipeline, const data::BuildOptions& build) {
+  const std::vector<std::string> args = data::AutotunedArguments(pipeline);
+  if (args.empty()) return nullptr;
+  return {{"cpus", data::AutotuneCpus(build)},
+          {"from", build.cpus > 0 ? "--cpus" : "this machine"},
+          {"arguments", args}};
+}
+
 // The decision; its warnings are printed apart (PrintWarnings).
 void PrintHeader(const dist::Decision& d, const dist::Topology& t, const std::string& source_text,
                  const std::string& autotune) {
@@ -390,7 +399,8 @@ class TableSink : public dist::LayoutSink {
 // The members of the JSON document before the layout: the decision and
 // the topology.
 nlohmann::ordered_json HeadJson(const dist::Decision& d, const dist::DistributeOptions& o,
-                                const nlohmann::ordered_json& source) {
+                                const nlohmann::ordered_json& source,
+                                const nlohmann::ordered_json& autotune) {
   const dist::Topology& t = o.topology;
   nlohmann::ordered_json head;
   head["api"] = o.api == dist::Api::kDistribute ? "distribute" : "from-function";
@@ -405,6 +415,7 @@ nlohmann::ordered_json HeadJson(const dist::Decision& d, const dist::DistributeO
   head["global_batch_size"] =
       d.global_batch_size ? nlohmann::ordered_json(*d.global_batch_size) : nullptr;
   head["topology_source"] = source;
+  if (!autotune.is_null()) head["autotune"] = autotune;
   return head;
 }
 
@@ -414,11 +425,11 @@ nlohmann::ordered_json HeadJson(const dist::Decision& d, const dist::DistributeO
 class JsonSink : public dist::LayoutSink {
  public:
   JsonSink(const dist::DistributeOptions& o, const nlohmann::ordered_json& source,
-           data::LabelMode mode)
-      : options_(o), source_(source), mode_(mode) {}
+           const nlohmann::ordered_json& autotune, data::LabelMode mode)
+      : options_(o), source_(source), autotune_(autotune), mode_(mode) {}
 
   Status Begin(const dist::Decision& d) override {
-    std::string text = Dump(HeadJson(d, options_, source_));
+    std::string text = Dump(HeadJson(d, options_, source_, autotune_));
     text.pop_back();  // the closing brace: more members follow
     fmt::print("{}", text);
     started_ = true;
@@ -491,6 +502,7 @@ class JsonSink : public dist::LayoutSink {
  private:
   const dist::DistributeOptions& options_;
   nlohmann::ordered_json source_;
+  nlohmann::ordered_json autotune_;
   data::LabelMode mode_;
   bool started_ = false, ended_ = false;
   bool open_array_ = false, worker_open_ = false;
@@ -569,7 +581,8 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
     const dist::LayoutSummary& any =
         *std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.summary.ok(); })
              ->summary;
-    nlohmann::ordered_json out = HeadJson(any.decision, d, resolved.source);
+    nlohmann::ordered_json out =
+        HeadJson(any.decision, d, resolved.source, AutotuneJson(pipeline, build));
     out.erase("policy");
     out.erase("split");
     out.erase("split_reason");
@@ -657,14 +670,15 @@ int RunLayout(const LayoutOptions& o) {
       PrintSummary(*summary, d.api, resolved->source_text, autotune, d.worker);
       return 0;
     }
-    nlohmann::ordered_json out = HeadJson(summary->decision, d, resolved->source);
+    nlohmann::ordered_json out =
+        HeadJson(summary->decision, d, resolved->source, AutotuneJson(*pipeline, build));
     out["summary"] = SummaryJson(*summary, d.api);
     out["warnings"] = WarningTexts(summary->decision);
     PrintJson(out);
     return 0;
   }
   if (json) {
-    JsonSink sink(d, resolved->source, mode);
+    JsonSink sink(d, resolved->source, AutotuneJson(*pipeline, build), mode);
     dist::LayoutOptions lo;
     lo.list_files = true;
     Status s = dist::StreamLayout(*pipeline, d, build, sink, lo);
