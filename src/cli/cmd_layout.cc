@@ -89,32 +89,32 @@ void PrintWarnings(const dist::Decision& d, size_t from) {
   }
 }
 
-// Every worker reads the whole input: DATA and OFF (and an input function
-// that does not shard) over several workers. nullopt for FILE.
-std::string AmplificationText(const dist::Decision& d, const dist::Topology& t, dist::Api api) {
+// How many times over the workers read the input, and why: W under DATA and
+// OFF (and an input function that does not shard) over several workers, 1
+// under FILE. `why` is empty where there is nothing to say (one worker).
+struct ReadAmplification {
+  int64_t factor = 1;
+  std::string why;
+};
+
+ReadAmplification AmplificationOf(const dist::Decision& d, const dist::Topology& t,
+                                  dist::Api api) {
   const int64_t W = t.workers;
   if (W <= 1) return {};
   if (api == dist::Api::kFromFunction) {
-    if (d.function_shards) return "1x (the input function shards by its input context)";
-    return fmt::format("{}x (the input function does not shard: every worker reads and feeds "
-                       "the same records)",
-                       W);
+    if (d.function_shards) return {1, "the input function shards by its input context"};
+    return {W, "the input function does not shard: every worker reads and feeds the same records"};
   }
   switch (d.applied) {
     case dist::AutoShardPolicy::kData:
-      return fmt::format("{}x (DATA: every worker reads the whole dataset, as TensorFlow does)", W);
+      return {W, "DATA: every worker reads the whole dataset, as TensorFlow does"};
     case dist::AutoShardPolicy::kOff:
-      return fmt::format("{}x (no sharding: every worker reads everything)", W);
+      return {W, "no sharding: every worker reads everything"};
     case dist::AutoShardPolicy::kFile:
-      return "1x (FILE: each file is read by one worker)";
+      return {1, "FILE: each file is read by one worker"};
     default:
       return {};
   }
-}
-
-int64_t Amplification(const dist::Decision& d, const dist::Topology& t, dist::Api api) {
-  const std::string text = AmplificationText(d, t, api);
-  return text.empty() ? 1 : std::stoll(text);
 }
 
 double Imbalance(const dist::LayoutSummary& l) {
@@ -150,7 +150,7 @@ nlohmann::ordered_json SummaryJson(const dist::LayoutSummary& l, dist::Api api) 
   out["records_source"] = l.records_source;
   if (l.bytes_estimated) out["bytes_estimated"] = true;
   out["imbalance"] = Imbalance(l);
-  out["read_amplification"] = Amplification(l.decision, l.topology, api);
+  out["read_amplification"] = AmplificationOf(l.decision, l.topology, api).factor;
   out["workers"] = nlohmann::ordered_json::array();
   for (const auto& r : l.workers) {
     nlohmann::ordered_json w;
@@ -227,8 +227,10 @@ void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const std::string
     fmt::print("bytes read per worker: {} (worker {}) to {} (worker {})\n", *least, least_w,
                *most, most_w);
   }
-  const std::string amplification = AmplificationText(d, l.topology, api);
-  if (!amplification.empty()) fmt::print("read amplification: {}\n", amplification);
+  const ReadAmplification amplification = AmplificationOf(d, l.topology, api);
+  if (!amplification.why.empty()) {
+    fmt::print("read amplification: {}x ({})\n", amplification.factor, amplification.why);
+  }
   if (d.global_batch_size) {
     fmt::print(
         "steps with a global batch short of {}: {} (losses are divided by the global batch "
@@ -628,7 +630,7 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
     fmt::print("{:<6}  {:>7}  {:>9}  {:>9}  {:>13}  {:>12}x  {:>9.2f}  {:>13}  {:>10}\n",
                dist::PolicyName(r.policy), l.decision.batched ? fmt::format("{}", l.steps) : "-",
                records, l.DroppedRecords(), ReadPerWorker(l),
-               Amplification(l.decision, t, d.api), Imbalance(l), empty, idle);
+               AmplificationOf(l.decision, t, d.api).factor, Imbalance(l), empty, idle);
   }
   if (std::any_of(rows.begin(), rows.end(), [](const Row& r) {
         return r.summary.ok() && ReadPerWorker(*r.summary) == "-" &&

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 
 #include "tfdist/distribute/execute.h"
 #include "tfdist/distribute/steps.h"
@@ -25,6 +26,23 @@ uint64_t Records(const std::vector<data::Element>& batch) {
 uint64_t PayloadBytes(const std::vector<data::Element>& batch) {
   uint64_t n = 0;
   for (const data::Element& e : batch) n += e.PayloadBytes();
+  return n;
+}
+
+// One replica's batch of a step into its worker's row: padding is an empty
+// batch; a dropped step's records are dropped. Returns the records it held.
+uint64_t CountBatch(const ReplicaBatch& b, bool dropped_step, WorkerSummary& r) {
+  if (b.padding) {
+    ++r.empty_batches;
+    return 0;
+  }
+  const uint64_t n = Records(b.elements);
+  if (dropped_step) {
+    r.dropped_step += n;
+  } else {
+    r.AddBatch(n);
+    r.bytes += PayloadBytes(b.elements);
+  }
   return n;
 }
 
@@ -159,19 +177,8 @@ class Streamer {
       for (int64_t k = 0; k < options_.topology.replicas; ++k, ++i) {
         const ReplicaBatch& b = step.batches[i];
         padded = padded || b.padding;
-        if (b.padding) {
-          ++r.empty_batches;
-          continue;
-        }
-        has_data = true;
-        const uint64_t n = Records(b.elements);
-        total += n;
-        if (step.dropped) {
-          r.dropped_step += n;
-          continue;
-        }
-        r.AddBatch(n);
-        r.bytes += PayloadBytes(b.elements);
+        has_data = has_data || !b.padding;
+        total += CountBatch(b, step.dropped, r);
       }
       if (!has_data) ++r.idle_steps;
     }
@@ -211,7 +218,7 @@ class Streamer {
   Status FinishRow(WorkerSummary& r, size_t counted) {
     const data::ReadCounters& c = ex_.Counters(ex_.workers()[counted]);
     r.files = c.files.load();
-    *r.bytes_read += c.bytes_read.load();
+    r.bytes_read = r.bytes_read.value_or(0) + c.bytes_read.load();
     r.dropped_remainder = c.dropped_remainder.load();
     r.skipped = c.skipped.load();
     if (layout_options_.list_files) {
@@ -294,11 +301,14 @@ bool LayoutSummary::SharedInput() const {
          (d.applied == AutoShardPolicy::kData || d.applied == AutoShardPolicy::kOff);
 }
 
+std::span<const WorkerSummary> LayoutSummary::DroppingRows() const {
+  if (SharedInput() && !workers.empty()) return std::span(workers).first(1);
+  return workers;
+}
+
 uint64_t LayoutSummary::DroppedRecords() const {
-  if (workers.empty()) return 0;
-  if (SharedInput()) return workers.front().dropped();
   uint64_t n = 0;
-  for (const WorkerSummary& r : workers) n += r.dropped();
+  for (const WorkerSummary& r : DroppingRows()) n += r.dropped();
   return n;
 }
 
@@ -317,18 +327,12 @@ void AddAccountingWarnings(LayoutSummary& s) {
   const uint64_t dropped = s.DroppedRecords();
   const uint64_t total = s.DistinctRecords();
   if (dropped == 0) return;
-  const WorkerSummary& first = s.workers.front();
   std::vector<std::string> causes;
   uint64_t remainder = 0, skipped = 0, step = 0;
-  for (const WorkerSummary& r : s.workers) {
+  for (const WorkerSummary& r : s.DroppingRows()) {
     remainder += r.dropped_remainder;
     skipped += r.skipped;
     step += r.dropped_step;
-  }
-  if (s.SharedInput()) {
-    remainder = first.dropped_remainder;
-    skipped = first.skipped;
-    step = first.dropped_step;
   }
   const bool per_worker = s.decision.ShardsFiles(s.topology) && s.workers.size() > 1;
   if (remainder > 0) {
@@ -414,20 +418,8 @@ LayoutSummary Summarize(const Layout& l) {
     uint64_t total = 0;
     std::map<int64_t, bool> has_data;
     for (const ReplicaBatch& b : s.batches) {
-      WorkerSummary& r = rows[b.worker];
-      if (b.padding) {
-        ++r.empty_batches;
-        continue;
-      }
-      has_data[b.worker] = true;
-      const uint64_t n = Records(b.elements);
-      total += n;
-      if (s.dropped) {
-        r.dropped_step += n;
-        continue;
-      }
-      r.AddBatch(n);
-      r.bytes += PayloadBytes(b.elements);
+      has_data[b.worker] = has_data[b.worker] || !b.padding;
+      total += CountBatch(b, s.dropped, rows[b.worker]);
     }
     for (auto& [w, r] : rows) r.idle_steps += has_data[w] ? 0 : 1;
     const auto& g = l.decision.global_batch_size;

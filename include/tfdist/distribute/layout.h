@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,9 @@ struct LayoutSummary {
   // Every worker runs the whole of the same pipeline (DATA or OFF over
   // several workers): they read, and drop, the same records.
   bool SharedInput() const;
+  // The rows whose drops are distinct records: all, or under SharedInput()
+  // the first (every worker drops the same ones).
+  std::span<const WorkerSummary> DroppingRows() const;
   // Records no replica receives, each counted once.
   uint64_t DroppedRecords() const;
   // Records read, each counted once: those received (once, under OFF) and
