@@ -18,8 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "tfdist/io/byte_stream.h"
 #include "tfdist/data/dataset.h"
+#include "tfdist/io/byte_stream.h"
+#include "tfdist/io/index_location.h"
 #include "tfdist/io/record_writer.h"
 
 namespace tfdist::testing {
@@ -62,6 +63,16 @@ inline std::string Truncate(std::string s, size_t size) {
   s.resize(size);
   return s;
 }
+
+// While it lives, indexes are read and written in `folder`
+// (io::SetIndexFolder): FILE.idx beside FILE when `folder` is the data's.
+class IndexesIn {
+ public:
+  explicit IndexesIn(const std::string& folder) { io::SetIndexFolder(folder); }
+  ~IndexesIn() { io::SetIndexFolder(""); }
+  IndexesIn(const IndexesIn&) = delete;
+  IndexesIn& operator=(const IndexesIn&) = delete;
+};
 
 // A fresh folder under $TMPDIR, removed with its content on destruction.
 class TempDir {

@@ -59,6 +59,10 @@ std::string RemedyText(const Advice& a) {
       return "(run one worker on this host)";
     case Remedy::kLegacySplit:
       return "(compare with the legacy split)";
+    case Remedy::kIndexFolder:
+      return "(name a folder for the index files)";
+    case Remedy::kMoveIndexes:
+      return fmt::format("(move the index files out of {}, or narrow the pattern)", a.subject);
   }
   return "";
 }

@@ -87,8 +87,9 @@ void AddCountCommand(CLI::App& app, Action* action) {
   cmd->add_flag("--json", o->json, "Print one JSON object (see the manual)");
   cmd->add_flag("--no-crc", o->no_crc, "Do not check the CRCs (framing only)");
   cmd->add_flag("--no-index", o->no_index,
-                "Read every file, even one with an up-to-date FILE.idx (by default its index is "
+                "Read every file, even one with an up-to-date index (by default its index is "
                 "trusted: the count comes without reading the records)");
+  AddIndexDirOption(*cmd);
   cmd->callback([o, action] { *action = [o] { return RunCount(*o); }; });
 }
 

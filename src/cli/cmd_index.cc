@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "file_args.h"
 #include "report.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_index.h"
@@ -19,13 +20,12 @@ namespace {
 struct IndexOptions {
   std::vector<std::string> patterns;
   std::string directory;
-  std::string output_dir;
   bool force = false;
   bool json = false;
 };
 
 int RunDirectoryIndex(const IndexOptions& o) {
-  Result<io::DirectoryIndexReport> r = io::WriteDirectoryIndex(o.directory, o.output_dir, o.force);
+  Result<io::DirectoryIndexReport> r = io::WriteDirectoryIndex(o.directory, o.force);
   if (!r.ok()) return ReportError(r.status(), o.json);
   // At most this many left-out files are named on stderr.
   constexpr size_t kNamed = 20;
@@ -70,7 +70,7 @@ int RunIndex(const IndexOptions& o) {
   if (!files.ok()) return ReportError(files.status(), o.json);
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const std::string& path : *files) {
-    Result<io::IndexedCount> index = io::WriteIndex(path, o.output_dir, o.force);
+    Result<io::IndexedCount> index = io::WriteIndex(path, o.force);
     if (!index.ok()) return ReportError(index.status(), o.json);
     if (o.json) {
       out.push_back({{"file", path},
@@ -92,14 +92,14 @@ void AddIndexCommand(CLI::App& app, Action* action) {
   auto o = std::make_shared<IndexOptions>();
   CLI::App* cmd = app.add_subcommand(
       "index",
-      "Write each uncompressed file's record index (FILE.idx: one \"offset size\" line per "
-      "record, NVIDIA DALI's tfrecord2idx format); count and layout --format summary use it");
+      "Write each uncompressed file's record index (NAME.idx: one \"offset size\" line per "
+      "record, NVIDIA DALI's tfrecord2idx format) to tfdist's cache, out of the data folder; "
+      "count, layout --format summary, run --read-by-index and reshard find them there");
   cmd->add_option("files", o->patterns, "Files or glob patterns");
   cmd->add_option("--directory", o->directory,
-                  "Index every file of this folder in one file, DIR/.tfdist-index: a line per "
-                  "uncompressed TFRecord file with its size, mtime and record count");
-  cmd->add_option("--output-dir", o->output_dir,
-                  "Write the indexes here (default: beside each file; with --directory, in DIR)");
+                  "Index every file of this folder in one directory index (.tfdist-index: a line "
+                  "per uncompressed TFRecord file with its size, mtime and record count)");
+  AddIndexDirOption(*cmd, /*write=*/true);
   cmd->add_flag("-f,--force", o->force, "Replace existing indexes");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o, action] { *action = [o] { return RunIndex(*o); }; });

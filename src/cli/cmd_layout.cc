@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "commands.h"
+#include "file_args.h"
 #include "pipeline_args.h"
 #include "report.h"
 #include "distribute_args.h"
@@ -704,6 +705,7 @@ void AddLayoutCommand(CLI::App& app, Action* action) {
       "Show what each worker and replica receives under tf.distribute, step by step: "
       "auto-sharding (FILE, DATA, AUTO, OFF, HINT), the split of global batches, empty batches");
   AddPipelineArgs(*cmd, &o->pipeline);
+  AddIndexDirOption(*cmd);
   AddDistributeArgs(*cmd, &o->distribute,
                     "Show only this worker; default: from the launcher's environment, else all",
                     "Plan only the first N global steps (needed for a pipeline that repeats "

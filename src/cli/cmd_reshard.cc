@@ -55,8 +55,9 @@ void AddRewriteArgs(CLI::App& cmd, RewriteArgs* a, const char* compression_help)
   cmd.add_flag("--no-fsync", a->no_fsync,
                "Do not fsync the outputs before renaming them into place (scratch data)");
   cmd.add_flag("--no-index", a->no_index,
-               "Scan every input, even one with an up-to-date FILE.idx (by default the index "
+               "Scan every input, even one with an up-to-date index (by default the index "
                "plans the copy, and the CRCs are checked while copying)");
+  AddIndexDirOption(cmd);
   cmd.add_flag("--json", a->json, "Print one JSON object (see the manual)");
 }
 

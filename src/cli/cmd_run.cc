@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "file_args.h"
 #include "pipeline_args.h"
 #include "report.h"
 #include "distribute_args.h"
@@ -276,6 +277,7 @@ void AddRunCommand(CLI::App& app, Action* action) {
       "Run the distributed pipeline for real: every per-replica batch staged in pinned host "
       "buffers and copied to its GPU (or host replica), with the throughput of every stage");
   AddPipelineArgs(*cmd, &o->pipeline);
+  AddIndexDirOption(*cmd);
   AddDistributeArgs(*cmd, &o->distribute,
                     "Run this worker; default: from the launcher's environment, else worker 0 "
                     "of a single worker",

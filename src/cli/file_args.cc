@@ -12,6 +12,7 @@
 
 #include "report.h"
 #include "tfdist/io/file_list.h"
+#include "tfdist/io/index_location.h"
 
 namespace tfdist::cli {
 
@@ -29,6 +30,19 @@ void AddFileArgs(CLI::App& cmd, FileArgs* args) {
                  "Compression of the input files: auto (detect gzip/zlib by magic, confirmed "
                  "by a valid first record), none, gzip, zlib")
       ->default_str("auto");
+}
+
+void AddIndexDirOption(CLI::App& cmd, bool write) {
+  CLI::Option* o = cmd.add_option_function<std::string>(
+      "--index-dir", [](const std::string& dir) { io::SetIndexFolder(dir); },
+      write ? "Write the indexes to this folder (created when missing), by base name, instead "
+              "of tfdist's cache ($XDG_CACHE_HOME/tfdist/index, else "
+              "~/.cache/tfdist/index, by the data folder's absolute path); one data folder's "
+              "indexes per folder"
+            : "Read the indexes from this folder (by base name; as tfdist index --index-dir "
+              "wrote them, or DALI's tfrecord2idx) instead of tfdist's cache");
+  o->type_name("DIR");
+  if (!write) o->check(CLI::ExistingDirectory);
 }
 
 Result<ResolvedFiles> ResolveFileArgs(const FileArgs& args) {

@@ -32,6 +32,11 @@ struct FileArgs {
 };
 void AddFileArgs(CLI::App& cmd, FileArgs* args);
 
+// --index-dir DIR: where the indexes are read (and, for `index`, written)
+// instead of tfdist's cache (io::SetIndexFolder). `write`: the folder is
+// created when missing; otherwise it must exist.
+void AddIndexDirOption(CLI::App& cmd, bool write = false);
+
 struct ResolvedFiles {
   std::vector<std::string> files;  // expanded and sorted (see ExpandFilePatterns)
   io::Compression compression;

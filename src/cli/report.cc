@@ -8,7 +8,19 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "tfdist/io/index_location.h"
+
 namespace tfdist::cli {
+
+namespace {
+
+// " --index-dir DIR" when the indexes are not in tfdist's cache.
+std::string IndexDirArgument() {
+  const std::string dir = io::ExplicitIndexFolder();
+  return dir.empty() ? "" : fmt::format(" --index-dir {}", dir);
+}
+
+}  // namespace
 
 std::string Describe(std::string_view message, const Advice& a) {
   switch (a.remedy) {
@@ -17,10 +29,11 @@ std::string Describe(std::string_view message, const Advice& a) {
     case Remedy::kOverwrite:
       return fmt::format("{} (use --force to overwrite)", message);
     case Remedy::kRewriteFileIndex:
-      return fmt::format("{} (tfdist index --force {} writes it again)", message, a.subject);
+      return fmt::format("{} (tfdist index --force{} {} writes it again)", message,
+                         IndexDirArgument(), a.subject);
     case Remedy::kRewriteDirectoryIndex:
-      return fmt::format("{}; rewrite it with tfdist index --directory {} --force", message,
-                         a.subject);
+      return fmt::format("{}; rewrite it with tfdist index --directory {} --force{}", message,
+                         a.subject, IndexDirArgument());
     case Remedy::kOtherOutputFolder:
       return fmt::format("{} (use --output-dir)", message);
     case Remedy::kFewerShards:
@@ -43,6 +56,13 @@ std::string Describe(std::string_view message, const Advice& a) {
       return fmt::format("{} (run one worker with --worker)", message);
     case Remedy::kLegacySplit:
       return fmt::format("{} (see them with --rebatch legacy)", message);
+    case Remedy::kIndexFolder:
+      return fmt::format("{} (use --index-dir DIR)", message);
+    case Remedy::kMoveIndexes:
+      return fmt::format(
+          "{}. Move the index files out of {} (tfdist index keeps new ones in its cache, or in "
+          "--index-dir DIR), or narrow the pattern",
+          message, a.subject);
   }
   return std::string(message);
 }

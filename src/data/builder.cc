@@ -33,7 +33,11 @@ Result<DatasetPtr> Builder::Build() {
 
 Result<DatasetPtr> Builder::Apply(const ListFilesOp& p, const Op& op, DatasetPtr) {
   Result<std::vector<std::string>> files = io::ExpandFilePatterns(p.patterns);
-  if (!files.ok()) return ErrorAt(op.pos, fmt::format("list_files: {}", files.status().message()));
+  if (!files.ok()) {
+    const Advice& advice = files.status().advice();
+    return ErrorAt(op.pos, fmt::format("list_files: {}", files.status().message()))
+        .WithAdvice(advice.remedy, advice.subject);
+  }
   const int64_t n = static_cast<int64_t>(files->size());
   DatasetPtr names = NewNamesDataset(std::move(*files));
   if (!p.shuffle) return names;

@@ -40,8 +40,10 @@ Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
   if (l == nullptr) return out;
   Result<std::vector<std::string>> files = io::ExpandFilePatterns(l->patterns, listings);
   if (!files.ok()) {
+    const Advice& advice = files.status().advice();
     return data::PositionError(in.text, in.ops[0].pos,
-                               fmt::format("list_files: {}", files.status().message()));
+                               fmt::format("list_files: {}", files.status().message()))
+        .WithAdvice(advice.remedy, advice.subject);
   }
   const int64_t n = static_cast<int64_t>(files->size());
   out.ops[0].params = data::FromTensorSlicesOp{std::move(*files)};

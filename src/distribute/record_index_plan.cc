@@ -55,7 +55,7 @@ Result<bool> PlanRecordIndex(const data::Pipeline& pipeline, const PipelineShape
   if (files.empty()) return false;
   for (const std::string& file : files) {
     std::string stale;
-    if (!io::ReadIndex(file, "", &stale)) {
+    if (!io::ReadIndex(file, &stale)) {
       if (!stale.empty()) {
         d.Warn(WarningKind::kIndexNotUsed,
                fmt::format("index not used: {}; every worker reads every file", stale),

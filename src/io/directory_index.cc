@@ -23,6 +23,8 @@
 #include <numeric>
 
 #include "directory_index_line.h"
+#include "fs_util.h"
+#include "tfdist/io/index_location.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {
@@ -219,7 +221,8 @@ struct DirectoryIndex::Entry : IndexLine {
 
 DirectoryIndex::~DirectoryIndex() {
   if (map_ != nullptr) munmap(map_, map_size_);
-  if (dir_fd_ >= 0) close(dir_fd_);
+  if (folder_.data_fd >= 0) close(folder_.data_fd);
+  if (folder_.index_fd >= 0) close(folder_.index_fd);
 }
 
 DirectoryIndex::State DirectoryIndex::CheckEntry(const Entry& e) const {
@@ -230,7 +233,7 @@ DirectoryIndex::State DirectoryIndex::CheckEntry(const Entry& e) const {
   std::memcpy(name, e.name.data(), e.name.size());
   name[e.name.size()] = '\0';
   struct stat st;
-  const bool matches = fstatat(dir_fd_, name, &st, 0) == 0 && S_ISREG(st.st_mode) &&
+  const bool matches = fstatat(folder_.data_fd, name, &st, 0) == 0 && S_ISREG(st.st_mode) &&
                        static_cast<uint64_t>(st.st_size) == e.size && MtimeNs(st) == e.mtime_ns &&
                        e.mtime_ns < index_mtime_ns_;
   return matches ? State::kMatches : State::kStale;
@@ -238,9 +241,16 @@ DirectoryIndex::State DirectoryIndex::CheckEntry(const Entry& e) const {
 
 std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
   std::unique_ptr<DirectoryIndex> index(new DirectoryIndex());
-  index->dir_fd_ = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (index->dir_fd_ < 0) return index;
-  const UniqueFd fd(openat(index->dir_fd_, kDirectoryIndexName, O_RDONLY | O_CLOEXEC));
+  IndexedFolder& folder = index->folder_;
+  folder.data_dir = dir;
+  folder.data_fd = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder.data_fd < 0) return index;
+  folder.index_dir = IndexFolderFor(dir);
+  if (folder.index_dir.empty()) return index;
+  folder.index_fd = open(folder.index_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder.index_fd < 0) return index;
+  index->index_path_ = JoinPath(folder.index_dir, kDirectoryIndexName);
+  const UniqueFd fd(openat(folder.index_fd, kDirectoryIndexName, O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return index;
   index->found_ = true;
   struct stat index_st;
@@ -268,7 +278,7 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
   }
   struct stat dir_st;
   index->listing_current_ =
-      !listing.empty() && fstat(index->dir_fd_, &dir_st) == 0 && StampOf(dir_st) == listing;
+      !listing.empty() && fstat(folder.data_fd, &dir_st) == 0 && StampOf(dir_st) == listing;
   auto by_name = [](const Entry& a, const Entry& b) { return a.name < b.name; };
   if (!std::is_sorted(index->entries_.begin(), index->entries_.end(), by_name)) {
     std::stable_sort(index->entries_.begin(), index->entries_.end(), by_name);

@@ -24,6 +24,7 @@
 #include "tfdist/io/atomic_file.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_count.h"
+#include "tfdist/io/index_location.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {
@@ -41,7 +42,8 @@ struct Examined {
 
 // Stats, counts and stats `e` again; the counts hold only when both stats agree.
 // `before_ns`: the file system's clock before the examination began.
-void Examine(int dir_fd, const std::string& dir, int64_t before_ns, Examined& e) {
+void Examine(const IndexedFolder& folder, int64_t before_ns, Examined& e) {
+  const int dir_fd = folder.data_fd;
   e.skipped.clear();
   e.racy = false;
   struct stat st;
@@ -60,11 +62,11 @@ void Examine(int dir_fd, const std::string& dir, int64_t before_ns, Examined& e)
   CountOptions options;
   options.scan.compression = Compression::kAuto;
   options.uncompressed_only = true;
-  const FileCount c = CountFileAt(dir_fd, dir, e.name, options);
+  const FileCount c = CountFileAt(folder, e.name, options);
   e.from_file_index = c.source == CountSource::kFileIndex;
   if (!c.count.status.ok()) {
     // The reasons are listed after the path: drop it from the messages.
-    const std::string path = JoinPath(dir, e.name);
+    const std::string path = JoinPath(folder.data_dir, e.name);
     std::string_view m = c.count.status.message();
     if (m.starts_with(path) && m.substr(path.size()).starts_with(": ")) {
       m.remove_prefix(path.size() + 2);
@@ -110,6 +112,12 @@ Result<std::vector<std::string>> ListNames(int dir_fd, const std::string& dir,
   return names;
 }
 
+// Whether the open files `a` and `b` are on one file system.
+bool SameFileSystem(int a, int b) {
+  struct stat sa, sb;
+  return a >= 0 && b >= 0 && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev;
+}
+
 // Whether `out_dir` is the folder open as `dir_fd`.
 bool SameFolder(int dir_fd, const std::string& out_dir) {
   struct stat a, b;
@@ -124,19 +132,28 @@ bool Writable(std::string_view name) {
 
 // The clock that stamps a folder's files: the time a file of it gets when
 // touched, read back (so, on NFS, the server's clock, and in whole seconds
-// where the file system keeps those). Uses the index being written.
+// where the file system keeps those), from the index being written when it
+// is on the folder's file system. Without one (fd -1): this machine's clock
+// less kForeignClockMargin.
 class FsClock {
  public:
   explicit FsClock(int fd) : fd_(fd) {}
   bool Now(int64_t& ns) const {
+    if (fd_ < 0) {
+      struct timespec now;
+      if (clock_gettime(CLOCK_REALTIME, &now) != 0) return false;
+      ns = static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec - kForeignClockMargin;
+      return true;
+    }
     struct stat st;
-    if (fd_ < 0 || futimens(fd_, nullptr) != 0 || fstat(fd_, &st) != 0) return false;
+    if (futimens(fd_, nullptr) != 0 || fstat(fd_, &st) != 0) return false;
     ns = CtimeNs(st);
     return true;
   }
-  // Waits (up to 3 s) until Now() > t.
+  // Waits (up to 3 s, and the margin) until Now() > t.
   bool WaitPast(int64_t t) const {
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3) +
+                         std::chrono::nanoseconds(fd_ < 0 ? kForeignClockMargin : 0);
     for (int64_t now = 0; Now(now);) {
       if (now > t) return true;
       if (std::chrono::steady_clock::now() > give_up) return false;
@@ -219,10 +236,10 @@ std::vector<Examined> FilesToCount(const std::vector<std::string>& names) {
 // the clock has passed its mtime. Then every entry is older than its
 // examination, and any later change of the file shows. (Not for an mtime
 // more than a second ahead: the file is left out.)
-void ExamineAll(int dir_fd, const std::string& dir, const FsClock& clock, int64_t before_ns,
+void ExamineAll(const IndexedFolder& folder, const FsClock& clock, int64_t before_ns,
                 std::vector<Examined>& files) {
   tbb::parallel_for(size_t{0}, files.size(),
-                    [&](size_t i) { Examine(dir_fd, dir, before_ns, files[i]); });
+                    [&](size_t i) { Examine(folder, before_ns, files[i]); });
   int64_t racy_until = 0;
   for (const Examined& e : files) {
     if (e.regular && e.skipped.empty() && e.racy && e.entry.mtime_ns <= before_ns + 1'000'000'000)
@@ -231,7 +248,7 @@ void ExamineAll(int dir_fd, const std::string& dir, const FsClock& clock, int64_
   if (racy_until > 0 && clock.WaitPast(racy_until) && clock.Now(before_ns)) {
     for (Examined& e : files) {
       if (e.regular && e.skipped.empty() && e.racy && e.entry.mtime_ns <= racy_until) {
-        Examine(dir_fd, dir, before_ns, e);
+        Examine(folder, before_ns, e);
       }
     }
   }
@@ -243,11 +260,11 @@ void ExamineAll(int dir_fd, const std::string& dir, const FsClock& clock, int64_
 }
 
 // The index's contents from the examined files and all the folder's `names`
-// (the index's own is added); the totals and the files left out go to
-// `report`. `listable`: every name can be written (else no listing).
+// (and `own_name`, the index's own when it is in the folder); the totals and
+// the files left out go to `report`. `listable`: every name can be written (else no listing).
 DirectoryIndexContents Tally(const std::string& dir, std::vector<Examined>& files,
                              std::vector<std::string>& names, DirectoryIndexReport& report,
-                             bool& listable) {
+                             std::string_view own_name, bool& listable) {
   DirectoryIndexContents contents;
   for (Examined& e : files) {
     if (!e.regular) continue;
@@ -266,7 +283,7 @@ DirectoryIndexContents Tally(const std::string& dir, std::vector<Examined>& file
       [](const DirectoryIndexEntry& a, const DirectoryIndexEntry& b) { return a.name < b.name; });
   std::sort(report.skipped.begin(), report.skipped.end());
   // Every other name of the folder, and the index's own, for the listing.
-  names.emplace_back(kDirectoryIndexName);
+  if (!own_name.empty()) names.emplace_back(own_name);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   std::set_difference(names.begin(), names.end(), contents.entries.begin(), contents.entries.end(),
@@ -279,8 +296,7 @@ DirectoryIndexContents Tally(const std::string& dir, std::vector<Examined>& file
 
 }  // namespace
 
-Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
-                                                 const std::string& output_dir, bool overwrite) {
+Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in, bool overwrite) {
   std::string dir = dir_in;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   const UniqueFd dir_fd(open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -288,29 +304,33 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
     return Status::NotFound(
         fmt::format("{}: cannot open the folder: {}", dir, std::strerror(errno)));
   }
+  TFDIST_ASSIGN_OR_RETURN(const std::string out_dir, MakeIndexFolderFor(dir));
   DirectoryIndexReport report;
-  const std::string& out_dir = output_dir.empty() ? dir : output_dir;
   report.index_path = JoinPath(out_dir, kDirectoryIndexName);
   // Fail before counting anything when the index exists.
   TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(report.index_path, overwrite));
+  const bool in_folder = SameFolder(dir_fd.get(), out_dir);
 
   // The folder's names, but for our own temporary file (it becomes the
   // index). Those of the files to count, and all of them for the listing.
-  const std::string_view own_temp = BaseName(file->temp_path());
+  const std::string_view own_temp = in_folder ? BaseName(file->temp_path()) : std::string_view();
   TFDIST_ASSIGN_OR_RETURN(std::vector<std::string> names, ListNames(dir_fd.get(), dir, own_temp));
   std::vector<Examined> files = FilesToCount(names);
   // The folder's clock, read from the index being written (its temporary
-  // file, then the index itself; only its times are changed).
+  // file, then the index itself; only its times are changed) when it is on
+  // the folder's file system.
   const UniqueFd clock_fd(open(file->temp_path().c_str(), O_WRONLY | O_CLOEXEC));
-  const FsClock clock(clock_fd.get());
+  const FsClock clock(SameFileSystem(dir_fd.get(), clock_fd.get()) ? clock_fd.get() : -1);
   int64_t before_ns = 0;
   if (!clock.Now(before_ns)) {
     return Status::Internal(fmt::format("{}: cannot read the folder's clock: {}", file->temp_path(),
                                         std::strerror(errno)));
   }
-  ExamineAll(dir_fd.get(), dir, clock, before_ns, files);
+  const UniqueFd index_fd(open(out_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ExamineAll(IndexedFolder{dir_fd.get(), dir, index_fd.get(), out_dir}, clock, before_ns, files);
   bool listable = false;
-  const DirectoryIndexContents contents = Tally(dir, files, names, report, listable);
+  const DirectoryIndexContents contents = Tally(
+      dir, files, names, report, in_folder ? std::string_view(kDirectoryIndexName) : "", listable);
   // No fsync, as for FILE.idx: the index is derived data, checked entry by
   // entry against its files when read.
   std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
@@ -321,7 +341,7 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in,
   // clock_fd is the index now. Found again by name, it must still be the
   // same file: another tfdist index may have replaced it meanwhile.
   struct stat written, now;
-  if (listable && SameFolder(dir_fd.get(), out_dir) && fstat(clock_fd.get(), &written) == 0 &&
+  if (listable && in_folder && fstat(clock_fd.get(), &written) == 0 &&
       fstatat(dir_fd.get(), kDirectoryIndexName, &now, 0) == 0 && now.st_ino == written.st_ino &&
       now.st_dev == written.st_dev) {
     report.listing = RecordListing(dir_fd.get(), dir, clock_fd.get(), clock, names);

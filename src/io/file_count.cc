@@ -25,10 +25,9 @@ bool IndexesApply(const RecordReaderOptions& scan) {
   return scan.compression != Compression::kGzip && scan.compression != Compression::kZlib;
 }
 
-// A file named relative to its open folder, for ReadIndexAt.
+// A file named relative to its open folders, for ReadIndexAt.
 struct InFolder {
-  int dir_fd;
-  std::string dir;
+  const IndexedFolder& folder;
   std::string name;
 };
 
@@ -60,8 +59,8 @@ FileCount CountBelowDirectoryIndex(const std::string& path, const InFolder* at,
   FileCount out;
   if (o.file_index && IndexesApply(o.scan) && path != "-") {
     const std::optional<IndexedCount> index =
-        at != nullptr ? ReadIndexAt(at->dir_fd, at->dir, at->name, &out.stale_index)
-                      : ReadIndex(path, "", &out.stale_index);
+        at != nullptr ? ReadIndexAt(at->folder, at->name, &out.stale_index)
+                      : ReadIndex(path, &out.stale_index);
     if (index) {
       static_cast<FileRecords&>(out.count) = index->count;
       out.source = CountSource::kFileIndex;
@@ -144,7 +143,7 @@ class DirectoryRung {
       if (!lookup.problem.empty()) {
         const std::string dir = folder.dir.empty() ? "." : std::string(folder.dir);
         ignored_.push_back(
-            {fmt::format("{}/{} is ignored: {}", dir, kDirectoryIndexName, lookup.problem),
+            {fmt::format("{} is ignored: {}", folder.index->index_path(), lookup.problem),
              {Remedy::kRewriteDirectoryIndex, dir}});
         continue;
       }
@@ -159,10 +158,8 @@ class DirectoryRung {
   std::optional<InFolder> At(size_t i, std::string_view path) const {
     if (folder_of_[i] == kNoFolder) return std::nullopt;
     const Folder& folder = folders_[folder_of_[i]];
-    if (folder.index == nullptr || folder.index->dir_fd() < 0) return std::nullopt;
-    const size_t slash = path.rfind('/');
-    return InFolder{folder.index->dir_fd(), std::string(folder.dir),
-                    std::string(path.substr(slash + 1))};
+    if (folder.index == nullptr || folder.index->folder().data_fd < 0) return std::nullopt;
+    return InFolder{folder.index->folder(), std::string(BaseName(path))};
   }
 
   bool found() const { return found_; }
@@ -240,10 +237,10 @@ std::vector<FileCount> CountFiles(std::span<const std::string> files, const Coun
   return out;
 }
 
-FileCount CountFileAt(int dir_fd, const std::string& dir, const std::string& name,
+FileCount CountFileAt(const IndexedFolder& folder, const std::string& name,
                       const CountOptions& options) {
-  const InFolder at{dir_fd, dir, name};
-  return CountBelowDirectoryIndex(JoinPath(dir, name), &at, options);
+  const InFolder at{folder, name};
+  return CountBelowDirectoryIndex(JoinPath(folder.data_dir, name), &at, options);
 }
 
 std::string FileCounts::SourcesText() const {

@@ -9,13 +9,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <string_view>
 
 #include "file_index_internal.h"
 #include "fs_util.h"
 #include "record_format.h"
 #include "tfdist/io/atomic_file.h"
+#include "tfdist/io/index_location.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {
@@ -46,7 +49,7 @@ std::optional<IndexedCount> ReadOpenIndex(const UniqueFd& fd, StatFile stat_file
   text.resize(done);
   IndexedCount out;
   out.index_path = std::move(index_path);
-  if (index_st.st_mtime < file_st.st_mtime) {
+  if (MtimeNs(index_st) < MtimeNs(file_st)) {
     *stale = fmt::format("{} is older than {}", out.index_path, path);
     return std::nullopt;
   }
@@ -93,12 +96,13 @@ std::optional<IndexedCount> ReadOpenIndex(const UniqueFd& fd, StatFile stat_file
   return out;
 }
 
-// ReadOpenIndex of IndexPathFor(path, "").
+// ReadOpenIndex of IndexPathFor(path).
 template <typename OnRecord>
-std::optional<IndexedCount> ReadIndexOf(const std::string& path, const std::string& dir,
-                                        std::string* stale, OnRecord&& on_record) {
+std::optional<IndexedCount> ReadIndexOf(const std::string& path, std::string* stale,
+                                        OnRecord&& on_record) {
   stale->clear();
-  std::string index_path = IndexPathFor(path, dir);
+  std::string index_path = IndexPathFor(path);
+  if (index_path.empty()) return std::nullopt;
   const UniqueFd fd(open(index_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return std::nullopt;
   auto stat_file = [&](struct stat& st) { return stat(path.c_str(), &st) == 0; };
@@ -107,33 +111,37 @@ std::optional<IndexedCount> ReadIndexOf(const std::string& path, const std::stri
 
 }  // namespace
 
-std::string IndexPathFor(const std::string& path, const std::string& dir) {
-  if (dir.empty()) return path + ".idx";
-  const size_t slash = path.rfind('/');
-  return fmt::format("{}/{}.idx", dir, slash == std::string::npos ? path : path.substr(slash + 1));
+std::string IndexPathFor(const std::string& path) {
+  const std::string_view name = BaseName(path);
+  const std::string_view dir = std::string_view(path).substr(0, path.size() - name.size());
+  const std::string folder = IndexFolderFor(dir);
+  if (folder.empty()) return "";
+  return fmt::format("{}/{}.idx", folder, name);
 }
 
-std::optional<IndexedCount> ReadIndex(const std::string& path, const std::string& dir,
-                                      std::string* stale) {
-  return ReadIndexOf(path, dir, stale, [](uint64_t, uint64_t) {});
+std::optional<IndexedCount> ReadIndex(const std::string& path, std::string* stale) {
+  return ReadIndexOf(path, stale, [](uint64_t, uint64_t) {});
 }
 
-std::optional<IndexedCount> ReadIndexAt(int dir_fd, const std::string& dir, const std::string& name,
+std::optional<IndexedCount> ReadIndexAt(const IndexedFolder& folder, const std::string& name,
                                         std::string* stale) {
   stale->clear();
+  if (folder.index_fd < 0 || folder.data_fd < 0) return std::nullopt;
   const std::string index_name = name + ".idx";
-  const UniqueFd fd(openat(dir_fd, index_name.c_str(), O_RDONLY | O_CLOEXEC));
+  const UniqueFd fd(openat(folder.index_fd, index_name.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return std::nullopt;
-  auto stat_file = [&](struct stat& st) { return fstatat(dir_fd, name.c_str(), &st, 0) == 0; };
-  return ReadOpenIndex(fd, stat_file, JoinPath(dir, index_name), JoinPath(dir, name), stale,
-                       [](uint64_t, uint64_t) {});
+  auto stat_file = [&](struct stat& st) {
+    return fstatat(folder.data_fd, name.c_str(), &st, 0) == 0;
+  };
+  return ReadOpenIndex(fd, stat_file, JoinPath(folder.index_dir, index_name),
+                       JoinPath(folder.data_dir, name), stale, [](uint64_t, uint64_t) {});
 }
 
 std::optional<std::vector<RecordExtent>> ReadRecordExtents(const std::string& path,
                                                            std::string* stale) {
   std::vector<RecordExtent> extents;
   auto add = [&](uint64_t offset, uint64_t size) { extents.push_back({offset, size}); };
-  if (!ReadIndexOf(path, "", stale, add)) return std::nullopt;
+  if (!ReadIndexOf(path, stale, add)) return std::nullopt;
   return extents;
 }
 
@@ -141,11 +149,15 @@ std::optional<std::vector<uint64_t>> ReadRecordBoundaries(const std::string& pat
                                                           std::string* stale) {
   std::vector<uint64_t> ends{0};
   auto add = [&](uint64_t offset, uint64_t size) { ends.push_back(offset + size); };
-  if (!ReadIndexOf(path, "", stale, add)) return std::nullopt;
+  if (!ReadIndexOf(path, stale, add)) return std::nullopt;
   return ends;
 }
 
-Result<IndexedCount> WriteIndex(const std::string& path, const std::string& dir, bool overwrite) {
+Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
+  struct stat before;
+  if (stat(path.c_str(), &before) != 0) {
+    return Status::NotFound(fmt::format("{}: {}", path, std::strerror(errno)));
+  }
   RecordReaderOptions options;
   options.compression = Compression::kAuto;
   TFDIST_ASSIGN_OR_RETURN(auto reader, RecordReader::Open(path, options));
@@ -155,8 +167,9 @@ Result<IndexedCount> WriteIndex(const std::string& path, const std::string& dir,
         "the file)",
         path, CompressionName(reader->compression())));
   }
+  TFDIST_RETURN_IF_ERROR(MakeIndexFolderFor(path.substr(0, path.size() - BaseName(path).size())));
   IndexedCount out;
-  out.index_path = IndexPathFor(path, dir);
+  out.index_path = IndexPathFor(path);
   TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(out.index_path, overwrite));
   // No fsync: an index is derived data, and one torn by a crash no longer
   // ends at its file's size, so ReadIndex ignores it. (An fsync per file made
@@ -176,6 +189,14 @@ Result<IndexedCount> WriteIndex(const std::string& path, const std::string& dir,
   TFDIST_RETURN_IF_ERROR(sink->Write(lines));
   TFDIST_RETURN_IF_ERROR(sink->Finish());
   sink.reset();
+  TFDIST_RETURN_IF_ERROR(file->CloseFile());
+  // The file's time as it was before the scan: the index then describes
+  // the file exactly while the file's mtime has not moved past it.
+  const struct timespec times[2] = {{0, UTIME_NOW}, before.st_mtim};
+  if (utimensat(AT_FDCWD, file->temp_path().c_str(), times, 0) != 0) {
+    return Status::InvalidArgument(
+        fmt::format("{}: cannot set its time: {}", file->temp_path(), std::strerror(errno)));
+  }
   TFDIST_RETURN_IF_ERROR(file->Commit());
   return out;
 }

@@ -17,6 +17,9 @@
 #include <optional>
 #include <string_view>
 
+#include "fs_util.h"
+#include "tfdist/io/index_location.h"
+
 namespace tfdist::io {
 namespace {
 
@@ -163,6 +166,18 @@ uint64_t KeyAt(std::string_view s, size_t at) {
   return key;
 }
 
+// CheckNoIndexFiles for the (unsorted) matches of one pattern, sorted only
+// when one of them could be an index file.
+Status CheckIndexFiles(std::string_view pattern, std::span<const std::string_view> matched) {
+  if (std::none_of(matched.begin(), matched.end(),
+                   [](std::string_view path) { return IsIndexFileName(BaseName(path)); })) {
+    return Status::OK();
+  }
+  std::vector<std::string_view> sorted(matched.begin(), matched.end());
+  std::sort(sorted.begin(), sorted.end());
+  return CheckNoIndexFiles(pattern, sorted);
+}
+
 }  // namespace
 
 void SortBytewise(std::vector<std::string_view>& names) {
@@ -230,6 +245,7 @@ Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string>
       continue;
     }
     std::optional<FolderPattern> folder = FolderPattern::Split(pattern);
+    const size_t first = matches.names().size();
     size_t matched;
     if (!folder) {
       matched = ListWithGlob(pattern, matches);
@@ -239,6 +255,7 @@ Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string>
       matched = ListFolder(*folder, matches);
     }
     if (matched == 0) unmatched.push_back(pattern);
+    TFDIST_RETURN_IF_ERROR(CheckIndexFiles(pattern, std::span(matches.names()).subspan(first)));
   }
   if (!unmatched.empty()) {
     std::string list;

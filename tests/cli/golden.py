@@ -2,7 +2,8 @@
 # Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 # Runs one CLI golden: the first line of the golden file is "$ tfdist ARGS";
 # the rest is the expected stdout, stderr and exit status. $TMP in the
-# command and in the expected text stands for a fresh temporary folder.
+# command and in the expected text stands for a fresh temporary folder, which
+# also holds tfdist's index cache ($TMP/cache).
 # Usage: golden.py TFDIST GOLDEN [--update]
 import os
 import shlex
@@ -24,8 +25,11 @@ def main():
     assert command.startswith("$ tfdist "), f"{golden}: first line must be '$ tfdist ...'"
     with tempfile.TemporaryDirectory(prefix="tfdist-golden-") as tmp:
         args = shlex.split(command[len("$ tfdist "):].replace("$TMP", tmp))
+        # tfdist's index cache in the temporary folder: nothing of it is
+        # read from, or left in, the home folder.
+        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"))
         proc = subprocess.run([tfdist] + args, capture_output=True, text=True,
-                              errors="replace", timeout=120)
+                              errors="replace", timeout=120, env=env)
         actual = render(proc.stdout, proc.stderr, proc.returncode).replace(tmp, "$TMP")
     if update:
         with open(golden, "w", encoding="utf-8") as f:

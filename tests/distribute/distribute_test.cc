@@ -357,6 +357,7 @@ void CheckSame(const LayoutSummary& a, const LayoutSummary& b, bool drops) {
 
 TEST_CASE("the FILE summary from record counts equals the summary of the full layout") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   Rng rng(77);
   for (int trial = 0; trial < 40; ++trial) {
     const int64_t W = static_cast<int64_t>(rng.Uniform(1, 5));
@@ -379,7 +380,7 @@ TEST_CASE("the FILE summary from record counts equals the summary of the full la
     // fourth changes a file after it, so that its entry is stale.
     const bool indexed = trial % 2 == 1, stale = trial % 4 == 3;
     if (indexed) {
-      REQUIRE(io::WriteDirectoryIndex(dir.path(), "", true).ok());
+      REQUIRE(io::WriteDirectoryIndex(dir.path(), true).ok());
       if (stale) {
         auto w = io::RecordWriter::Open(files[0], {io::Compression::kNone, -1, true, false});
         REQUIRE(w.ok());
@@ -444,6 +445,7 @@ TEST_CASE("the FILE summary from record counts equals the summary of the full la
 
 TEST_CASE("the FILE summary takes record counts from up-to-date index files") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   std::vector<std::string> payloads = {"a", "", "hello", std::string(300, 'z')};
   for (int f = 0; f < 2; ++f) {
     const std::string path = dir.File(fmt::format("x{}", f));

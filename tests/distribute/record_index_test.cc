@@ -106,6 +106,7 @@ void WriteRecords(const std::string& path, const std::vector<std::string>& recor
 
 TEST_CASE("an index-driven DATA layout and its streams equal the scanning ones") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   Rng rng(2026);
   int indexed_trials = 0;
   for (int trial = 0; trial < 40; ++trial) {
@@ -128,7 +129,7 @@ TEST_CASE("an index-driven DATA layout and its streams equal the scanning ones")
         records.push_back(std::move(payload));
       }
       WriteRecords(files.back(), records);
-      REQUIRE(io::WriteIndex(files.back(), "", true).ok());
+      REQUIRE(io::WriteIndex(files.back(), true).ok());
     }
     std::string expr;
     switch (rng.Uniform(0, 3)) {
@@ -226,12 +227,13 @@ TEST_CASE("an index-driven DATA layout and its streams equal the scanning ones")
 // Writes a.tfrecord (6 records) and b.tfrecord (4) with their indexes.
 struct TwoFiles {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here{dir.path()};
   std::string a = dir.File("a.tfrecord"), b = dir.File("b.tfrecord");
   TwoFiles() {
     WriteRecords(a, {"a0", "a1", "a2", "a3", "a4", "a5"});
     WriteRecords(b, {"b0", "b1", "b2", "b3"});
-    REQUIRE(io::WriteIndex(a, "", true).ok());
-    REQUIRE(io::WriteIndex(b, "", true).ok());
+    REQUIRE(io::WriteIndex(a, true).ok());
+    REQUIRE(io::WriteIndex(b, true).ok());
   }
   data::Pipeline Pipeline() const {
     auto p = data::ParsePipeline(fmt::format("tfrecord([\"{}\", \"{}\"])", a, b));
@@ -353,12 +355,13 @@ TEST_CASE("reading by index files each worker reads its own records; by default,
 
 TEST_CASE("FetchRecords reads records in any order, duplicates once, and finds truncation") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   const std::string path = dir.File("x.tfrecord");
   WriteRecords(path, {"zero", "one", "two", "three"});
   std::string stale;
   CHECK_FALSE(io::ReadRecordExtents(path, &stale));
   CHECK(stale.empty());
-  REQUIRE(io::WriteIndex(path, "", false).ok());
+  REQUIRE(io::WriteIndex(path, false).ok());
   auto extents = io::ReadRecordExtents(path, &stale);
   REQUIRE(extents);
   REQUIRE(extents->size() == 4);

@@ -88,6 +88,7 @@ DirectoryIndexContents ManyEntries(size_t n) {
 
 TEST_CASE("ParseDirectoryIndex is the parser DirectoryIndex reads with, across chunks") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   const DirectoryIndexContents contents = ManyEntries(8000);
   const std::string text = FormatDirectoryIndex(contents);
   REQUIRE(text.size() > 4 * (size_t{1} << 18));
@@ -139,6 +140,7 @@ TEST_CASE("ParseDirectoryIndex is the parser DirectoryIndex reads with, across c
 
 TEST_CASE("a version 1 index, a last line without a newline, CRLF lines: read alike") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   const std::string v1 = "tfdist-directory-index 1\r\n102 7 6 6 a\r\n3 4 5 6 b c";
   auto parsed = ParseDirectoryIndex(v1);
   REQUIRE(parsed.ok());
@@ -179,6 +181,7 @@ std::vector<std::string_view> Views(const std::vector<std::string>& names) {
 
 TEST_CASE("a directory index counts each file of the folder once, from FILE.idx or a scan") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   testing::WriteFile(dir.File("b.tfrecord"), testing::Frame({"one", "two", "three"}));
   testing::WriteFile(dir.File("a with space"), testing::Frame({"x"}));
   testing::WriteFile(dir.File("empty"), "");
@@ -192,8 +195,8 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
     REQUIRE((*w)->Close().ok());
   }
   REQUIRE(mkdir(dir.File("sub").c_str(), 0755) == 0);
-  REQUIRE(WriteIndex(dir.File("b.tfrecord"), "", false).ok());
-  auto report = WriteDirectoryIndex(dir.path(), "", false);
+  REQUIRE(WriteIndex(dir.File("b.tfrecord"), false).ok());
+  auto report = WriteDirectoryIndex(dir.path(), false);
   REQUIRE(report.ok());
   CHECK(report->index_path == dir.File(kDirectoryIndexName));
   CHECK(report->files == 4);
@@ -223,8 +226,8 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
   CHECK(entries[2].mtime_ns == st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec);
   CHECK(entries[2].count.records == 3);
   // Not again without overwrite.
-  CHECK(WriteDirectoryIndex(dir.path(), "", false).status().code() == StatusCode::kInvalidArgument);
-  CHECK(WriteDirectoryIndex(dir.path() + "/", "", true).ok());
+  CHECK(WriteDirectoryIndex(dir.path(), false).status().code() == StatusCode::kInvalidArgument);
+  CHECK(WriteDirectoryIndex(dir.path() + "/", true).ok());
 
   const std::vector<std::string> names = {".hidden", "a with space", "b.tfrecord", "c.gz", "empty"};
   DirectoryLookup found = LookUpDirectoryIndex(dir.path(), Views(names));
@@ -235,9 +238,12 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
   CHECK(found.counts[2].records == 3);
   CHECK(found.counts[2].payload_bytes == 11);
   CHECK(found.counts[0].records == 2);
-  CHECK_FALSE(LookUpDirectoryIndex(dir.File("sub"), Views(names)).found);
-  CHECK(WriteDirectoryIndex(dir.File("missing"), "", false).status().code() ==
-        StatusCode::kNotFound);
+  {  // Another folder's index is not in the folder named for this one.
+    testing::IndexesIn sub_indexes(dir.File("sub"));
+    CHECK_FALSE(LookUpDirectoryIndex(dir.File("sub"), Views(names)).found);
+  }
+  testing::IndexesIn indexes_again(dir.path());
+  CHECK(WriteDirectoryIndex(dir.File("missing"), false).status().code() == StatusCode::kNotFound);
 }
 
 // The folder's names as readdir gives them, sorted.
@@ -260,11 +266,12 @@ std::vector<std::string> Strings(const std::vector<std::string_view>& views) {
 
 TEST_CASE("a directory index lists its folder while the folder's mtime is unchanged") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   for (const char* n : {"p-0", "p-1", "p-2", "z.gz"}) {
     testing::WriteFile(dir.File(n), testing::Frame({"r", n}));
   }
   REQUIRE(mkdir(dir.File("sub").c_str(), 0755) == 0);
-  REQUIRE(WriteDirectoryIndex(dir.path(), "", false).ok());
+  REQUIRE(WriteDirectoryIndex(dir.path(), false).ok());
   auto index = DirectoryIndex::Open(dir.path());
   auto listing = index->Listing();
   REQUIRE(listing.has_value());
@@ -283,16 +290,16 @@ TEST_CASE("a directory index lists its folder while the folder's mtime is unchan
   // (the writer waited for the clock) sets a later change time: no listing.
   testing::WriteFile(dir.File("p-3"), testing::Frame({"new"}));
   CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
-  REQUIRE(WriteDirectoryIndex(dir.path(), "", true).ok());
+  REQUIRE(WriteDirectoryIndex(dir.path(), true).ok());
   CHECK(DirectoryIndex::Open(dir.path())->Listing().has_value());
   REQUIRE(rename(dir.File("p-0").c_str(), dir.File("q-0").c_str()) == 0);
   CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
-  REQUIRE(WriteDirectoryIndex(dir.path(), "", true).ok());
+  REQUIRE(WriteDirectoryIndex(dir.path(), true).ok());
   REQUIRE(unlink(dir.File("z.gz").c_str()) == 0);
   CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
   // Nor when the folder's mtime is set back (as rsync -a, cp -a or touch -r
   // do): its change time moved.
-  REQUIRE(WriteDirectoryIndex(dir.path(), "", true).ok());
+  REQUIRE(WriteDirectoryIndex(dir.path(), true).ok());
   struct stat indexed, st;
   REQUIRE(stat(dir.path().c_str(), &indexed) == 0);
   testing::WriteFile(dir.File("p-4"), testing::Frame({"sneaked in"}));
@@ -303,7 +310,9 @@ TEST_CASE("a directory index lists its folder while the folder's mtime is unchan
   CHECK_FALSE(DirectoryIndex::Open(dir.path())->Listing().has_value());
   // Written elsewhere, an index records no listing (nor reads one there).
   testing::TempDir other;
-  auto elsewhere = WriteDirectoryIndex(dir.path(), other.path(), false);
+  SetIndexFolder(other.path());
+  auto elsewhere = WriteDirectoryIndex(dir.path(), false);
+  SetIndexFolder(dir.path());
   REQUIRE(elsewhere.ok());
   CHECK_FALSE(elsewhere->listing);
   auto text = ParseDirectoryIndex(testing::ReadFile(other.File(kDirectoryIndexName)));
@@ -324,6 +333,7 @@ TEST_CASE("a directory index lists its folder while the folder's mtime is unchan
 
 TEST_CASE("a file not older than its examination is counted again once the clock passed it") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   const std::string frame = testing::Frame({"abc"});
   testing::WriteFile(dir.File("soon"), frame);
   testing::WriteFile(dir.File("later"), frame);
@@ -340,7 +350,7 @@ TEST_CASE("a file not older than its examination is counted again once the clock
   };
   set_ns(dir.File("soon"), now_ns + 300'000'000);
   set_ns(dir.File("later"), now_ns + 3'600'000'000'000);
-  auto report = WriteDirectoryIndex(dir.path(), "", false);
+  auto report = WriteDirectoryIndex(dir.path(), false);
   REQUIRE(report.ok());
   CHECK(report->files == 1);
   REQUIRE(report->skipped.size() == 1);
@@ -352,10 +362,11 @@ TEST_CASE("a file not older than its examination is counted again once the clock
 
 TEST_CASE("a name the index cannot hold (newline, carriage return) gets no entry and no listing") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   const std::string frame = testing::Frame({"abc"});
   testing::WriteFile(dir.File("foo"), frame);
   testing::WriteFile(dir.File("foo\r"), testing::Frame({"abc", "defgh"}));
-  auto report = WriteDirectoryIndex(dir.path(), "", false);
+  auto report = WriteDirectoryIndex(dir.path(), false);
   REQUIRE(report.ok());
   CHECK_FALSE(report->listing);
   auto contents = ParseDirectoryIndex(testing::ReadFile(dir.File(kDirectoryIndexName)));
@@ -373,11 +384,12 @@ TEST_CASE("a name the index cannot hold (newline, carriage return) gets no entry
 
 TEST_CASE("stale directory index entries are ignored: size, mtime, removed; new files have none") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   for (const char* n : {"f1", "f2", "f3", "f4"}) {
     testing::WriteFile(dir.File(n), testing::Frame({"r", n}));
     SetMtime(dir.File(n), 1'000'000);
   }
-  REQUIRE(WriteDirectoryIndex(dir.path(), "", false).ok());
+  REQUIRE(WriteDirectoryIndex(dir.path(), false).ok());
   const std::vector<std::string> names = {"f1", "f2", "f3", "f4", "f5"};
   DirectoryLookup before = LookUpDirectoryIndex(dir.path(), Views(names));
   CHECK(before.matched == std::vector<uint8_t>{1, 1, 1, 1, 0});
@@ -413,7 +425,7 @@ TEST_CASE("stale directory index entries are ignored: size, mtime, removed; new 
   DirectoryLookup racy = LookUpDirectoryIndex(dir.path(), Views(names));
   CHECK(racy.matched[3] == 0);
   // Rewritten, the index covers the folder as it is now.
-  REQUIRE(WriteDirectoryIndex(dir.path(), "", true).ok());
+  REQUIRE(WriteDirectoryIndex(dir.path(), true).ok());
   DirectoryLookup rewritten = LookUpDirectoryIndex(dir.path(), Views(names));
   CHECK(rewritten.matched == std::vector<uint8_t>{1, 1, 0, 1, 1});
   CHECK(rewritten.stale == 0);  // f3 is gone from the folder and from the index
@@ -430,6 +442,7 @@ TEST_CASE("stale directory index entries are ignored: size, mtime, removed; new 
 
 TEST_CASE("a directory index matches names across many chunks") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   // Long names make a large index: it is read in chunks of whole lines.
   std::vector<DirectoryIndexEntry> entries;
   std::vector<std::string> names;

@@ -34,10 +34,11 @@ std::vector<std::string_view> Views(const std::vector<std::string>& names) {
 
 TEST_CASE("CountFiles takes FILE.idx when it fits, else scans, and says which and why") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   const std::string indexed = dir.File("a"), stale = dir.File("b"), plain = dir.File("c"),
                     damaged = dir.File("d");
   testing::WriteFile(indexed, testing::Frame({"one", "two"}));
-  REQUIRE(WriteIndex(indexed, "", false).ok());
+  REQUIRE(WriteIndex(indexed, false).ok());
   testing::WriteFile(stale, testing::Frame({"one", "two", "three"}));
   testing::WriteFile(stale + ".idx", "0 19\n");
   testing::WriteFile(plain, testing::Frame({"x"}));
@@ -74,6 +75,7 @@ TEST_CASE("CountFiles takes FILE.idx when it fits, else scans, and says which an
 
 TEST_CASE("no index stands in for a file read as compressed") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   const std::string gz = dir.File("c.gz");
   testing::WriteFile(gz, testing::Compress(testing::Frame({"x", "yy"}), Compression::kGzip));
   // An index that fits the compressed bytes (as if they were records).
@@ -91,13 +93,14 @@ TEST_CASE("no index stands in for a file read as compressed") {
   uncompressed.scan.compression = Compression::kAuto;
   uncompressed.uncompressed_only = true;
   uncompressed.file_index = false;
-  FileCount c = CountFileAt(dir_fd, dir.path(), "c.gz", uncompressed);
+  FileCount c =
+      CountFileAt(IndexedFolder{dir_fd, dir.path(), dir_fd, dir.path()}, "c.gz", uncompressed);
   CHECK(c.source == CountSource::kScan);
   CHECK(c.count.compression == Compression::kGzip);
   CHECK(c.count.status.ok());
   CHECK(c.count.records == 0);
   // A missing file, in the words of a scan.
-  c = CountFileAt(dir_fd, dir.path(), "missing", uncompressed);
+  c = CountFileAt(IndexedFolder{dir_fd, dir.path(), dir_fd, dir.path()}, "missing", uncompressed);
   CHECK(c.count.status.code() == StatusCode::kNotFound);
   CHECK(c.count.status.message().starts_with(dir.File("missing") + ": cannot open"));
   close(dir_fd);
@@ -105,22 +108,23 @@ TEST_CASE("no index stands in for a file read as compressed") {
 
 // A folder of `n` files of one record each ("p-0000" ...), all older than
 // its directory index, which has a listing.
-struct IndexedFolder {
+struct IndexedDataFolder {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here{dir.path()};
   std::vector<std::string> paths;
 
-  explicit IndexedFolder(int n) {
+  explicit IndexedDataFolder(int n) {
     for (int i = 0; i < n; ++i) {
       paths.push_back(dir.File(fmt::format("p-{:04}", i)));
       testing::WriteFile(paths.back(), testing::Frame({std::string(static_cast<size_t>(i), 'r')}));
       SetMtime(paths.back(), 1'000'000 + i);
     }
-    REQUIRE(WriteDirectoryIndex(dir.path(), "", false).ok());
+    REQUIRE(WriteDirectoryIndex(dir.path(), false).ok());
   }
 };
 
 TEST_CASE("FileCounter lists a folder from its index and counts its files from it") {
-  IndexedFolder folder(50);
+  IndexedDataFolder folder(50);
   const std::vector<std::string> patterns = {folder.dir.path() + "/p-*"};
   FileCounter counter(patterns);
   REQUIRE(counter.listings().size() == 1);
@@ -151,11 +155,11 @@ TEST_CASE("FileCounter lists a folder from its index and counts its files from i
 }
 
 TEST_CASE("FileCounter falls from a stale entry to FILE.idx, then to a scan") {
-  IndexedFolder folder(6);
+  IndexedDataFolder folder(6);
   // p-0001 and p-0002 change after the index; p-0002 gets a FILE.idx.
   testing::WriteFile(folder.paths[1], testing::Frame({"changed"}));
   testing::WriteFile(folder.paths[2], testing::Frame({"changed", "too"}));
-  REQUIRE(WriteIndex(folder.paths[2], "", false).ok());
+  REQUIRE(WriteIndex(folder.paths[2], false).ok());
   // Asked for in another order, without a listing (no pattern ahead).
   std::vector<std::string> files = {folder.paths[5], folder.paths[2], folder.paths[0],
                                     folder.paths[1]};
@@ -190,7 +194,7 @@ TEST_CASE("FileCounter falls from a stale entry to FILE.idx, then to a scan") {
 }
 
 TEST_CASE("FileCounter ignores a damaged directory index as a whole, with advice") {
-  IndexedFolder folder(3);
+  IndexedDataFolder folder(3);
   testing::WriteFile(folder.dir.File(kDirectoryIndexName),
                      std::string(kDirectoryIndexHeader) + "\nlisting 0 0 0 0\nnot a line\n");
   const std::vector<std::string> patterns = {folder.dir.path() + "/p-*"};
@@ -210,6 +214,7 @@ TEST_CASE("FileCounter ignores a damaged directory index as a whole, with advice
 
 TEST_CASE("FileCounter reports the first failed scan in the order given, after counting all") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   std::vector<std::string> files;
   for (const char* n : {"a", "b", "c", "d"}) {
     files.push_back(dir.File(n));

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utime.h>
@@ -15,6 +17,8 @@
 #include <vector>
 
 #include "test_util.h"
+#include "tfdist/io/directory_index.h"
+#include "tfdist/io/index_location.h"
 #include "tfdist/io/record_writer.h"
 
 namespace tfdist::io {
@@ -30,7 +34,7 @@ struct Read {
 Read ReadAll(const testing::TempDir& dir, const std::string& name) {
   const std::string path = dir.File(name);
   Read by_path;
-  std::optional<IndexedCount> c = ReadIndex(path, "", &by_path.stale);
+  std::optional<IndexedCount> c = ReadIndex(path, &by_path.stale);
   if (c) {
     by_path.count = c->count;
     CHECK(c->index_path == path + ".idx");
@@ -39,7 +43,8 @@ Read ReadAll(const testing::TempDir& dir, const std::string& name) {
   const int dir_fd = open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   REQUIRE(dir_fd >= 0);
   std::string stale_at = "not cleared";
-  std::optional<IndexedCount> at = ReadIndexAt(dir_fd, dir.path(), name, &stale_at);
+  std::optional<IndexedCount> at =
+      ReadIndexAt(IndexedFolder{dir_fd, dir.path(), dir_fd, dir.path()}, name, &stale_at);
   close(dir_fd);
   CHECK(at.has_value() == c.has_value());
   if (at && c) CHECK(at->count == c->count);
@@ -65,10 +70,11 @@ Read ReadAll(const testing::TempDir& dir, const std::string& name) {
 
 TEST_CASE("an index lists each record's offset and framed size, as tfrecord2idx does") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   const std::vector<std::string> records = {"", "a", std::string(1000, 'x'), "hello"};
   const std::string path = dir.File("f.tfrecord");
   testing::WriteFile(path, testing::Frame(records));
-  auto index = WriteIndex(path, "", false);
+  auto index = WriteIndex(path, false);
   REQUIRE(index.ok());
   CHECK(index->index_path == path + ".idx");
   CHECK(index->count == FileRecords{4, 1006});
@@ -82,14 +88,14 @@ TEST_CASE("an index lists each record's offset and framed size, as tfrecord2idx 
   REQUIRE(extents->size() == 4);
   CHECK(extents->at(2).offset == 16 + 17);
   CHECK(extents->at(2).size == 1016);
-  // Elsewhere, by the file's base name.
-  CHECK(WriteIndex(path, dir.path() + "/", true).ok());
-  CHECK(IndexPathFor("a/b/c.tfrecord", "out") == "out/c.tfrecord.idx");
-  CHECK(IndexPathFor("a/b/c.tfrecord") == "a/b/c.tfrecord.idx");
+  // In a named folder, by the file's base name.
+  SetIndexFolder("out/");
+  CHECK(IndexPathFor("a/b/c.tfrecord") == "out/c.tfrecord.idx");
 }
 
 TEST_CASE("a stale, foreign or malformed index is ignored with the reason, by every reader") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   const std::string path = dir.File("g");
   // Two records of 19 framed bytes: 38 bytes.
   testing::WriteFile(path, testing::Frame({"one", "two"}));
@@ -132,7 +138,7 @@ TEST_CASE("a stale, foreign or malformed index is ignored with the reason, by ev
   testing::WriteFile(idx, "0 38\n");
   CHECK(ReadAll(dir, "g").count == FileRecords{1, 22});
   // An index older than its file.
-  REQUIRE(WriteIndex(path, "", true).ok());
+  REQUIRE(WriteIndex(path, true).ok());
   struct utimbuf old = {1, 1};
   REQUIRE(utime(idx.c_str(), &old) == 0);
   CHECK(ReadAll(dir, "g").stale == idx + " is older than " + path);
@@ -144,6 +150,7 @@ TEST_CASE("a stale, foreign or malformed index is ignored with the reason, by ev
 
 TEST_CASE("no index for a compressed or damaged file, and none left behind") {
   testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   const std::string gz = dir.File("c.gz");
   {
     auto w = RecordWriter::Open(gz, RecordWriterOptions{Compression::kGzip, -1, false, true});
@@ -151,11 +158,11 @@ TEST_CASE("no index for a compressed or damaged file, and none left behind") {
     REQUIRE((*w)->Write("x").ok());
     REQUIRE((*w)->Close().ok());
   }
-  auto compressed = WriteIndex(gz, "", false);
+  auto compressed = WriteIndex(gz, false);
   CHECK(compressed.status().code() == StatusCode::kInvalidArgument);
   const std::string bad = dir.File("bad");
   testing::WriteFile(bad, testing::FlipByte(testing::Frame({"abc", "def"}), 21 + 13));
-  auto damaged = WriteIndex(bad, "", false);
+  auto damaged = WriteIndex(bad, false);
   CHECK(damaged.status().code() == StatusCode::kDataLoss);
   struct stat st;
   CHECK(stat((bad + ".idx").c_str(), &st) != 0);
@@ -164,13 +171,71 @@ TEST_CASE("no index for a compressed or damaged file, and none left behind") {
   const std::string good = dir.File("good");
   testing::WriteFile(good, testing::Frame({"abc"}));
   testing::WriteFile(good + ".idx", "keep");
-  auto exists = WriteIndex(good, "", false);
+  auto exists = WriteIndex(good, false);
   CHECK(exists.status().code() == StatusCode::kInvalidArgument);
   CHECK(exists.status().message() == good + ".idx: already exists");
   CHECK(exists.status().advice() == Advice{Remedy::kOverwrite, ""});
   CHECK(testing::ReadFile(good + ".idx") == "keep");
-  CHECK(WriteIndex(good, "", true).ok());
+  CHECK(WriteIndex(good, true).ok());
   CHECK(testing::ReadFile(good + ".idx") == "0 19\n");
+}
+
+TEST_CASE("by default indexes live in a cache keyed by the folder's path, none beside the data") {
+  testing::TempDir dir, cache;
+  const char* old_cache = getenv("XDG_CACHE_HOME");
+  const std::string saved = old_cache != nullptr ? old_cache : "";
+  REQUIRE(setenv("XDG_CACHE_HOME", cache.path().c_str(), 1) == 0);
+  SetIndexFolder("");  // forgets the folders resolved before
+  const std::string path = dir.File("f.tfrecord");
+  testing::WriteFile(path, testing::Frame({"one", "two"}));
+  struct timespec t[2] = {{0, UTIME_OMIT}, {1'700'000'000, 123456789}};
+  REQUIRE(utimensat(AT_FDCWD, path.c_str(), t, 0) == 0);
+  auto index = WriteIndex(path, false);
+  REQUIRE(index.ok());
+  char real[PATH_MAX];
+  REQUIRE(realpath(dir.path().c_str(), real) != nullptr);
+  const std::string folder = cache.path() + "/tfdist/index" + real;
+  CHECK(IndexFolderFor(dir.path()) == folder);
+  CHECK(index->index_path == folder + "/f.tfrecord.idx");
+  CHECK(testing::ReadFile(index->index_path) == testing::DaliIndex({"one", "two"}));
+  struct stat st;
+  CHECK(stat((path + ".idx").c_str(), &st) != 0);
+  // The index has its file's modification time, to the nanosecond.
+  REQUIRE(stat(index->index_path.c_str(), &st) == 0);
+  CHECK(st.st_mtim.tv_sec == 1'700'000'000);
+  CHECK(st.st_mtim.tv_nsec == 123456789);
+  std::string stale;
+  CHECK(ReadIndex(path, &stale).has_value());
+  // Found through another spelling of the folder (a symbolic link).
+  const std::string link = cache.File("link");
+  REQUIRE(symlink(dir.path().c_str(), link.c_str()) == 0);
+  CHECK(ReadIndex(link + "/f.tfrecord", &stale).has_value());
+  // A file rewritten in place, even with the same size, no longer fits.
+  t[1].tv_nsec += 1;
+  REQUIRE(utimensat(AT_FDCWD, path.c_str(), t, 0) == 0);
+  CHECK_FALSE(ReadIndex(path, &stale).has_value());
+  CHECK(stale == index->index_path + " is older than " + path);
+  // The directory index goes there too, with no listing of the folder.
+  auto directory = WriteDirectoryIndex(dir.path(), false);
+  REQUIRE(directory.ok());
+  CHECK(directory->index_path == folder + "/.tfdist-index");
+  CHECK_FALSE(directory->listing);
+  CHECK(DirectoryIndex::Open(dir.path())->found());
+  CHECK(stat(dir.File(".tfdist-index").c_str(), &st) != 0);
+  // With no cache to name, writing an index says so.
+  const char* home = getenv("HOME");
+  const std::string saved_home = home != nullptr ? home : "";
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("HOME");
+  SetIndexFolder("");
+  auto nowhere = WriteIndex(path, true);
+  CHECK(nowhere.status().code() == StatusCode::kInvalidArgument);
+  CHECK(nowhere.status().advice() == Advice{Remedy::kIndexFolder, ""});
+  CHECK_FALSE(ReadIndex(path, &stale).has_value());
+  CHECK(stale.empty());
+  if (!saved_home.empty()) setenv("HOME", saved_home.c_str(), 1);
+  if (!saved.empty()) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  SetIndexFolder("");
 }
 
 }  // namespace

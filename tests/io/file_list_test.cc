@@ -66,13 +66,52 @@ std::vector<std::string> GlobReference(const std::vector<std::string>& patterns)
   return files;
 }
 
+TEST_CASE("a pattern that matches an index file in its data folder is an error naming both") {
+  testing::TempDir dir;
+  for (const char* n : {"train-0", "train-0.idx", "train-1", "notes.idx", ".tfdist-index"}) {
+    testing::WriteFile(dir.File(n), "");
+  }
+  const std::string d = dir.path();
+  struct Case {
+    std::string pattern;
+    std::string error;  // "" when it expands
+  };
+  const Case cases[] = {
+      {d + "/train-*", "'" + d + "/train-*' matches " + d + "/train-0.idx, the record index of " +
+                           d +
+                           "/train-0, which is not TFRecord data (TensorFlow's list_files "
+                           "would match it too)"},
+      {d + "/*.idx", "'" + d + "/*.idx' matches " + d + "/train-0.idx, the record index of " + d +
+                         "/train-0, which is not TFRecord data (TensorFlow's list_files would "
+                         "match it too)"},
+      {d + "/.t*", "'" + d + "/.t*' matches " + d +
+                       "/.tfdist-index, tfdist's directory index, "
+                       "which is not TFRecord data (TensorFlow's list_files would match it too)"},
+      {d + "/train-?", ""},
+      {d + "/notes.idx", ""},  // no file "notes" beside it
+      {d + "/*/x", ""},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.pattern);
+    auto got = ExpandFilePatterns(std::vector<std::string>{c.pattern});
+    if (c.error.empty()) {
+      CHECK((got.ok() || got.status().message().starts_with("no files match")));
+      continue;
+    }
+    REQUIRE_FALSE(got.ok());
+    CHECK(got.status().code() == StatusCode::kInvalidArgument);
+    CHECK(got.status().message() == c.error);
+    CHECK(got.status().advice() == Advice{Remedy::kMoveIndexes, d});
+  }
+}
+
 TEST_CASE("expansion matches glob(3) on tricky names and patterns") {
   testing::TempDir dir;
   const std::vector<std::string> names = {".hidden",
                                           "..double",
                                           ".a.tfrecord",
                                           "a.tfrecord",
-                                          "a.tfrecord.idx",
+                                          "b.idx",  // no file "b": not an index
                                           "b[1].tfrecord",
                                           "b1.tfrecord",
                                           "[",

@@ -366,6 +366,7 @@ TEST_CASE("a corrupt input fails with its file and offset and leaves nothing beh
       CAPTURE(index);
       CAPTURE(shuffle);
       TempDir dir;
+      testing::IndexesIn indexes_here(dir.path());
       std::vector<std::string> recs = RandomRecords(40, 5, 100);
       std::string bytes = Frame(recs);
       // Damage the payload of record 30 (its size and framing stay valid).
@@ -463,6 +464,7 @@ TEST_CASE("existing outputs are kept unless overwriting is asked for") {
 
 TEST_CASE("an up-to-date index plans the copy without changing its result") {
   TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   const std::vector<std::string> recs = RandomRecords(300, 12);
   const std::string path = dir.File("in.tfrecord");
   WriteFile(path, Frame(recs));
@@ -479,6 +481,7 @@ TEST_CASE("an up-to-date index plans the copy without changing its result") {
 
 TEST_CASE("an index whose sizes wrap past 2^64 is ignored: the input is scanned") {
   TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   const std::vector<std::string> recs = {"r0", "r1", "r2", "r3", "r4"};
   const std::string path = dir.File("in.tfrecord");
   WriteFile(path, Frame(recs));
@@ -498,6 +501,7 @@ TEST_CASE("an index whose sizes wrap past 2^64 is ignored: the input is scanned"
 
 TEST_CASE("an index that frames the records otherwise fails the copy and leaves nothing behind") {
   TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
   // Five records of 18 bytes, at 0, 18, 36, 54 and 72.
   const std::string path = dir.File("in.tfrecord");
   WriteFile(path, Frame({"r0", "r1", "r2", "r3", "r4"}));

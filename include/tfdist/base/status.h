@@ -49,6 +49,8 @@ enum class Remedy {
   kHintPolicy,             // use the HINT auto-shard policy
   kOneWorker,              // run one worker on this host
   kLegacySplit,            // look at the legacy split (Split::kLegacy) to compare
+  kIndexFolder,            // name a folder for index files (io::SetIndexFolder)
+  kMoveIndexes,            // move the index files out of the data folder `subject`
 };
 
 // A remedy and its subject.

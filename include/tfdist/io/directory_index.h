@@ -16,15 +16,18 @@
 #include <vector>
 
 #include "tfdist/base/result.h"
+#include "tfdist/io/file_index.h"
 #include "tfdist/io/record_reader.h"
 
 namespace tfdist::io {
 
-// The directory index: one file in a folder, named kDirectoryIndexName,
-// holding the record counts of the folder's uncompressed TFRecord files, so
-// that a FILE layout summary checks each file with one stat instead of
-// opening and reading its FILE.idx, and, while the folder is unchanged since
-// it was indexed, all the folder's names, so that its glob need not list it.
+// The directory index: one file per folder, named kDirectoryIndexName, in
+// the folder's index folder (IndexFolderFor, index_location.h), holding the
+// record counts of the folder's uncompressed TFRecord files, so that a FILE
+// layout summary checks each file with one stat instead of opening and
+// reading its FILE.idx; and, when the index is in the folder itself and the
+// folder is unchanged since it was indexed, all the folder's names, so that
+// its glob need not list it.
 // Text, one line each:
 //   tfdist-directory-index 2
 //   listing CTIME_NS MTIME_NS INODE DEVICE
@@ -109,22 +112,29 @@ struct DirectoryIndexReport {
 
 // Counts the records of every regular file in `dir` (from its FILE.idx when
 // ReadIndex trusts it, else by a scan with both CRCs checked; files in
-// parallel) and writes the index to `output_dir` (default: `dir`)/
-// kDirectoryIndexName atomically. A file whose mtime is not older than the
-// start of its examination, by the file system's own clock (read by stamping
-// the index being written), is counted again once that clock has passed its
-// mtime (or left out, if that is more than a second away), so that no entry
-// can miss a later change of the same size within the same tick.
-// In the folder itself, the listing line is then filled in (in place, in
-// the file just renamed into place): once a probe file created and removed
-// there has moved the folder's change time, the file system's own clock
-// (read by stamping the index) has passed it, and a second listing shows the
-// same names with the folder's change time unchanged. A change after that
-// gets a later change time; one before shows in the second listing.
+// parallel) and writes the index to IndexFolderFor(dir)/kDirectoryIndexName
+// atomically (the index folder is created when missing). A file whose mtime
+// is not older than the start of its examination, by the file system's own
+// clock, is counted again once that clock has passed its mtime (or left
+// out, if that is more than a second away), so that no entry can miss a
+// later change of the same size within the same tick. The clock is read by
+// stamping the index being written when it is on the folder's file system;
+// otherwise it is this machine's clock less kForeignClockMargin (nothing is
+// written into the data folder).
+// When the index is in the folder itself, the listing line is then filled
+// in (in place, in the file just renamed into place): once a probe file
+// created and removed there has moved the folder's change time, the file
+// system's own clock (read by stamping the index) has passed it, and a
+// second listing shows the same names with the folder's change time
+// unchanged. A change after that gets a later change time; one before
+// shows in the second listing.
 // Error: NotFound when `dir` cannot be listed; InvalidArgument when the
-// index exists and !overwrite.
-Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir,
-                                                 const std::string& output_dir, bool overwrite);
+// index exists and !overwrite, or there is no index folder.
+Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir, bool overwrite);
+
+// How far behind this machine's clock a data folder's clock is assumed to
+// be at most, when it cannot be read (see WriteDirectoryIndex).
+inline constexpr int64_t kForeignClockMargin = 2'000'000'000;  // ns
 
 // What a directory index says about some files of its folder.
 struct DirectoryLookup {
@@ -142,17 +152,21 @@ struct DirectoryLookup {
 // folder), for the entries a filter accepts. Thread-compatible.
 class DirectoryIndex {
  public:
-  // Reads the index of `dir` ("" is the current folder); no entry is
-  // checked yet. Never fails: without an index found() is false; a damaged
-  // one has a problem() and no entries.
+  // Reads the index of `dir` ("" is the current folder) from its index
+  // folder (IndexFolderFor, index_location.h); no entry is checked yet.
+  // Never fails: without an index found() is false; a damaged one has a
+  // problem() and no entries.
   static std::unique_ptr<DirectoryIndex> Open(const std::string& dir);
   ~DirectoryIndex();
   DirectoryIndex(const DirectoryIndex&) = delete;
   DirectoryIndex& operator=(const DirectoryIndex&) = delete;
 
   bool found() const { return found_; }
-  // The folder, open; -1 when it could not be opened.
-  int dir_fd() const { return dir_fd_; }
+  // The folder and its index folder (IndexFolderFor), open where they could
+  // be (else their fds are -1).
+  const IndexedFolder& folder() const { return folder_; }
+  // The index file's path ("" when the folder has no index folder).
+  const std::string& index_path() const { return index_path_; }
   const std::string& problem() const { return problem_; }
 
   // The counts for `names` (base names, sorted byte-wise, no duplicates).
@@ -173,7 +187,8 @@ class DirectoryIndex {
   DirectoryIndex() = default;
   State CheckEntry(const Entry& e) const;
 
-  int dir_fd_ = -1;
+  IndexedFolder folder_;
+  std::string index_path_;
   bool found_ = false;
   std::string problem_;
   void* map_ = nullptr;  // the index file, mapped

@@ -19,6 +19,7 @@
 #include "tfdist/base/result.h"
 #include "tfdist/base/status.h"
 #include "tfdist/io/directory_index.h"
+#include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"
 #include "tfdist/io/record_reader.h"
 
@@ -65,15 +66,16 @@ struct FileCount {
 std::vector<FileCount> CountFiles(std::span<const std::string> files, const CountOptions& options);
 
 // The ladder below the directory index (options.directory_index is not
-// looked at) for the file `name` of the folder `dir` (as in messages),
-// open as `dir_fd`: FILE.idx is read relative to it (ReadIndexAt), and the
-// file is read as JoinPath(dir, name).
-FileCount CountFileAt(int dir_fd, const std::string& dir, const std::string& name,
+// looked at) for the file `name` of `folder`: FILE.idx is read relative to
+// its open folders (ReadIndexAt), and the file is read as
+// JoinPath(folder.data_dir, name).
+FileCount CountFileAt(const IndexedFolder& folder, const std::string& name,
                       const CountOptions& options);
 
-// A directory index ignored as a whole, as a warning: "DIR/.tfdist-index is
-// ignored: PROBLEM", advice Remedy::kRewriteDirectoryIndex with DIR ("." for
-// the current folder) as the subject.
+// A directory index ignored as a whole, as a warning: "INDEX is ignored:
+// PROBLEM" (INDEX: the index file's path), advice
+// Remedy::kRewriteDirectoryIndex with the data folder ("." for the current
+// folder) as the subject.
 struct IgnoredIndex {
   std::string message;
   Advice advice;

@@ -1,0 +1,140 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// The index folder of a data folder: the one named, or the cache's.
+
+#include "tfdist/io/index_location.h"
+
+#include <fmt/format.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "fs_util.h"
+#include "tfdist/io/directory_index.h"
+
+namespace tfdist::io {
+namespace {
+
+struct Location {
+  std::mutex mu;
+  std::string explicit_folder;
+  std::unordered_map<std::string, std::string> resolved;  // data folder -> index folder
+};
+
+Location& TheLocation() {
+  static Location* location = new Location();
+  return *location;
+}
+
+// Creates `folder` and its missing parents.
+Status MakeFolders(const std::string& folder) {
+  for (size_t at = 1; at <= folder.size(); ++at) {
+    if (at != folder.size() && folder[at] != '/') continue;
+    const std::string part = folder.substr(0, at);
+    if (mkdir(part.c_str(), 0755) == 0 || errno == EEXIST) continue;
+    return Status::InvalidArgument(
+        fmt::format("{}: cannot create the index folder: {}", part, std::strerror(errno)));
+  }
+  struct stat st;
+  if (stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument(fmt::format("{}: is not a folder", folder));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void SetIndexFolder(std::string folder) {
+  Location& l = TheLocation();
+  std::lock_guard<std::mutex> lock(l.mu);
+  while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+  l.explicit_folder = std::move(folder);
+  l.resolved.clear();
+}
+
+std::string ExplicitIndexFolder() {
+  Location& l = TheLocation();
+  std::lock_guard<std::mutex> lock(l.mu);
+  return l.explicit_folder;
+}
+
+std::string IndexCacheRoot() {
+  const char* cache = getenv("XDG_CACHE_HOME");
+  if (cache != nullptr && cache[0] == '/') return JoinPath(cache, "tfdist/index");
+  const char* home = getenv("HOME");
+  if (home != nullptr && home[0] != '\0') return JoinPath(home, ".cache/tfdist/index");
+  return "";
+}
+
+std::string IndexFolderFor(std::string_view data_dir) {
+  Location& l = TheLocation();
+  std::lock_guard<std::mutex> lock(l.mu);
+  if (!l.explicit_folder.empty()) return l.explicit_folder;
+  const std::string dir(data_dir.empty() ? "." : data_dir);
+  if (auto it = l.resolved.find(dir); it != l.resolved.end()) return it->second;
+  std::string folder;
+  char resolved[PATH_MAX];
+  if (const std::string root = IndexCacheRoot(); !root.empty() && realpath(dir.c_str(), resolved)) {
+    folder = root + (std::string_view(resolved) == "/" ? "" : resolved);
+  }
+  l.resolved.emplace(dir, folder);
+  return folder;
+}
+
+Result<std::string> MakeIndexFolderFor(std::string_view data_dir) {
+  std::string folder = IndexFolderFor(data_dir);
+  if (folder.empty()) {
+    if (IndexCacheRoot().empty()) {
+      return Status::InvalidArgument(
+                 "no folder for index files: neither XDG_CACHE_HOME nor HOME is set")
+          .WithAdvice(Remedy::kIndexFolder);
+    }
+    return Status::InvalidArgument(fmt::format("{}: cannot open the folder: {}",
+                                               data_dir.empty() ? "." : data_dir,
+                                               std::strerror(ENOENT)));
+  }
+  TFDIST_RETURN_IF_ERROR(MakeFolders(folder));
+  return folder;
+}
+
+bool IsIndexFileName(std::string_view name) {
+  return name == kDirectoryIndexName ||
+         (name.starts_with(kDirectoryIndexName) && name.find(".tmp-") != std::string_view::npos) ||
+         (name.size() > 4 && name.ends_with(".idx"));
+}
+
+Status CheckNoIndexFiles(std::string_view pattern, std::span<const std::string_view> matches) {
+  for (const std::string_view path : matches) {
+    const std::string_view name = BaseName(path);
+    if (!IsIndexFileName(name)) continue;
+    const std::string_view dir = path.substr(0, path.size() - name.size());
+    const std::string folder = dir.empty() ? "." : std::string(dir.substr(0, dir.size() - 1));
+    const std::string where = folder.empty() ? "/" : folder;
+    if (!name.ends_with(".idx")) {
+      return Status::InvalidArgument(
+                 fmt::format("'{}' matches {}, tfdist's directory index, which is not TFRecord "
+                             "data (TensorFlow's list_files would match it too)",
+                             pattern, path))
+          .WithAdvice(Remedy::kMoveIndexes, where);
+    }
+    // NAME.idx is an index when NAME is a file beside it.
+    const std::string_view data = path.substr(0, path.size() - 4);
+    struct stat st;
+    const bool beside = std::binary_search(matches.begin(), matches.end(), data) ||
+                        (stat(std::string(data).c_str(), &st) == 0 && S_ISREG(st.st_mode));
+    if (!beside) continue;
+    return Status::InvalidArgument(
+               fmt::format("'{}' matches {}, the record index of {}, which is not TFRecord data "
+                           "(TensorFlow's list_files would match it too)",
+                           pattern, path, data))
+        .WithAdvice(Remedy::kMoveIndexes, where);
+  }
+  return Status::OK();
+}
+
+}  // namespace tfdist::io
