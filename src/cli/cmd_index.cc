@@ -66,10 +66,11 @@ int RunIndex(const IndexOptions& o) {
         Status::InvalidArgument("cannot index standard input (-): an index describes a file"),
         o.json);
   }
-  Result<std::vector<std::string>> files = io::ExpandFilePatterns(o.patterns);
+  Result<StringList> files = io::ExpandFilePatterns(o.patterns);
   if (!files.ok()) return ReportError(files.status(), o.json);
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const std::string& path : *files) {
+  for (const std::string_view name : *files) {
+    const std::string path(name);
     Result<io::IndexedCount> index = io::WriteIndex(path, o.force);
     if (!index.ok()) return ReportError(index.status(), o.json);
     if (o.json) {

@@ -69,7 +69,8 @@ Result<std::vector<std::string>> ResolveRewriteArgs(const RewriteArgs& a, io::Re
   o->overwrite = a.force;
   o->sync = !a.no_fsync;
   o->use_index = !a.no_index;
-  return io::ExpandFilePatterns(a.patterns);
+  TFDIST_ASSIGN_OR_RETURN(const StringList files, io::ExpandFilePatterns(a.patterns));
+  return files.ToVector();
 }
 
 void PrintSummary(const io::RewriteSummary& s, const std::string& what, bool json,

@@ -48,7 +48,8 @@ void AddIndexDirOption(CLI::App& cmd, bool write) {
 Result<ResolvedFiles> ResolveFileArgs(const FileArgs& args) {
   ResolvedFiles resolved;
   TFDIST_ASSIGN_OR_RETURN(resolved.compression, io::ParseCompression(args.compression));
-  TFDIST_ASSIGN_OR_RETURN(resolved.files, io::ExpandFilePatterns(args.patterns));
+  TFDIST_ASSIGN_OR_RETURN(const StringList files, io::ExpandFilePatterns(args.patterns));
+  resolved.files = files.ToVector();
   return resolved;
 }
 

@@ -345,7 +345,8 @@ Result<OpParams> Binder::FromTensorSlices(const Call& call, std::string_view nam
                                           ExprText(*b[0])));
   }
   FromTensorSlicesOp p;
-  TFDIST_ASSIGN_OR_RETURN(p.names, Strings(*b[0], "tensors"));
+  TFDIST_ASSIGN_OR_RETURN(const std::vector<std::string> names, Strings(*b[0], "tensors"));
+  p.names = StringList(names);
   return OpParams(std::move(p));
 }
 
@@ -356,7 +357,8 @@ Result<OpParams> Binder::TFRecord(const Call& call, std::string_view name) const
                                       {"num_parallel_reads", false}};
   TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
   TFRecordOp p;
-  TFDIST_ASSIGN_OR_RETURN(p.files, Strings(*b[0], "filenames"));
+  TFDIST_ASSIGN_OR_RETURN(const std::vector<std::string> files, Strings(*b[0], "filenames"));
+  p.files = StringList(files);
   TFDIST_ASSIGN_OR_RETURN(p.compression, Compression(b[1]));
   TFDIST_RETURN_IF_ERROR(ReaderBufferSize(b[2]));
   TFDIST_ASSIGN_OR_RETURN(p.num_parallel_reads, OptInt(b[3], "num_parallel_reads"));

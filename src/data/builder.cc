@@ -32,7 +32,7 @@ Result<DatasetPtr> Builder::Build() {
 }
 
 Result<DatasetPtr> Builder::Apply(const ListFilesOp& p, const Op& op, DatasetPtr) {
-  Result<std::vector<std::string>> files = io::ExpandFilePatterns(p.patterns);
+  Result<StringList> files = io::ExpandFilePatterns(p.patterns);
   if (!files.ok()) {
     const Advice& advice = files.status().advice();
     return ErrorAt(op.pos, fmt::format("list_files: {}", files.status().message()))

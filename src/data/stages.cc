@@ -21,27 +21,27 @@ namespace {
 
 class NamesDataset final : public Dataset {
  public:
-  explicit NamesDataset(std::vector<std::string> names) : names_(std::move(names)) {}
+  explicit NamesDataset(StringList names) : names_(std::move(names)) {}
 
   Result<std::unique_ptr<Iterator>> MakeIterator() const override {
     class It final : public Iterator {
      public:
-      explicit It(const std::vector<std::string>& names) : names_(names) {}
+      explicit It(const StringList& names) : names_(names) {}
       Status GetNext(Element& out, bool& end) override {
         end = next_ >= names_.size();
-        if (!end) out = Element::Name(names_[next_++]);
+        if (!end) out = Element::Name(std::string(names_[next_++]));
         return Status::OK();
       }
 
      private:
-      const std::vector<std::string>& names_;
+      const StringList& names_;
       size_t next_ = 0;
     };
     return std::unique_ptr<Iterator>(std::make_unique<It>(names_));
   }
 
  private:
-  std::vector<std::string> names_;
+  StringList names_;
 };
 
 class RangeDataset final : public Dataset {
@@ -399,7 +399,7 @@ class ShuffleDataset final : public Dataset {
 
 }  // namespace
 
-DatasetPtr NewNamesDataset(std::vector<std::string> names) {
+DatasetPtr NewNamesDataset(StringList names) {
   return std::make_shared<NamesDataset>(std::move(names));
 }
 

@@ -20,7 +20,7 @@ namespace tfdist::data {
 using DatasetPtr = std::shared_ptr<const Dataset>;
 
 // File names (from_tensor_slices, and list_files after expansion), in order.
-DatasetPtr NewNamesDataset(std::vector<std::string> names);
+DatasetPtr NewNamesDataset(StringList names);
 
 // range(start, stop, step). REQUIRES: step != 0.
 DatasetPtr NewRangeDataset(int64_t start, int64_t stop, int64_t step);

@@ -16,7 +16,7 @@ namespace {
 // The number of file names `shape`'s reader gets, counted up to `limit`.
 Result<uint64_t> CountFileNames(const data::Pipeline& pipeline, const PipelineShape& shape,
                                 const data::BuildOptions& build, uint64_t limit) {
-  if (const std::vector<std::string>* listed = StaticFileNames(pipeline, shape)) {
+  if (const StringList* listed = StaticFileNames(pipeline, shape)) {
     return std::min<uint64_t>(listed->size(), limit);
   }
   TFDIST_ASSIGN_OR_RETURN(auto names, data::BuildDataset(FileNames(pipeline, shape), build));
@@ -38,7 +38,7 @@ Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
   data::Pipeline out = in;
   const auto* l = std::get_if<data::ListFilesOp>(&in.ops[0].params);
   if (l == nullptr) return out;
-  Result<std::vector<std::string>> files = io::ExpandFilePatterns(l->patterns, listings);
+  Result<StringList> files = io::ExpandFilePatterns(l->patterns, listings);
   if (!files.ok()) {
     const Advice& advice = files.status().advice();
     return data::PositionError(in.text, in.ops[0].pos,

@@ -188,7 +188,7 @@ data::Pipeline ShardFiles(const data::Pipeline& p, const PipelineShape& s, int64
   return out;
 }
 
-const std::vector<std::string>* StaticFileNames(const data::Pipeline& p, const PipelineShape& s) {
+const StringList* StaticFileNames(const data::Pipeline& p, const PipelineShape& s) {
   if (!s.reader) return nullptr;
   if (const auto* t = std::get_if<data::TFRecordOp>(&p.ops[0].params)) return &t->files;
   const auto* listed = std::get_if<data::FromTensorSlicesOp>(&p.ops[0].params);

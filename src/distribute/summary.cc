@@ -40,64 +40,63 @@ bool CountsSuffice(const data::Pipeline& p, const PipelineShape& s) {
 
 // The file names in reading order before any shuffle: shuffles of names
 // move after the shard, so they change no worker's set of files.
-Result<std::vector<std::string>> RunFileNames(const data::Pipeline& pipeline,
-                                              const PipelineShape& s,
-                                              const data::BuildOptions& build) {
+Result<StringList> RunFileNames(const data::Pipeline& pipeline, const PipelineShape& s,
+                                const data::BuildOptions& build) {
   data::Pipeline names = FileNames(pipeline, s);
   std::erase_if(names.ops, [&](const data::Op& op) {
     return &op != &names.ops[0] && std::holds_alternative<data::ShuffleOp>(op.params);
   });
   TFDIST_ASSIGN_OR_RETURN(auto dataset, data::BuildDataset(names, build));
   TFDIST_ASSIGN_OR_RETURN(auto it, dataset->MakeIterator());
-  std::vector<std::string> out;
-  for (;;) {
+  StringList::Builder out;
+  for (uint64_t n = 0;; ++n) {
     data::Element e;
     bool end = false;
     TFDIST_RETURN_IF_ERROR(it->GetNext(e, end));
     if (end) break;
-    if (out.size() >= kMaxNames) {
+    if (n >= kMaxNames) {
       return Status::InvalidArgument(fmt::format(
           "the pipeline names {} files or more before its reader: does it repeat() the names "
           "forever?",
           kMaxNames));
     }
-    out.push_back(std::move(e.bytes));
+    out.Add(e.bytes);
   }
-  return out;
+  return std::move(out).Finish();
 }
 
 // Distinct files: adjacent in a sorted list (list_files'), else by hashing.
 struct DistinctFiles {
-  std::vector<std::string_view> names;  // views into the list
-  std::vector<size_t> slot;             // per listed file: its index in `names`
+  StringList names;
+  std::vector<size_t> slot;  // per listed file: its index in `names`; empty: the same
+
+  size_t SlotOf(size_t f) const { return slot.empty() ? f : slot[f]; }
 };
 
-DistinctFiles Distinct(std::span<const std::string> files) {
+DistinctFiles Distinct(const StringList& files) {
   DistinctFiles d;
-  d.slot.resize(files.size());
   bool sorted = true;
-  for (size_t f = 0; f < files.size() && sorted; ++f) {
-    const int order = f == 0 ? -1 : files[f - 1].compare(files[f]);
-    if (order < 0) d.names.push_back(files[f]);
-    sorted = order <= 0;
-    d.slot[f] = d.names.size() - 1;
+  for (size_t f = 1; f < files.size() && sorted; ++f) sorted = files[f - 1] < files[f];
+  if (sorted) {  // the usual case: the list itself
+    d.names = files;
+    return d;
   }
-  if (!sorted) {
-    d.names.clear();
-    std::unordered_map<std::string_view, size_t> slot_of;
-    for (size_t f = 0; f < files.size(); ++f) {
-      auto [it, inserted] = slot_of.emplace(files[f], d.names.size());
-      if (inserted) d.names.push_back(files[f]);
-      d.slot[f] = it->second;
-    }
+  d.slot.resize(files.size());
+  std::vector<std::string_view> names;
+  std::unordered_map<std::string_view, size_t> slot_of;
+  for (size_t f = 0; f < files.size(); ++f) {
+    auto [it, inserted] = slot_of.emplace(files[f], names.size());
+    if (inserted) names.push_back(files[f]);
+    d.slot[f] = it->second;
   }
+  d.names = StringList(std::span<const std::string_view>(names));
   return d;
 }
 
 // Per worker: its files' records (file f goes to worker f mod W), then its
 // per-replica batches by the split rule, and the steps they make. Memory:
 // a row per worker and a total per global step.
-void Arithmetic(std::span<const std::string> files, const DistinctFiles& distinct,
+void Arithmetic(const StringList& files, const DistinctFiles& distinct,
                 const std::vector<io::FileRecords>& counts, LayoutSummary& out) {
   Decision& d = out.decision;
   const Topology& t = out.topology;
@@ -109,7 +108,7 @@ void Arithmetic(std::span<const std::string> files, const DistinctFiles& distinc
   // cache at every file).
   for (size_t f = 0, w = 0; f < files.size(); ++f, w = w + 1 == out.workers.size() ? 0 : w + 1) {
     WorkerSummary& r = out.workers[w];
-    const io::FileRecords& c = counts[distinct.slot[f]];
+    const io::FileRecords& c = counts[distinct.SlotOf(f)];
     ++r.files;
     read[w] += c.records;
     r.bytes += c.payload_bytes;
@@ -207,13 +206,11 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
   out.topology = options.topology;
   out.decision = dist.decision;
 
-  std::vector<std::string> run_names;  // when the names come from running the pipeline
-  std::span<const std::string> files;
-  if (const std::vector<std::string>* listed = StaticFileNames(dist.pipeline, dist.shape)) {
+  StringList files;  // shared with the pipeline, or from running it
+  if (const StringList* listed = StaticFileNames(dist.pipeline, dist.shape)) {
     files = *listed;
   } else {
-    TFDIST_ASSIGN_OR_RETURN(run_names, RunFileNames(dist.pipeline, dist.shape, dist.build));
-    files = run_names;
+    TFDIST_ASSIGN_OR_RETURN(files, RunFileNames(dist.pipeline, dist.shape, dist.build));
   }
   const DistinctFiles distinct = Distinct(files);
   TFDIST_ASSIGN_OR_RETURN(

@@ -259,7 +259,7 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
     return index;
   }
   index->index_mtime_ns_ = MtimeNs(index_st);
-  // Mapped, not read: tens of megabytes for a million files, used in place.
+  // Mapped, not read: tens of megabytes for a million files, parsed in place.
   if (index_st.st_size > 0) {
     void* map = mmap(nullptr, static_cast<size_t>(index_st.st_size), PROT_READ,
                      MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
@@ -276,6 +276,26 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
     index->problem_ = s.message();
     return index;
   }
+  // The names alone, copied out, and the text let go as they are (the
+  // lines are in text order): half its size, and never both whole at once.
+  size_t name_bytes = 0;
+  for (const Entry& e : index->entries_) name_bytes += e.name.size();
+  index->names_.reserve(name_bytes);
+  char* const base = static_cast<char*>(index->map_);
+  constexpr size_t kRelease = 4 << 20;  // bytes of text let go at a time
+  size_t released = 0;
+  for (Entry& e : index->entries_) {
+    const size_t at = index->names_.size();
+    const size_t line_at = static_cast<size_t>(e.name.data() - base);
+    index->names_.append(e.name);
+    e.name = std::string_view(index->names_).substr(at, e.name.size());
+    if (line_at >= released + 2 * kRelease) {
+      madvise(base + released, kRelease, MADV_DONTNEED);
+      released += kRelease;
+    }
+  }
+  if (index->map_ != nullptr) munmap(index->map_, index->map_size_);
+  index->map_ = nullptr;
   struct stat dir_st;
   index->listing_current_ =
       !listing.empty() && fstat(folder.data_fd, &dir_st) == 0 && StampOf(dir_st) == listing;
@@ -284,6 +304,22 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
     std::stable_sort(index->entries_.begin(), index->entries_.end(), by_name);
   }
   return index;
+}
+
+bool DirectoryIndex::ListingIsCurrent(const std::string& dir) {
+  const std::string index_dir = IndexFolderFor(dir);
+  if (index_dir.empty()) return false;
+  const UniqueFd fd(open(JoinPath(index_dir, kDirectoryIndexName).c_str(), O_RDONLY | O_CLOEXEC));
+  char head[512];
+  const ssize_t n = fd.get() < 0 ? -1 : pread(fd.get(), head, sizeof head, 0);
+  if (n <= 0) return false;
+  const std::string_view text(head, static_cast<size_t>(n));
+  size_t body = 0;
+  FolderStamp listing;
+  struct stat dir_st;
+  return HeaderOf(text, body) == Version::kV2 && text.find('\n', body) != std::string_view::npos &&
+         ParseListingLine(text, body, listing) && !listing.empty() &&
+         stat(dir.empty() ? "." : dir.c_str(), &dir_st) == 0 && StampOf(dir_st) == listing;
 }
 
 void DirectoryIndex::Check(const std::function<bool(std::string_view)>& check) {
@@ -308,26 +344,40 @@ std::optional<std::vector<std::string_view>> DirectoryIndex::Listing() const {
 
 DirectoryLookup DirectoryIndex::LookUp(std::span<const std::string_view> names) const {
   DirectoryLookup out;
-  out.found = found_;
-  out.problem = problem_;
   out.matched.assign(names.size(), 0);
   out.counts.resize(names.size());
+  const LookUpStats stats = LookUpEach(
+      names.size(), [&](size_t i) { return names[i]; },
+      [&](size_t i, const FileRecords& records) {
+        out.matched[i] = 1;
+        out.counts[i] = records;
+      });
+  out.found = found_;
+  out.problem = problem_;
+  out.stale = stats.stale;
+  return out;
+}
+
+DirectoryIndex::LookUpStats DirectoryIndex::LookUpEach(
+    size_t count, const std::function<std::string_view(size_t)>& name,
+    const std::function<void(size_t, const FileRecords&)>& keep) const {
+  LookUpStats out;
   if (!problem_.empty()) return out;
   // Merge the sorted names with the sorted entries (a repeated entry name:
   // the first one counts).
   std::vector<std::pair<size_t, size_t>> unchecked;  // name, entry
   size_t e = 0;
-  for (size_t i = 0; i < names.size() && e < entries_.size(); ++i) {
-    while (e < entries_.size() && entries_[e].name < names[i]) ++e;
-    if (e == entries_.size() || entries_[e].name != names[i]) continue;
+  for (size_t i = 0; i < count && e < entries_.size(); ++i) {
+    const std::string_view n = name(i);
+    while (e < entries_.size() && entries_[e].name < n) ++e;
+    if (e == entries_.size() || entries_[e].name != n) continue;
     if (!entries_[e].counted) {  // listed, not counted: no entry for the file
       ++e;
       continue;
     }
     switch (entries_[e].state) {
       case State::kMatches:
-        out.matched[i] = 1;
-        out.counts[i] = entries_[e].count;
+        keep(i, entries_[e].count);
         break;
       case State::kStale:
         ++out.stale;
@@ -342,8 +392,7 @@ DirectoryLookup DirectoryIndex::LookUp(std::span<const std::string_view> names) 
   tbb::parallel_for(size_t{0}, unchecked.size(), [&](size_t k) {
     const auto [i, j] = unchecked[k];
     if (CheckEntry(entries_[j]) == State::kMatches) {
-      out.matched[i] = 1;
-      out.counts[i] = entries_[j].count;
+      keep(i, entries_[j].count);
     } else {
       ++stale;
     }

@@ -5,6 +5,7 @@
 #include "tfdist/io/file_count.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -79,53 +80,71 @@ constexpr uint32_t kNoFolder = std::numeric_limits<uint32_t>::max();
 
 // The files of one folder, and its directory index.
 struct Folder {
-  std::string_view dir;                 // as the paths spell it: "" or "/" or "a/b"
-  std::vector<std::string_view> names;  // base names, sorted byte-wise
-  std::vector<size_t> files;            // where each name is in the list
+  std::string_view dir;  // as the paths spell it: "" or "/" or "a/b"
+  // Where each of its files is in the list, sorted by base name; empty
+  // when they are the run [first, first + count) of the list, in order.
+  std::vector<size_t> files;
+  size_t first = 0;
+  size_t count = 0;
   const DirectoryIndex* index = nullptr;
+
+  size_t File(size_t k) const { return files.empty() ? first + k : files[k]; }
 };
 
-// The first rung for many files: their folders' directory indexes.
+// The folder of `path` as it spells it.
+std::string_view DirOf(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view()
+         : slash == 0                    ? path.substr(0, 1)
+                                         : path.substr(0, slash);
+}
+
+// The first rung for many files: their folders' directory indexes. A list
+// of one folder's names in order (list_files') takes a few bytes per file.
 class DirectoryRung {
  public:
   // Groups `files` by folder (standard input has none).
-  explicit DirectoryRung(std::span<const std::string_view> files) : folder_of_(files.size()) {
+  explicit DirectoryRung(const StringList& files) : list_(files), folder_of_(files.size()) {
     std::unordered_map<std::string_view, uint32_t> number;
     uint32_t last = kNoFolder;
-    std::vector<uint8_t> sorted;
+    std::vector<uint8_t> in_order;  // per folder: its files are one run, sorted
     for (size_t i = 0; i < files.size(); ++i) {
       const std::string_view path = files[i];
       if (path == "-") {
         folder_of_[i] = kNoFolder;
+        last = kNoFolder;  // the run of the folder before ends here
         continue;
       }
-      const size_t slash = path.rfind('/');
-      const std::string_view dir = slash == std::string_view::npos ? std::string_view()
-                                   : slash == 0                    ? path.substr(0, 1)
-                                                                   : path.substr(0, slash);
+      const std::string_view dir = DirOf(path);
       if (last == kNoFolder || folders_[last].dir != dir) {
         auto [it, inserted] = number.emplace(dir, static_cast<uint32_t>(folders_.size()));
         if (inserted) {
           folders_.emplace_back().dir = dir;
-          sorted.push_back(1);
+          folders_.back().first = i;
+          in_order.push_back(1);
+        } else {
+          Spell(folders_[it->second]);  // the folder's files are not one run
+          in_order[it->second] = 0;
         }
         last = it->second;
       }
       Folder& folder = folders_[last];
-      const std::string_view base = path.substr(slash + 1);  // npos + 1 == 0
-      if (!folder.names.empty() && !(folder.names.back() < base)) sorted[last] = 0;
-      folder.names.push_back(base);
-      folder.files.push_back(i);
+      if (in_order[last] && folder.count > 0 && !(BaseName(files[i - 1]) < BaseName(path))) {
+        Spell(folder);
+        in_order[last] = 0;
+      }
+      if (!folder.files.empty() || !in_order[last]) folder.files.push_back(i);
+      ++folder.count;
       folder_of_[i] = last;
     }
     for (size_t k = 0; k < folders_.size(); ++k) {
-      if (!sorted[k]) SortByName(folders_[k]);
+      if (!in_order[k]) SortByName(folders_[k]);
     }
   }
 
   // Looks every file up in its folder's index: the one `ahead` holds for
   // the folder, else one opened now. keep(i, records) takes each file an
-  // entry describes.
+  // entry describes, from any thread.
   template <typename Keep>
   void LookUp(const std::map<std::string, std::unique_ptr<DirectoryIndex>, std::less<>>& ahead,
               Keep&& keep) {
@@ -139,18 +158,19 @@ class DirectoryRung {
       }
       if (!folder.index->found()) continue;
       found_ = true;
-      const DirectoryLookup lookup = folder.index->LookUp(folder.names);
-      if (!lookup.problem.empty()) {
+      if (!folder.index->problem().empty()) {
         const std::string dir = folder.dir.empty() ? "." : std::string(folder.dir);
         ignored_.push_back(
-            {fmt::format("{} is ignored: {}", folder.index->index_path(), lookup.problem),
+            {fmt::format("{} is ignored: {}", folder.index->index_path(), folder.index->problem()),
              {Remedy::kRewriteDirectoryIndex, dir}});
         continue;
       }
-      stale_ += lookup.stale;
-      for (size_t n = 0; n < folder.names.size(); ++n) {
-        if (lookup.matched[n]) keep(folder.files[n], lookup.counts[n]);
-      }
+      stale_ +=
+          folder.index
+              ->LookUpEach(
+                  folder.count, [&](size_t k) { return BaseName(list_[folder.File(k)]); },
+                  [&](size_t k, const FileRecords& records) { keep(folder.File(k), records); })
+              .stale;
     }
   }
 
@@ -167,20 +187,20 @@ class DirectoryRung {
   std::vector<IgnoredIndex>& ignored() { return ignored_; }
 
  private:
-  static void SortByName(Folder& folder) {
-    std::vector<size_t> order(folder.names.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::sort(order.begin(), order.end(),
-              [&](size_t a, size_t b) { return folder.names[a] < folder.names[b]; });
-    Folder by_name;
-    by_name.dir = folder.dir;
-    for (size_t n : order) {
-      by_name.names.push_back(folder.names[n]);
-      by_name.files.push_back(folder.files[n]);
-    }
-    folder = std::move(by_name);
+  // Lists a run folder's files one by one.
+  static void Spell(Folder& folder) {
+    if (!folder.files.empty() || folder.count == 0) return;
+    folder.files.resize(folder.count);
+    std::iota(folder.files.begin(), folder.files.end(), folder.first);
   }
 
+  void SortByName(Folder& folder) const {
+    Spell(folder);
+    std::sort(folder.files.begin(), folder.files.end(),
+              [&](size_t a, size_t b) { return BaseName(list_[a]) < BaseName(list_[b]); });
+  }
+
+  const StringList& list_;
   std::vector<Folder> folders_;
   std::vector<uint32_t> folder_of_;  // per file
   std::vector<std::unique_ptr<DirectoryIndex>> opened_;
@@ -193,9 +213,8 @@ class DirectoryRung {
 // parallel; keep(i, FileCount&&) takes each, from any thread. `rung` (when
 // given) opened the files' folders. `done` counts files for `progress`.
 template <typename Keep>
-void CountRest(std::span<const std::string_view> files, std::span<const size_t> todo,
-               const DirectoryRung* rung, const CountOptions& options, Keep&& keep,
-               std::atomic<uint64_t>& done,
+void CountRest(const StringList& files, std::span<const size_t> todo, const DirectoryRung* rung,
+               const CountOptions& options, Keep&& keep, std::atomic<uint64_t>& done,
                const std::function<void(uint64_t, uint64_t)>& progress) {
   tbb::parallel_for(size_t{0}, todo.size(), [&](size_t t) {
     const size_t i = todo[t];
@@ -213,7 +232,7 @@ using Ahead = std::map<std::string, std::unique_ptr<DirectoryIndex>, std::less<>
 
 std::vector<FileCount> CountFiles(std::span<const std::string> files, const CountOptions& options) {
   std::vector<FileCount> out(files.size());
-  const std::vector<std::string_view> views(files.begin(), files.end());
+  const StringList views(files);
   std::vector<size_t> todo;
   std::optional<DirectoryRung> rung;
   if (options.directory_index && IndexesApply(options.scan)) {
@@ -268,6 +287,10 @@ FileCounter::FileCounter(std::span<const std::string> patterns) {
       by_dir[f->dir].push_back(std::move(*f));
     }
   }
+  // Only an index whose listing stands in for the folder is read now; the
+  // others when counting, after the glob (their entries and the glob's
+  // names are then not in memory at once).
+  std::erase_if(by_dir, [](const auto& d) { return !DirectoryIndex::ListingIsCurrent(d.first); });
   if (by_dir.empty()) return;
   for (const auto& [dir, folder_patterns] : by_dir) {
     std::unique_ptr<DirectoryIndex>& index = ahead_[dir];
@@ -289,9 +312,12 @@ FileCounter::~FileCounter() {
   if (checker_.joinable()) checker_.join();
 }
 
-Result<FileCounts> FileCounter::Count(std::span<const std::string_view> files,
-                                      Compression compression,
+Result<FileCounts> FileCounter::Count(const StringList& files, Compression compression,
                                       const std::function<void(uint64_t, uint64_t)>& progress) {
+  // The glob's transient memory (tens of megabytes for a million names) goes
+  // back to the system before the indexes are read: the process keeps freed
+  // memory otherwise (main() raises glibc's trim threshold for the readers).
+  malloc_trim(0);
   CountOptions options;
   options.directory_index = true;
   options.scan.compression = compression;
@@ -307,8 +333,8 @@ Result<FileCounts> FileCounter::Count(std::span<const std::string_view> files,
     rung->LookUp(ahead_, [&](size_t i, const FileRecords& records) {
       out.counts[i] = records;
       listed[i] = 1;
-      ++out.from_directory_index;
     });
+    out.from_directory_index = static_cast<uint64_t>(std::count(listed.begin(), listed.end(), 1));
     done = out.from_directory_index;
     out.directory_index_found = rung->found();
     out.stale_entries = rung->stale();

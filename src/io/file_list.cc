@@ -229,12 +229,12 @@ void SortBytewise(std::vector<std::string_view>& names) {
   names.swap(sorted);
 }
 
-Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string> patterns) {
+Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns) {
   return ExpandFilePatterns(patterns, FolderListings());
 }
 
-Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string> patterns,
-                                                    const FolderListings& listings) {
+Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
+                                      const FolderListings& listings) {
   // As TensorFlow's MatchingFiles: no pattern matches no file.
   if (patterns.empty()) return Status::InvalidArgument("no files match an empty list of patterns");
   Matches matches;
@@ -265,12 +265,7 @@ Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string>
   }
   std::vector<std::string_view>& names = matches.names();
   SortBytewise(names);
-  // Made in sorted order, the strings lie in memory in the order they are
-  // read from then on.
-  std::vector<std::string> files;
-  files.reserve(names.size());
-  for (std::string_view name : names) files.emplace_back(name);
-  return files;
+  return StringList(std::span<const std::string_view>(names));
 }
 
 }  // namespace tfdist::io

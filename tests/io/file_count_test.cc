@@ -28,9 +28,7 @@ void SetMtime(const std::string& path, int64_t seconds) {
   REQUIRE(utimensat(AT_FDCWD, path.c_str(), times, 0) == 0);
 }
 
-std::vector<std::string_view> Views(const std::vector<std::string>& names) {
-  return {names.begin(), names.end()};
-}
+StringList Views(const std::vector<std::string>& names) { return StringList(names); }
 
 TEST_CASE("CountFiles takes FILE.idx when it fits, else scans, and says which and why") {
   testing::TempDir dir;
@@ -140,7 +138,7 @@ TEST_CASE("FileCounter lists a folder from its index and counts its files from i
     std::lock_guard<std::mutex> lock(mu);
     calls.emplace_back(done, total);
   };
-  auto counts = counter.Count(Views(*expanded), Compression::kNone, progress);
+  auto counts = counter.Count(*expanded, Compression::kNone, progress);
   REQUIRE(counts.ok());
   CHECK(counts->from_directory_index == 50);
   CHECK(counts->from_file_index == 0);
@@ -210,6 +208,50 @@ TEST_CASE("FileCounter ignores a damaged directory index as a whole, with advice
             "or \"- NAME\"");
   CHECK(counts->ignored[0].advice == Advice{Remedy::kRewriteDirectoryIndex, folder.dir.path()});
   CHECK(counts->SourcesText() == "0 files from .tfdist-index, 0 from index files, 3 by scanning");
+}
+
+TEST_CASE("files of several folders, in any order, each get their own folder's entry") {
+  testing::TempDir a, b, cache;
+  const char* old_cache = getenv("XDG_CACHE_HOME");
+  const std::string saved = old_cache != nullptr ? old_cache : "";
+  REQUIRE(setenv("XDG_CACHE_HOME", cache.path().c_str(), 1) == 0);
+  SetIndexFolder("");
+  // a/f<k> holds k + 1 records, b/f<k> holds k + 11.
+  for (int k = 0; k < 4; ++k) {
+    std::vector<std::string> ra(static_cast<size_t>(k + 1), "r"),
+        rb(static_cast<size_t>(k + 11), "s");
+    testing::WriteFile(a.File(fmt::format("f{}", k)), testing::Frame(ra));
+    testing::WriteFile(b.File(fmt::format("f{}", k)), testing::Frame(rb));
+    SetMtime(a.File(fmt::format("f{}", k)), 1'000'000);
+    SetMtime(b.File(fmt::format("f{}", k)), 1'000'000);
+  }
+  REQUIRE(WriteDirectoryIndex(a.path(), false).ok());
+  REQUIRE(WriteDirectoryIndex(b.path(), false).ok());
+  const std::vector<std::vector<std::string>> lists = {
+      {a.File("f0"), a.File("f1"), a.File("f2"), a.File("f3")},  // one run, in order
+      {a.File("f2"), a.File("f0"), a.File("f3")},                // one run, out of order
+      {a.File("f0"), b.File("f1"), a.File("f1"), b.File("f0")},  // folders interleaved
+      {b.File("f3"), b.File("f3"), a.File("f3")},                // a name twice
+  };
+  for (const auto& list : lists) {
+    CAPTURE(list.size());
+    CountOptions options;
+    options.directory_index = true;
+    const std::vector<FileCount> counts = CountFiles(list, options);
+    for (size_t i = 0; i < list.size(); ++i) {
+      CAPTURE(list[i]);
+      const int k = list[i].back() - '0';
+      const uint64_t want = list[i].starts_with(a.path()) ? k + 1 : k + 11;
+      CHECK(counts[i].count.records == want);
+      if (i == 0 || list[i] != list[i - 1]) CHECK(counts[i].source == CountSource::kDirectoryIndex);
+    }
+    FileCounter counter;
+    auto from_counter = counter.Count(StringList(list), Compression::kNone);
+    REQUIRE(from_counter.ok());
+    for (size_t i = 0; i < list.size(); ++i) CHECK(from_counter->counts[i] == counts[i].count);
+  }
+  if (!saved.empty()) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  SetIndexFolder("");
 }
 
 TEST_CASE("FileCounter reports the first failed scan in the order given, after counting all") {

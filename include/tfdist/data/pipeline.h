@@ -14,10 +14,11 @@
 #include <variant>
 #include <vector>
 
-#include "tfdist/io/byte_stream.h"
+#include "tfdist/base/result.h"
+#include "tfdist/base/string_list.h"
 #include "tfdist/data/dataset.h"
 #include "tfdist/data/features.h"
-#include "tfdist/base/result.h"
+#include "tfdist/io/byte_stream.h"
 
 namespace tfdist::data {
 
@@ -47,11 +48,11 @@ struct ListFilesOp {
   std::optional<int64_t> seed;
 };
 struct FromTensorSlicesOp {
-  std::vector<std::string> names;
+  StringList names;
 };
 // tf.data.TFRecordDataset(filenames, compression_type, buffer_size, num_parallel_reads)
 struct TFRecordOp {
-  std::vector<std::string> files;
+  StringList files;
   io::Compression compression = io::Compression::kNone;
   std::optional<IntArg> num_parallel_reads;
 };

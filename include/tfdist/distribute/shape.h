@@ -57,8 +57,7 @@ data::Pipeline FileNames(const data::Pipeline& pipeline, const PipelineShape& sh
 // tfrecord source's list, or a list of names followed only by shuffles and
 // prefetches with literal arguments (which change only the order); nullptr
 // where other ops or symbolic arguments need the names pipeline run.
-const std::vector<std::string>* StaticFileNames(const data::Pipeline& pipeline,
-                                                const PipelineShape& shape);
+const StringList* StaticFileNames(const data::Pipeline& pipeline, const PipelineShape& shape);
 
 // The compression the reader is told (tfrecord's or interleave's function's
 // compression_type). REQUIRES: shape.reader.

@@ -173,9 +173,22 @@ class DirectoryIndex {
   // Entries not checked by Check are checked now.
   DirectoryLookup LookUp(std::span<const std::string_view> names) const;
 
+  // LookUp without its per-name vectors, for many names: `name(i)` is the
+  // i-th of `count` names (sorted, no duplicates), and keep(i, records) is
+  // called for each name an entry describes, from any thread, once.
+  struct LookUpStats {
+    uint64_t stale = 0;  // names whose entry does not describe the file
+  };
+  LookUpStats LookUpEach(size_t count, const std::function<std::string_view(size_t)>& name,
+                         const std::function<void(size_t, const FileRecords&)>& keep) const;
+
   // Checks the entries `check` accepts, in parallel. Not concurrently with
   // LookUp; Listing() may be read meanwhile.
   void Check(const std::function<bool(std::string_view)>& check);
+
+  // Whether the index of `dir` has a listing that is current (see
+  // Listing()), from its first lines alone.
+  static bool ListingIsCurrent(const std::string& dir);
 
   // All the folder's names (sorted, into the index), when the index has a
   // listing and the folder's mtime still equals it; else nullopt.
@@ -191,8 +204,9 @@ class DirectoryIndex {
   std::string index_path_;
   bool found_ = false;
   std::string problem_;
-  void* map_ = nullptr;  // the index file, mapped
+  void* map_ = nullptr;  // the index file, mapped while it is parsed
   size_t map_size_ = 0;
+  std::string names_;  // the entries' names, back to back (they point into it)
   int64_t index_mtime_ns_ = 0;
   bool listing_current_ = false;  // a listing stamp equal to the folder's
   std::vector<Entry> entries_;    // sorted by name

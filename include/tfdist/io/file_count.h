@@ -143,7 +143,7 @@ class FileCounter {
   // any file), then after every 1024th file and after the last.
   // Error: the error of the first file, in the order of `files`, whose scan
   // failed (every file is counted first).
-  Result<FileCounts> Count(std::span<const std::string_view> files, Compression compression,
+  Result<FileCounts> Count(const StringList& files, Compression compression,
                            const std::function<void(uint64_t, uint64_t)>& progress = {});
 
  private:

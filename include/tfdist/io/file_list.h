@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tfdist/base/result.h"
+#include "tfdist/base/string_list.h"
 
 namespace tfdist::io {
 
@@ -26,7 +27,7 @@ namespace tfdist::io {
 // patterns go through glob(3). Both give the same matches.
 // Error: InvalidArgument naming every pattern that matched nothing, or for
 // an empty list of patterns (TensorFlow: "No files matched pattern").
-Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string> patterns);
+Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns);
 
 // Folders whose names are known without listing them (a directory index's
 // listing, io::DirectoryIndex::Listing), by FolderPattern::dir.
@@ -34,8 +35,8 @@ using FolderListings = std::map<std::string, std::vector<std::string_view>, std:
 
 // ExpandFilePatterns, matching a folder pattern against `listings`' names
 // for its folder when they are there, instead of reading the folder.
-Result<std::vector<std::string>> ExpandFilePatterns(std::span<const std::string> patterns,
-                                                    const FolderListings& listings);
+Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
+                                      const FolderListings& listings);
 
 // A pattern whose wildcards are all in its last component ("data/part-*"),
 // split there: every match is `prefix` + a name in folder `dir` that
