@@ -21,8 +21,13 @@ StringList StringList::Builder::Finish() && {
   auto block = std::make_shared<Block>();
   block->bytes = std::move(bytes_);
   block->ends = std::move(ends_);
-  block->bytes.shrink_to_fit();
-  block->ends.shrink_to_fit();
+  // Trimmed only when much was left over (a trim copies the whole block).
+  if (block->bytes.capacity() > block->bytes.size() + block->bytes.size() / 8) {
+    block->bytes.shrink_to_fit();
+  }
+  if (block->ends.capacity() > block->ends.size() + block->ends.size() / 8) {
+    block->ends.shrink_to_fit();
+  }
   return StringList(std::shared_ptr<const Block>(std::move(block)));
 }
 

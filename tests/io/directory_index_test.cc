@@ -286,6 +286,17 @@ TEST_CASE("a directory index lists its folder while the folder's mtime is unchan
   REQUIRE(from_listing.ok());
   CHECK(*from_listing == *from_folder);
   CHECK(from_folder->size() == 5);
+  // One pattern: its matches go straight from the listing into the list.
+  for (const std::string& p : patterns) {
+    auto one = ExpandFilePatterns(std::vector<std::string>{p}, listings);
+    REQUIRE(one.ok());
+    CHECK(*one == ExpandFilePatterns(std::vector<std::string>{p})->ToVector());
+  }
+  // And a match that is the index itself is the error it is from the folder.
+  const std::vector<std::string> all = {dir.path() + "/*"};
+  listings[dir.path()] = *listing;
+  CHECK(ExpandFilePatterns(all, listings).status() == ExpandFilePatterns(all).status());
+  CHECK(ExpandFilePatterns(all).status().advice().remedy == Remedy::kMoveIndexes);
   // An entry added, removed or renamed at once after the index is written
   // (the writer waited for the clock) sets a later change time: no listing.
   testing::WriteFile(dir.File("p-3"), testing::Frame({"new"}));
