@@ -51,16 +51,19 @@ std::string Element::Label(LabelMode mode) const {
   return "[batch]";
 }
 
-uint64_t Element::Leaves() const {
-  if (kind != Kind::kBatch) return 1;
+uint64_t Element::Leaves() const { return kind != Kind::kBatch ? 1 : data::Leaves(items); }
+
+uint64_t Element::ItemsPayloadBytes() const { return data::PayloadBytes(items); }
+
+uint64_t Leaves(std::span<const Element> elements) {
   uint64_t n = 0;
-  for (const Element& e : items) n += e.Leaves();
+  for (const Element& e : elements) n += e.Leaves();
   return n;
 }
 
-uint64_t Element::ItemsPayloadBytes() const {
+uint64_t PayloadBytes(std::span<const Element> elements) {
   uint64_t n = 0;
-  for (const Element& e : items) n += e.PayloadBytes();
+  for (const Element& e : elements) n += e.PayloadBytes();
   return n;
 }
 

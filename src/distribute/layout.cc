@@ -17,18 +17,6 @@
 namespace tfdist::dist {
 namespace {
 
-uint64_t Records(const std::vector<data::Element>& batch) {
-  uint64_t n = 0;
-  for (const data::Element& e : batch) n += e.Leaves();
-  return n;
-}
-
-uint64_t PayloadBytes(const std::vector<data::Element>& batch) {
-  uint64_t n = 0;
-  for (const data::Element& e : batch) n += e.PayloadBytes();
-  return n;
-}
-
 // One replica's batch of a step into its worker's row: padding is an empty
 // batch; a dropped step's records are dropped. Returns the records it held.
 uint64_t CountBatch(const ReplicaBatch& b, bool dropped_step, WorkerSummary& r) {
@@ -36,12 +24,12 @@ uint64_t CountBatch(const ReplicaBatch& b, bool dropped_step, WorkerSummary& r) 
     ++r.empty_batches;
     return 0;
   }
-  const uint64_t n = Records(b.elements);
+  const uint64_t n = data::Leaves(b.elements);
   if (dropped_step) {
     r.dropped_step += n;
   } else {
     r.AddBatch(n);
-    r.bytes += PayloadBytes(b.elements);
+    r.bytes += data::PayloadBytes(b.elements);
   }
   return n;
 }

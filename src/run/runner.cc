@@ -141,12 +141,6 @@ constexpr uint64_t RecordsWire(uint64_t records, uint64_t payload_bytes) {
   return 8 * (records + 1) + payload_bytes;
 }
 
-uint64_t PayloadBytes(const std::vector<data::Element>& batch) {
-  uint64_t n = 0;
-  for (const data::Element& e : batch) n += e.PayloadBytes();
-  return n;
-}
-
 class Runner {
  public:
   Runner(const RunOptions& options, const dist::Execution& ex,
@@ -373,7 +367,7 @@ bool Runner::PackJob(Worker& w, Replica& r, Job job) {
       job.elements = std::move(leaves);
     }
     packed.records = job.elements.size();
-    packed.bytes = PayloadBytes(job.elements);
+    packed.bytes = data::PayloadBytes(job.elements);
     const uint64_t bound = parser_ ? parser_->MaxBatchBytes(packed.records, packed.bytes)
                                    : RecordsWire(packed.records, packed.bytes);
     Result<device::Staging::Slot*> slot = w.staging->Acquire(r.local, bound);
@@ -549,7 +543,7 @@ Status Runner::Consume(RunReport& report) {
 }  // namespace
 
 uint64_t RecordsWireBytes(const std::vector<data::Element>& batch) {
-  return RecordsWire(batch.size(), PayloadBytes(batch));
+  return RecordsWire(batch.size(), data::PayloadBytes(batch));
 }
 
 void PackRecords(const std::vector<data::Element>& batch, char* out) {

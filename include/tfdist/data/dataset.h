@@ -77,6 +77,10 @@ struct Element {
   uint64_t ItemsPayloadBytes() const;
 };
 
+// Leaves() and PayloadBytes() summed over `elements` (a batch's items).
+uint64_t Leaves(std::span<const Element> elements);
+uint64_t PayloadBytes(std::span<const Element> elements);
+
 // Reads the payloads of records not read yet (Kind::kRecordRef) by offset
 // and turns them into records (Kind::kRecord, the payload shared with the
 // records read in the same go). Used after DATA sharding's filter, so that a
