@@ -221,7 +221,7 @@ bool RecordListing(int dir_fd, const std::string& dir, int index_fd, const FsClo
 std::vector<Examined> FilesToCount(const std::vector<std::string>& names) {
   std::vector<Examined> files;
   for (const std::string& name : names) {
-    if (name == kDirectoryIndexName || name.ends_with(".idx") || !Writable(name) ||
+    if (IsIndexFileName(name) || !Writable(name) ||
         (name.starts_with('.') && name.find(".tmp-") != std::string::npos)) {
       continue;
     }

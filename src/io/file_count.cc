@@ -91,14 +91,6 @@ struct Folder {
   size_t File(size_t k) const { return files.empty() ? first + k : files[k]; }
 };
 
-// The folder of `path` as it spells it.
-std::string_view DirOf(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? std::string_view()
-         : slash == 0                    ? path.substr(0, 1)
-                                         : path.substr(0, slash);
-}
-
 // The first rung for many files: their folders' directory indexes. A list
 // of one folder's names in order (list_files') takes a few bytes per file.
 class DirectoryRung {
@@ -115,7 +107,7 @@ class DirectoryRung {
         last = kNoFolder;  // the run of the folder before ends here
         continue;
       }
-      const std::string_view dir = DirOf(path);
+      const std::string_view dir = DirName(path);
       if (last == kNoFolder || folders_[last].dir != dir) {
         auto [it, inserted] = number.emplace(dir, static_cast<uint32_t>(folders_.size()));
         if (inserted) {

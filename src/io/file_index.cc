@@ -112,11 +112,9 @@ std::optional<IndexedCount> ReadIndexOf(const std::string& path, std::string* st
 }  // namespace
 
 std::string IndexPathFor(const std::string& path) {
-  const std::string_view name = BaseName(path);
-  const std::string_view dir = std::string_view(path).substr(0, path.size() - name.size());
-  const std::string folder = IndexFolderFor(dir);
+  const std::string folder = IndexFolderFor(DirName(path));
   if (folder.empty()) return "";
-  return fmt::format("{}/{}.idx", folder, name);
+  return fmt::format("{}/{}.idx", folder, BaseName(path));
 }
 
 std::optional<IndexedCount> ReadIndex(const std::string& path, std::string* stale) {
@@ -167,7 +165,7 @@ Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
         "the file)",
         path, CompressionName(reader->compression())));
   }
-  TFDIST_RETURN_IF_ERROR(MakeIndexFolderFor(path.substr(0, path.size() - BaseName(path).size())));
+  TFDIST_RETURN_IF_ERROR(MakeIndexFolderFor(DirName(path)));
   IndexedCount out;
   out.index_path = IndexPathFor(path);
   TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(out.index_path, overwrite));

@@ -33,6 +33,15 @@ inline std::string_view BaseName(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+// The folder of `path` as it spells it: "" when it names none (the current
+// folder), "/" for the root, else up to its last '/'.
+inline std::string_view DirName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view()
+         : slash == 0                    ? path.substr(0, 1)
+                                         : path.substr(0, slash);
+}
+
 }  // namespace tfdist::io
 
 #endif  // TFDIST_IO_FS_UTIL_H_

@@ -105,16 +105,14 @@ Result<std::string> MakeIndexFolderFor(std::string_view data_dir) {
 bool IsIndexFileName(std::string_view name) {
   return name == kDirectoryIndexName ||
          (name.starts_with(kDirectoryIndexName) && name.find(".tmp-") != std::string_view::npos) ||
-         (name.size() > 4 && name.ends_with(".idx"));
+         name.ends_with(".idx");
 }
 
 Status CheckNoIndexFiles(std::string_view pattern, std::span<const std::string_view> matches) {
   for (const std::string_view path : matches) {
     const std::string_view name = BaseName(path);
     if (!IsIndexFileName(name)) continue;
-    const std::string_view dir = path.substr(0, path.size() - name.size());
-    const std::string folder = dir.empty() ? "." : std::string(dir.substr(0, dir.size() - 1));
-    const std::string where = folder.empty() ? "/" : folder;
+    const std::string where = DirName(path).empty() ? "." : std::string(DirName(path));
     if (!name.ends_with(".idx")) {
       return Status::InvalidArgument(
                  fmt::format("'{}' matches {}, tfdist's directory index, which is not TFRecord "
