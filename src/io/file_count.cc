@@ -5,7 +5,6 @@
 #include "tfdist/io/file_count.h"
 
 #include <fmt/format.h>
-#include <malloc.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -306,10 +305,6 @@ FileCounter::~FileCounter() {
 
 Result<FileCounts> FileCounter::Count(const StringList& files, Compression compression,
                                       const std::function<void(uint64_t, uint64_t)>& progress) {
-  // The glob's transient memory (tens of megabytes for a million names) goes
-  // back to the system before the indexes are read: the process keeps freed
-  // memory otherwise (main() raises glibc's trim threshold for the readers).
-  malloc_trim(0);
   CountOptions options;
   options.directory_index = true;
   options.scan.compression = compression;

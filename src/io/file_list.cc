@@ -7,6 +7,7 @@
 #include <fnmatch.h>
 #include <glob.h>
 #include <limits.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <array>
@@ -178,6 +179,9 @@ Status CheckIndexFiles(std::string_view pattern, std::span<const std::string_vie
   return CheckNoIndexFiles(pattern, sorted);
 }
 
+// Matches from which ExpandFilePatterns gives its memory back.
+constexpr size_t kTrimAfter = 1 << 16;
+
 // One pattern over a folder whose sorted names are known: its matches,
 // sorted too, straight into the list (no copy of them to sort). nullopt
 // for other patterns, no match, or a match that may be an index file
@@ -265,8 +269,10 @@ Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns) {
   return ExpandFilePatterns(patterns, FolderListings());
 }
 
-Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
-                                      const FolderListings& listings) {
+namespace {
+
+// ExpandFilePatterns, but for giving back the memory it used.
+Result<StringList> Expand(std::span<const std::string> patterns, const FolderListings& listings) {
   // As TensorFlow's MatchingFiles: no pattern matches no file.
   if (patterns.empty()) return Status::InvalidArgument("no files match an empty list of patterns");
   if (std::optional<StringList> direct = FromOneListing(patterns, listings)) return *direct;
@@ -299,6 +305,20 @@ Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
   std::vector<std::string_view>& names = matches.names();
   SortBytewise(names);
   return StringList(std::span<const std::string_view>(names));
+}
+
+}  // namespace
+
+Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
+                                      const FolderListings& listings) {
+  Result<StringList> list = Expand(patterns, listings);
+  // A large glob's transient memory (its matches, copied and sorted: tens of
+  // megabytes for a million names) goes back to the system now. The process
+  // would keep it otherwise: main() raises glibc's trim threshold for the
+  // readers, and what comes next (a directory index, the pipeline) would
+  // hold its own memory on top of it.
+  if (list.ok() && list->size() >= kTrimAfter) malloc_trim(0);
+  return list;
 }
 
 }  // namespace tfdist::io
