@@ -50,12 +50,6 @@ StringList::StringList(std::initializer_list<std::string_view> strings)
 StringList::StringList(std::span<const std::string> strings) : StringList(Build(strings)) {}
 StringList::StringList(std::span<const std::string_view> strings) : StringList(Build(strings)) {}
 
-StringList StringList::Slice(size_t first, size_t count) const {
-  Builder b;
-  for (size_t i = first; i < first + count; ++i) b.Add((*this)[i]);
-  return std::move(b).Finish();
-}
-
 std::vector<std::string> StringList::ToVector() const { return {begin(), end()}; }
 
 bool operator==(const StringList& a, const StringList& b) {

@@ -478,12 +478,6 @@ TEST_CASE("the FILE summary declines pipelines whose counts need the data") {
   CHECK_FALSE(s->has_value());
 }
 
-}  // namespace
-}  // namespace tfdist::dist
-
-namespace tfdist::dist {
-namespace {
-
 TEST_CASE("every record read is received or dropped, under DATA and OFF; streamed = collected") {
   Rng rng(2027);
   for (int trial = 0; trial < 200; ++trial) {

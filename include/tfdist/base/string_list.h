@@ -95,8 +95,6 @@ class StringList {
   const_iterator begin() const { return {this, 0}; }
   const_iterator end() const { return {this, size()}; }
 
-  // The strings [first, first + count) as a list of their own (a copy).
-  StringList Slice(size_t first, size_t count) const;
   std::vector<std::string> ToVector() const;
 
   friend bool operator==(const StringList& a, const StringList& b);
