@@ -119,11 +119,9 @@ ReadAmplification AmplificationOf(const dist::Decision& d, const dist::Topology&
 }
 
 double Imbalance(const dist::LayoutSummary& l) {
-  uint64_t max_records = 0, total = 0;
-  for (const auto& r : l.workers) {
-    max_records = std::max(max_records, r.records);
-    total += r.records;
-  }
+  uint64_t max_records = 0;
+  for (const auto& r : l.workers) max_records = std::max(max_records, r.records);
+  const uint64_t total = l.ReceivedRecords();
   if (l.workers.empty() || total == 0) return 1.0;
   return static_cast<double>(max_records) * static_cast<double>(l.workers.size()) /
          static_cast<double>(total);
@@ -143,9 +141,7 @@ nlohmann::ordered_json SummaryJson(const dist::LayoutSummary& l, dist::Api api) 
     out["dropped_step"] = l.dropped_step;
     out["short_steps"] = l.short_steps;
   }
-  uint64_t records = 0;
-  for (const auto& r : l.workers) records += r.records;
-  out["records"] = records;
+  out["records"] = l.ReceivedRecords();
   out["dropped_records"] = l.DroppedRecords();
   out["records_read"] = l.DistinctRecords();
   out["records_source"] = l.records_source;
@@ -187,9 +183,8 @@ void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const std::string
   fmt::print("{:>6}  {:>7}  {:>9}  {:>9}  {:>12}  {:>8}  {:>11}  {:>13}  {:>10}\n", "worker",
              "files", "records", "dropped", "bytes", "batches", "batch sizes", "empty batches",
              "idle steps");
-  uint64_t records = 0;
+  const uint64_t records = l.ReceivedRecords();
   for (const auto& r : l.workers) {
-    records += r.records;
     if (only && *only != r.worker) continue;
     fmt::print("{:>6}  {:>7}  {:>9}  {:>9}  {:>12}  {:>8}  {:>11}  {:>13}  {:>10}\n", r.worker,
                r.files, r.records, r.dropped(), r.bytes, r.batches, BatchSizes(r),
@@ -622,15 +617,14 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
       continue;
     }
     const dist::LayoutSummary& l = *r.summary;
-    uint64_t records = 0, empty = 0, idle = 0;
+    uint64_t empty = 0, idle = 0;
     for (const auto& w : l.workers) {
-      records += w.records;
       empty += w.empty_batches;
       idle += w.idle_steps;
     }
     fmt::print("{:<6}  {:>7}  {:>9}  {:>9}  {:>13}  {:>12}x  {:>9.2f}  {:>13}  {:>10}\n",
                dist::PolicyName(r.policy), l.decision.batched ? fmt::format("{}", l.steps) : "-",
-               records, l.DroppedRecords(), ReadPerWorker(l),
+               l.ReceivedRecords(), l.DroppedRecords(), ReadPerWorker(l),
                AmplificationOf(l.decision, t, d.api).factor, Imbalance(l), empty, idle);
   }
   if (std::any_of(rows.begin(), rows.end(), [](const Row& r) {

@@ -294,6 +294,12 @@ std::span<const WorkerSummary> LayoutSummary::DroppingRows() const {
   return workers;
 }
 
+uint64_t LayoutSummary::ReceivedRecords() const {
+  uint64_t n = 0;
+  for (const WorkerSummary& r : workers) n += r.records;
+  return n;
+}
+
 uint64_t LayoutSummary::DroppedRecords() const {
   uint64_t n = 0;
   for (const WorkerSummary& r : DroppingRows()) n += r.dropped();
@@ -305,9 +311,7 @@ uint64_t LayoutSummary::DistinctRecords() const {
   if (SharedInput() && decision.applied == AutoShardPolicy::kOff) {
     return workers.front().records + workers.front().dropped();
   }
-  uint64_t received = 0;
-  for (const WorkerSummary& r : workers) received += r.records;
-  return received + DroppedRecords();
+  return ReceivedRecords() + DroppedRecords();
 }
 
 void AddAccountingWarnings(LayoutSummary& s) {

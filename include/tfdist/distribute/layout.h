@@ -103,6 +103,8 @@ struct LayoutSummary {
   // The rows whose drops are distinct records: all, or under SharedInput()
   // the first (every worker drops the same ones).
   std::span<const WorkerSummary> DroppingRows() const;
+  // Records the replicas receive, over all workers.
+  uint64_t ReceivedRecords() const;
   // Records no replica receives, each counted once.
   uint64_t DroppedRecords() const;
   // Records read, each counted once: those received (once, under OFF) and
