@@ -52,6 +52,17 @@ Status CheckFeatures(std::span<const FeatureSpec> features) {
     if (!names.insert(f.name).second) {
       return Status::InvalidArgument(fmt::format("feature '{}' is declared twice", f.name));
     }
+    if (f.var_len) {
+      if (!f.shape.empty()) {
+        return Status::InvalidArgument(fmt::format(
+            "feature '{}': a VarLenFeature has no shape; got {}", f.name, ShapeText(f.shape)));
+      }
+      if (f.default_value) {
+        return Status::InvalidArgument(
+            fmt::format("feature '{}': a VarLenFeature has no default_value", f.name));
+      }
+      continue;
+    }
     int64_t n = 1;
     for (int64_t d : f.shape) {
       if (d < 0) {

@@ -1,6 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// The feature sub-language of map(): parse_example and its FixedLenFeature
-// dict, with TensorFlow's names, dtypes, shapes and defaults.
+// The feature sub-language of map(): parse_example and its dict of
+// FixedLenFeature and VarLenFeature, with TensorFlow's names, dtypes, shapes
+// and defaults.
 
 #include "map_function.h"
 
@@ -135,13 +136,27 @@ Result<std::vector<int64_t>> Shape(const Binder& b, const Expr& e, const std::st
   return shape;
 }
 
+// tf.io.VarLenFeature(dtype).
+Result<FeatureSpec> VarLenFeature(const Binder& b, const Expr& e, const std::string& name) {
+  static constexpr Param kParams[] = {{"dtype", true}};
+  Call call{e.text, e.pos, e.pos, e.args};
+  TFDIST_ASSIGN_OR_RETURN(auto bound, b.Bind(call, "VarLenFeature", kParams));
+  FeatureSpec spec;
+  spec.name = name;
+  spec.var_len = true;
+  TFDIST_ASSIGN_OR_RETURN(spec.type, Dtype(b, *bound[0], name));
+  return spec;
+}
+
 Result<FeatureSpec> Feature(const Binder& b, const Expr& e, const std::string& name) {
+  if (e.kind == Expr::Kind::kCall && Binder::EndsWith(e.text, "VarLenFeature")) {
+    return VarLenFeature(b, e, name);
+  }
   if (e.kind != Expr::Kind::kCall || !Binder::EndsWith(e.text, "FixedLenFeature")) {
-    for (std::string_view other :
-         {"VarLenFeature", "SparseFeature", "RaggedFeature", "FixedLenSequenceFeature"}) {
+    for (std::string_view other : {"SparseFeature", "RaggedFeature", "FixedLenSequenceFeature"}) {
       if (e.kind == Expr::Kind::kCall && Binder::EndsWith(e.text, other)) {
-        return b.ErrorAt(e.pos, fmt::format("feature '{}': tfdist parses dense features only "
-                                            "(tf.io.FixedLenFeature); got {}",
+        return b.ErrorAt(e.pos, fmt::format("feature '{}': tfdist parses tf.io.FixedLenFeature "
+                                            "and tf.io.VarLenFeature; got {}",
                                             name, other));
       }
     }
@@ -175,7 +190,8 @@ Result<FeatureSpec> Feature(const Binder& b, const Expr& e, const std::string& n
   return spec;
 }
 
-// {"name": tf.io.FixedLenFeature(shape, dtype, default_value), ...}
+// {"name": tf.io.FixedLenFeature(shape, dtype, default_value), ...}, where a
+// value may also be tf.io.VarLenFeature(dtype).
 Result<std::vector<FeatureSpec>> Features(const Binder& b, const Expr& e) {
   if (e.kind != Expr::Kind::kDict) {
     return b.ErrorAt(e.pos, fmt::format("expected a dict of feature names to "

@@ -16,9 +16,11 @@ namespace tfdist::data {
 // names (tf.io., io., tf. or none), or a lambda applying one to its argument,
 // `lambda x: tf.io.parse_example(x, features={...})`. The dict maps feature
 // names to tf.io.FixedLenFeature(shape, dtype, default_value=None), as
-// ParsePipeline (pipeline.h) describes.
+// ParsePipeline (pipeline.h) describes, or to tf.io.VarLenFeature(dtype)
+// (FeatureSpec::var_len), under the same names and dtypes.
 // Error: InvalidArgument at the position of the mistake (Binder::ErrorAt):
-// another function, another kind of feature, an unknown or unsupported
+// another function, another kind of feature (SparseFeature, RaggedFeature,
+// FixedLenSequenceFeature, ...), an unknown or unsupported
 // dtype, a shape not fully defined, a default_value of the wrong type or
 // number of values, a feature declared twice, or CheckFeatures' errors.
 Status BindMapFunction(const Binder& b, const Expr& e, MapOp& p);

@@ -220,6 +220,22 @@ Status Malformed(const data::Element& e, const uint8_t* payload, const uint8_t* 
                   RecordName(e), what, at - payload));
 }
 
+// Output bytes per payload byte that `spec`'s values may take at most (the
+// fixed part of a column aside). A VarLenFeature's values are as many as
+// its encoding allows: a packed int64 takes 1 byte (8 in the column), a
+// bytes value 2 or more (an 8-byte offset, then its data), a float 4.
+uint64_t PayloadFactor(const FeatureSpec& spec) {
+  switch (spec.type) {
+    case FeatureType::kInt64:
+      return spec.var_len ? 8 : 0;
+    case FeatureType::kFloat:
+      return spec.var_len ? 1 : 0;
+    case FeatureType::kBytes:
+      return spec.var_len ? 4 : 1;
+  }
+  return 8;
+}
+
 }  // namespace
 
 DenseParser::DenseParser(std::vector<FeatureSpec> features) : features_(std::move(features)) {
@@ -231,9 +247,11 @@ DenseParser::DenseParser(std::vector<FeatureSpec> features) : features_(std::mov
     size_t s = HashKey(name.data(), name.size()) & (slots - 1);
     while (slots_[s] != 0) s = (s + 1) & (slots - 1);
     slots_[s] = static_cast<uint32_t>(f + 1);
-    if (features_[f].type == FeatureType::kBytes && features_[f].default_value) {
-      for (const std::string& b : features_[f].default_value->bytes) default_bytes_ += b.size();
+    const FeatureSpec& spec = features_[f];
+    if (spec.type == FeatureType::kBytes && spec.default_value) {
+      for (const std::string& b : spec.default_value->bytes) default_bytes_ += b.size();
     }
+    payload_factor_ = std::max(payload_factor_, PayloadFactor(spec));
   }
 }
 
@@ -253,8 +271,13 @@ int DenseParser::Find(std::string_view name) const {
 
 uint64_t DenseParser::MaxBatchBytes(uint64_t n, uint64_t payload_bytes) const {
   uint64_t total = 0;
-  bool any_bytes = false;
   for (const FeatureSpec& f : features_) {
+    if (f.var_len) {
+      // Row splits, a bytes column's last offset, padding; the values come
+      // from the payload (payload_factor_).
+      total += 8 * (n + 1) + 16;
+      continue;
+    }
     const uint64_t values = n * static_cast<uint64_t>(f.num_values());
     switch (f.type) {
       case FeatureType::kInt64:
@@ -265,14 +288,13 @@ uint64_t DenseParser::MaxBatchBytes(uint64_t n, uint64_t payload_bytes) const {
         break;
       case FeatureType::kBytes:
         total += 8 * (values + 1) + 8;  // offsets, and the data's padding
-        any_bytes = true;
         break;
     }
   }
-  // The bytes values of one record come from distinct map entries of its
-  // payload, or from defaults: all bytes columns together hold no more.
-  if (any_bytes) total += payload_bytes + n * default_bytes_;
-  return total;
+  // The values read from one record come from distinct map entries of its
+  // payload (bytes values also from defaults): the columns together hold no
+  // more than the densest encoding's factor times the payload.
+  return total + payload_factor_ * payload_bytes + n * default_bytes_;
 }
 
 namespace {
@@ -321,8 +343,9 @@ class BatchParser {
       for (size_t f = 0; f < nf; ++f) {
         const FeatureSpec& spec = features_[f];
         if (w[f].list == kNoList) {
-          // As in TensorFlow, a default with no values (shape with a 0) is no default.
-          if (!spec.default_value || spec.num_values() == 0) {
+          // As in TensorFlow, a default with no values (shape with a 0) is no
+          // default; a VarLenFeature needs none (it has no values there).
+          if (!spec.var_len && (!spec.default_value || spec.num_values() == 0)) {
             return Status::InvalidArgument(
                 fmt::format("{}: feature '{}' ({}) is required but not in the Example, and has "
                             "no default_value",
@@ -341,11 +364,20 @@ class BatchParser {
   // Phase 2: writes the columns, feature by feature.
   Result<ColumnLayout> Write() {
     ColumnLayout layout;
+    layout.offsets.reserve(features_.size());
+    layout.row_splits_offsets.reserve(features_.size());
     uint64_t pos = 0;
     for (size_t f = 0; f < features_.size(); ++f) {
-      layout.offsets.push_back(pos);
       uint64_t size = 0;
-      TFDIST_ASSIGN_OR_RETURN(size, WriteColumn(f, pos));
+      if (features_[f].var_len) {
+        layout.row_splits_offsets.push_back(pos);
+        layout.offsets.push_back(pos + 8 * (records_.size() + 1));
+        TFDIST_ASSIGN_OR_RETURN(size, WriteVarLenColumn(f, pos));
+      } else {
+        layout.row_splits_offsets.push_back(ColumnLayout::kNoColumn);
+        layout.offsets.push_back(pos);
+        TFDIST_ASSIGN_OR_RETURN(size, WriteColumn(f, pos));
+      }
       const uint64_t end = pos + size;
       const uint64_t padded = Align8(end);
       if (padded > out_.size()) return Overflow();
@@ -468,14 +500,77 @@ class BatchParser {
                      fmt::format("the {} of feature '{}' is damaged", ListName(w.list), spec.name));
   }
 
-  // Writes feature f's column at `pos`; returns its size before padding.
+  // Decodes an Int64List message, packed or not, calling put(value) for each value.
+  template <typename PutFn>
+  static bool ReadInt64s(Cursor list, const PutFn& put) {
+    while (!list.AtEnd()) {
+      uint32_t field = 0, wire = 0;
+      if (!list.Tag(field, wire)) return false;
+      uint64_t v;
+      if (field == 1 && wire == kVarint) {
+        if (!list.Varint(v)) return false;
+        put(v);
+      } else if (field == 1 && wire == kLen) {
+        Cursor packed;
+        if (!list.Delimited(packed)) return false;
+        while (!packed.AtEnd()) {
+          if (!packed.Varint(v)) return false;
+          put(v);
+        }
+      } else if (!list.Skip(field, wire)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Decodes a FloatList message: put_one(bits) for an unpacked value,
+  // put_packed(p, m) for m packed values at p.
+  template <typename OneFn, typename PackedFn>
+  static bool ReadFloats(Cursor list, const OneFn& put_one, const PackedFn& put_packed) {
+    while (!list.AtEnd()) {
+      uint32_t field = 0, wire = 0;
+      if (!list.Tag(field, wire)) return false;
+      if (field == 1 && wire == kFixed32) {
+        uint32_t v;
+        if (!list.Fixed32(v)) return false;
+        put_one(v);
+      } else if (field == 1 && wire == kLen) {
+        Cursor packed;
+        if (!list.Delimited(packed) || packed.size() % 4 != 0) return false;
+        put_packed(packed.pos(), packed.size() / 4);
+      } else if (!list.Skip(field, wire)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Decodes a BytesList message, calling put(cursor) for each value.
+  template <typename PutFn>
+  static bool ReadBytes(Cursor list, const PutFn& put) {
+    while (!list.AtEnd()) {
+      uint32_t field = 0, wire = 0;
+      if (!list.Tag(field, wire)) return false;
+      if (field == 1 && wire == kLen) {
+        Cursor value;
+        if (!list.Delimited(value)) return false;
+        put(value);
+      } else if (!list.Skip(field, wire)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Writes FixedLenFeature f's column at `pos`; returns its size before padding.
   Result<uint64_t> WriteColumn(size_t f, uint64_t pos) {
     const FeatureSpec& spec = features_[f];
     const uint64_t k = static_cast<uint64_t>(spec.num_values());
     const uint64_t n = records_.size();
     const size_t nf = features_.size();
     char* col = out_.data() + pos;
-    if (spec.type == FeatureType::kBytes) return WriteBytesColumn(f, pos);
+    if (spec.type == FeatureType::kBytes) return WriteBytesColumn<false>(f, pos, nullptr);
     const uint64_t width = spec.type == FeatureType::kInt64 ? 8 : 4;
     if (pos + width * n * k > out_.size()) return Overflow();
     for (size_t i = 0; i < n; ++i) {
@@ -495,52 +590,24 @@ class BatchParser {
       auto reset = [&] { count = 0; };
       bool ok;
       if (spec.type == FeatureType::kInt64) {
-        auto put = [&](uint64_t v) {
-          if (count < k) std::memcpy(row + 8 * count, &v, 8);
-          ++count;
-        };
         ok = ForEachList(w, reset, [&](Cursor list) {
-          while (!list.AtEnd()) {
-            uint32_t field = 0, wire = 0;
-            if (!list.Tag(field, wire)) return false;
-            uint64_t v;
-            if (field == 1 && wire == kVarint) {
-              if (!list.Varint(v)) return false;
-              put(v);
-            } else if (field == 1 && wire == kLen) {
-              Cursor packed;
-              if (!list.Delimited(packed)) return false;
-              while (!packed.AtEnd()) {
-                if (!packed.Varint(v)) return false;
-                put(v);
-              }
-            } else if (!list.Skip(field, wire)) {
-              return false;
-            }
-          }
-          return true;
+          return ReadInt64s(list, [&](uint64_t v) {
+            if (count < k) std::memcpy(row + 8 * count, &v, 8);
+            ++count;
+          });
         });
       } else {
         ok = ForEachList(w, reset, [&](Cursor list) {
-          while (!list.AtEnd()) {
-            uint32_t field = 0, wire = 0;
-            if (!list.Tag(field, wire)) return false;
-            if (field == 1 && wire == kFixed32) {
-              uint32_t v;
-              if (!list.Fixed32(v)) return false;
-              if (count < k) std::memcpy(row + 4 * count, &v, 4);
-              ++count;
-            } else if (field == 1 && wire == kLen) {
-              Cursor packed;
-              if (!list.Delimited(packed) || packed.size() % 4 != 0) return false;
-              const uint64_t m = packed.size() / 4;
-              if (count < k) std::memcpy(row + 4 * count, packed.pos(), 4 * std::min(m, k - count));
-              count += m;
-            } else if (!list.Skip(field, wire)) {
-              return false;
-            }
-          }
-          return true;
+          return ReadFloats(
+              list,
+              [&](uint32_t v) {
+                if (count < k) std::memcpy(row + 4 * count, &v, 4);
+                ++count;
+              },
+              [&](const uint8_t* p, uint64_t m) {
+                if (count < k) std::memcpy(row + 4 * count, p, 4 * std::min(m, k - count));
+                count += m;
+              });
         });
       }
       if (!ok) return ValueError(i, spec, w);
@@ -549,13 +616,104 @@ class BatchParser {
     return width * n * k;
   }
 
-  Result<uint64_t> WriteBytesColumn(size_t f, uint64_t pos) {
+  // Writes VarLenFeature f's row splits at `pos` and its values right after
+  // them; returns their size before padding. Out of line: inlined into
+  // Write(), it kept GCC from inlining WriteColumn, and FixedLen parsing
+  // lost 8% (tools/bench-parse).
+  [[gnu::noinline]] Result<uint64_t> WriteVarLenColumn(size_t f, uint64_t pos) {
     const FeatureSpec& spec = features_[f];
-    const uint64_t k = static_cast<uint64_t>(spec.num_values());
     const uint64_t n = records_.size();
     const size_t nf = features_.size();
-    const uint64_t offsets_size = 8 * (n * k + 1);
-    if (pos + offsets_size > out_.size()) return Overflow();
+    const uint64_t splits_size = 8 * (n + 1);
+    if (pos + splits_size > out_.size()) return Overflow();
+    char* splits = out_.data() + pos;
+    const uint64_t values_pos = pos + splits_size;
+    if (spec.type == FeatureType::kBytes) {
+      TFDIST_ASSIGN_OR_RETURN(const uint64_t size, WriteBytesColumn<true>(f, values_pos, splits));
+      return splits_size + size;
+    }
+    const uint64_t width = spec.type == FeatureType::kInt64 ? 8 : 4;
+    // No value takes less than one byte of its entry (a packed varint) or
+    // four (a packed float): checked once per record, not per value.
+    const uint64_t min_bytes = spec.type == FeatureType::kInt64 ? 1 : 4;
+    const uint64_t room = (out_.size() - values_pos) / width;
+    char* col = out_.data() + values_pos;
+    uint64_t m = 0;  // values so far
+    std::memcpy(splits, &m, 8);
+    for (size_t i = 0; i < n; ++i) {
+      const Winner& w = winners_[i * nf + f];
+      if (w.list != kNoList) {  // else no values (TensorFlow: missing is empty)
+        if (static_cast<uint64_t>(w.end - w.begin) / min_bytes > room - m) return Overflow();
+        char* row = col + width * m;
+        uint64_t count = 0;
+        auto reset = [&] { count = 0; };
+        bool ok;
+        if (spec.type == FeatureType::kInt64) {
+          ok = ForEachList(w, reset, [&](Cursor list) {
+            return ReadInt64s(list, [&](uint64_t v) { std::memcpy(row + 8 * count++, &v, 8); });
+          });
+        } else {
+          ok = ForEachList(w, reset, [&](Cursor list) {
+            return ReadFloats(
+                list, [&](uint32_t v) { std::memcpy(row + 4 * count++, &v, 4); },
+                [&](const uint8_t* p, uint64_t k) {
+                  if (k != 0) std::memcpy(row + 4 * count, p, 4 * k);
+                  count += k;
+                });
+          });
+        }
+        if (!ok) return ValueError(i, spec, w);
+        m += count;
+      }
+      std::memcpy(splits + 8 * (i + 1), &m, 8);
+    }
+    return splits_size + width * m;
+  }
+
+  // Counts each record's values of bytes VarLenFeature f into its row
+  // splits: the offsets come before the data, so their number is needed
+  // before the data is copied.
+  Status CountBytes(size_t f, char* splits) {
+    const size_t nf = features_.size();
+    uint64_t m = 0;
+    std::memcpy(splits, &m, 8);
+    for (size_t i = 0; i < records_.size(); ++i) {
+      const Winner& w = winners_[i * nf + f];
+      if (w.list != kNoList) {
+        uint64_t count = 0;
+        const bool ok = ForEachList(
+            w, [&] { count = 0; },
+            [&](Cursor list) { return ReadBytes(list, [&](Cursor) { ++count; }); });
+        if (!ok) return ValueError(i, features_[f], w);
+        m += count;
+      }
+      std::memcpy(splits + 8 * (i + 1), &m, 8);
+    }
+    return Status::OK();
+  }
+
+  // Writes the bytes column of feature f at `pos`: offsets, then data. For a
+  // VarLenFeature, `splits` are its row splits (written here first);
+  // otherwise each record has num_values() values. Returns its size before
+  // padding.
+  template <bool kVarLen>
+  Result<uint64_t> WriteBytesColumn(size_t f, uint64_t pos, char* splits) {
+    const FeatureSpec& spec = features_[f];
+    const uint64_t n = records_.size();
+    const size_t nf = features_.size();
+    const uint64_t k = kVarLen ? 0 : static_cast<uint64_t>(spec.num_values());
+    uint64_t values = n * k;
+    auto split = [&](size_t i) {
+      uint64_t s;
+      std::memcpy(&s, splits + 8 * i, 8);
+      return s;
+    };
+    if constexpr (kVarLen) {
+      TFDIST_RETURN_IF_ERROR(CountBytes(f, splits));
+      values = split(n);
+    }
+    if (values >= out_.size() / 8 || pos + 8 * (values + 1) > out_.size()) return Overflow();
+    const uint64_t offsets_size = 8 * (values + 1);
     char* offsets = out_.data() + pos;
     char* data = offsets + offsets_size;
     const uint64_t capacity = out_.size() - pos - offsets_size;
@@ -572,12 +730,16 @@ class BatchParser {
     };
     for (size_t i = 0; i < n; ++i) {
       const Winner& w = winners_[i * nf + f];
+      const uint64_t first = kVarLen ? split(i) : i * k;
+      const uint64_t want = kVarLen ? split(i + 1) - first : k;
       if (w.list == kNoList) {
-        for (uint64_t j = 0; j < k; ++j) {
-          const std::string& v = spec.default_value->bytes[j];
-          append(i * k + j, v.data(), v.size());
+        if constexpr (!kVarLen) {
+          for (uint64_t j = 0; j < k; ++j) {
+            const std::string& v = spec.default_value->bytes[j];
+            append(first + j, v.data(), v.size());
+          }
+          if (overflow) return Overflow();
         }
-        if (overflow) return Overflow();
         continue;
       }
       const uint64_t record_start = dpos;
@@ -587,25 +749,16 @@ class BatchParser {
         dpos = record_start;
       };
       const bool ok = ForEachList(w, reset, [&](Cursor list) {
-        while (!list.AtEnd()) {
-          uint32_t field = 0, wire = 0;
-          if (!list.Tag(field, wire)) return false;
-          if (field == 1 && wire == kLen) {
-            Cursor value;
-            if (!list.Delimited(value)) return false;
-            if (count < k) append(i * k + count, value.pos(), value.size());
-            ++count;
-          } else if (!list.Skip(field, wire)) {
-            return false;
-          }
-        }
-        return true;
+        return ReadBytes(list, [&](Cursor value) {
+          if (count < want) append(first + count, value.pos(), value.size());
+          ++count;
+        });
       });
       if (overflow) return Overflow();
       if (!ok) return ValueError(i, spec, w);
-      if (count != k) return CountError(i, spec, count);
+      if (count != want) return CountError(i, spec, count);
     }
-    std::memcpy(offsets + 8 * n * k, &dpos, 8);
+    std::memcpy(offsets + 8 * values, &dpos, 8);
     return offsets_size + dpos;
   }
 

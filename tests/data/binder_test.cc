@@ -214,6 +214,27 @@ TEST_CASE("BindMapFunction reads the features of either function, in the dict's 
   }
 }
 
+TEST_CASE("BindMapFunction reads VarLenFeature(dtype) under TensorFlow's names") {
+  Parsed p(
+      "f(parse_example({'a': tf.io.VarLenFeature(tf.int64), 'b': tf.VarLenFeature(tf.float32), "
+      "'c': io.VarLenFeature(dtype=tf.string), 'd': VarLenFeature(tf.dtypes.int64), "
+      "'e': FixedLenFeature([], tf.int64)}))");
+  MapOp map;
+  Status s = BindMapFunction(p.binder, p.chain.calls[0].args[0].value, map);
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  REQUIRE(map.features.size() == 5);
+  const FeatureType types[] = {FeatureType::kInt64, FeatureType::kFloat, FeatureType::kBytes,
+                               FeatureType::kInt64, FeatureType::kInt64};
+  for (size_t i = 0; i < 5; ++i) {
+    CAPTURE(i);
+    CHECK(map.features[i].name == std::string(1, static_cast<char>('a' + i)));
+    CHECK(map.features[i].type == types[i]);
+    CHECK(map.features[i].var_len == (i < 4));
+    CHECK(map.features[i].shape.empty());
+    CHECK_FALSE(map.features[i].default_value.has_value());
+  }
+}
+
 TEST_CASE("BindMapFunction's errors point at the mistake") {
   const std::pair<const char*, const char*> cases[] = {
       {"f(lambda r: parse_example(x, {'a': FixedLenFeature([], tf.int64)}))",
@@ -222,9 +243,17 @@ TEST_CASE("BindMapFunction's errors point at the mistake") {
        "column 40: feature 'a': a FixedLenFeature shape must be fully defined; got None"},
       {"f(parse_example({'a': FixedLenFeature([2], tf.int64, default_value=[[1], [2, 3]])}))",
        "column 74: feature 'a': default_value is not rectangular (rows of 1 and 2 values)"},
-      {"f(parse_example({'a': VarLenFeature(tf.int64)}))",
-       "column 23: feature 'a': tfdist parses dense features only (tf.io.FixedLenFeature); got "
-       "VarLenFeature"},
+      {"f(parse_example({'a': SparseFeature('i', 'v', tf.int64, 3)}))",
+       "column 23: feature 'a': tfdist parses tf.io.FixedLenFeature and tf.io.VarLenFeature; got "
+       "SparseFeature"},
+      {"f(parse_example({'a': tf.io.RaggedFeature(tf.int64)}))",
+       "column 23: feature 'a': tfdist parses tf.io.FixedLenFeature and tf.io.VarLenFeature; got "
+       "RaggedFeature"},
+      {"f(parse_example({'a': VarLenFeature([], tf.int64)}))",
+       "column 23: VarLenFeature() takes dtype; got 2 arguments"},
+      {"f(parse_example({'a': VarLenFeature(dtype=tf.int32)}))",
+       "column 43: feature 'a': parse_example parses tf.int64, tf.float32 and tf.string; got "
+       "tf.int32"},
   };
   for (auto [text, message] : cases) {
     CAPTURE(text);

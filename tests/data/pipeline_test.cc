@@ -540,6 +540,28 @@ TEST_CASE("map(parse_example) takes the feature dicts TensorFlow users write") {
             Feature("s", FeatureType::kBytes, {2}, data::FeatureValues{{}, {}, {"x", ""}})});
 }
 
+TEST_CASE("map(parse_example) takes VarLenFeatures beside FixedLenFeatures") {
+  using data::FeatureType;
+  auto var_len = [](std::string name, FeatureType type) {
+    data::FeatureSpec s = Feature(std::move(name), type, {});
+    s.var_len = true;
+    return s;
+  };
+  const auto want = std::vector<data::FeatureSpec>{
+      var_len("ids", FeatureType::kInt64),
+      Feature("label", FeatureType::kInt64, {}, data::FeatureValues{{-1}, {}, {}}),
+      var_len("weights", FeatureType::kFloat),
+      var_len("tags", FeatureType::kBytes),
+  };
+  CHECK(MapFeatures("tfrecord('a').batch(4).map(lambda r: tf.io.parse_example(r, {\n"
+                    "  'ids': tf.io.VarLenFeature(tf.int64),\n"
+                    "  'label': tf.io.FixedLenFeature([], tf.int64, default_value=-1),\n"
+                    "  'weights': tf.VarLenFeature(dtype=tf.float32),\n"
+                    "  'tags': VarLenFeature(tf.string)}))") == want);
+  // VarLen and FixedLen specs of the same name and dtype differ.
+  CHECK_FALSE(var_len("x", FeatureType::kInt64) == Feature("x", FeatureType::kInt64, {}));
+}
+
 TEST_CASE("map(parse_example) errors name the column and the rule") {
   const std::string src = "tfrecord('a').map(";  // the function starts at column 19
   const std::pair<std::string, std::string> cases[] = {
@@ -565,9 +587,17 @@ TEST_CASE("map(parse_example) errors name the column and the rule") {
       {"parse_example({'x': FixedLenFeature([], tf.int64), 'x': FixedLenFeature([], "
        "tf.int64)}))",
        "column 70: feature 'x' is declared twice"},
-      {"parse_example({'x': VarLenFeature(tf.int64)}))",
-       "column 39: feature 'x': tfdist parses dense features only (tf.io.FixedLenFeature); got "
-       "VarLenFeature"},
+      {"parse_example({'x': tf.io.SparseFeature('i', 'v', tf.int64, 3)}))",
+       "column 39: feature 'x': tfdist parses tf.io.FixedLenFeature and tf.io.VarLenFeature; got "
+       "SparseFeature"},
+      {"parse_example({'x': FixedLenSequenceFeature([], tf.int64)}))",
+       "column 39: feature 'x': tfdist parses tf.io.FixedLenFeature and tf.io.VarLenFeature; got "
+       "FixedLenSequenceFeature"},
+      {"parse_example({'x': VarLenFeature(tf.bool)}))",
+       "column 53: feature 'x': parse_example parses tf.int64, tf.float32 and tf.string; got "
+       "tf.bool"},
+      {"parse_example({'x': VarLenFeature()}))",
+       "column 39: VarLenFeature() takes dtype; got 0 arguments"},
       {"parse_example({'x': FixedLenFeature([])}))",
        "column 39: FixedLenFeature() takes shape and dtype (and optionally default_value); got 1 "
        "argument"},

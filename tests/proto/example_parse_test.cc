@@ -217,7 +217,8 @@ int KindOf(FeatureType t) {
   return t == FeatureType::kBytes ? 1 : t == FeatureType::kFloat ? 2 : 3;
 }
 
-std::vector<FeatureSpec> RandomSpecs(Rng& rng) {
+// Random FixedLenFeatures; with `var_len`, about half are VarLenFeatures.
+std::vector<FeatureSpec> RandomSpecs(Rng& rng, bool var_len = false) {
   std::vector<FeatureSpec> specs;
   const size_t n = rng.Uniform(1, 5);
   for (size_t i = 0; i < n; ++i) {
@@ -245,6 +246,11 @@ std::vector<FeatureSpec> RandomSpecs(Rng& rng) {
       const Values d = RandomValues(rng, KindOf(s.type), static_cast<size_t>(s.num_values()));
       s.default_value = FeatureValues{d.ints, d.floats, d.bytes};
     }
+    if (var_len && rng.Uniform(0, 1) == 0) {
+      s.var_len = true;
+      s.shape.clear();
+      s.default_value.reset();
+    }
     specs.push_back(std::move(s));
   }
   return specs;
@@ -255,7 +261,9 @@ std::vector<FeatureSpec> RandomSpecs(Rng& rng) {
 std::string RandomExample(Rng& rng, const std::vector<FeatureSpec>& specs, int error_rate) {
   std::vector<std::vector<std::string>> keys;  // the entries of each key, in order
   for (const FeatureSpec& s : specs) {
-    const size_t k = static_cast<size_t>(s.num_values());
+    // A VarLenFeature takes any number of values; missing or with no list,
+    // it is empty, and only another list kind is an error.
+    const size_t k = s.var_len ? rng.Uniform(0, 6) : static_cast<size_t>(s.num_values());
     int kind = KindOf(s.type);
     size_t n = k;
     const bool bad = static_cast<int>(rng.Uniform(0, 999)) < error_rate;
@@ -388,19 +396,21 @@ Parsed Reference(const std::vector<FeatureSpec>& specs, const std::vector<std::s
     records.push_back(Winners(payload, ex));
   }
   for (const FeatureSpec& s : specs) {
-    p.layout.offsets.push_back(p.bytes.size());
     const size_t k = static_cast<size_t>(s.num_values());
-    std::string data;
-    std::vector<uint64_t> offsets;
+    std::vector<Values> rows;  // each record's values
     for (const auto& map : records) {
       auto it = map.find(s.name);
       Values v;
+      v.kind = KindOf(s.type);
       if (it == map.end()) {
+        if (s.var_len) {
+          rows.push_back(v);  // TensorFlow: a missing VarLenFeature is empty
+          continue;
+        }
         if (!s.default_value || k == 0) {
           p.status = Status::InvalidArgument("required");
           return p;
         }
-        v.kind = KindOf(s.type);
         v.ints = s.default_value->int64s;
         v.floats = s.default_value->floats;
         v.bytes = s.default_value->bytes;
@@ -414,12 +424,29 @@ Parsed Reference(const std::vector<FeatureSpec>& specs, const std::vector<std::s
         v.ints.assign(f.int64_list().value().begin(), f.int64_list().value().end());
         v.floats.assign(f.float_list().value().begin(), f.float_list().value().end());
         v.bytes.assign(f.bytes_list().value().begin(), f.bytes_list().value().end());
-        if (v.size() != k) {
+        if (!s.var_len && v.size() != k) {
           p.status = Status::InvalidArgument("count");
           return p;
         }
       }
-      for (size_t j = 0; j < k; ++j) {
+      rows.push_back(std::move(v));
+    }
+    if (s.var_len) {
+      p.layout.row_splits_offsets.push_back(p.bytes.size());
+      uint64_t split = 0;
+      p.bytes.append(reinterpret_cast<const char*>(&split), 8);
+      for (const Values& v : rows) {
+        split += v.size();
+        p.bytes.append(reinterpret_cast<const char*>(&split), 8);
+      }
+    } else {
+      p.layout.row_splits_offsets.push_back(ColumnLayout::kNoColumn);
+    }
+    p.layout.offsets.push_back(p.bytes.size());
+    std::string data;
+    std::vector<uint64_t> offsets;
+    for (const Values& v : rows) {
+      for (size_t j = 0; j < v.size(); ++j) {
         if (s.type == FeatureType::kInt64) {
           p.bytes.append(reinterpret_cast<const char*>(&v.ints[j]), 8);
         } else if (s.type == FeatureType::kFloat) {
@@ -488,6 +515,7 @@ void CheckSame(const std::vector<FeatureSpec>& specs, const std::vector<std::str
   REQUIRE(got.status.code() == want.status.code());
   if (want.status.ok()) {
     CHECK(got.layout.offsets == want.layout.offsets);
+    CHECK(got.layout.row_splits_offsets == want.layout.row_splits_offsets);
     CHECK(got.layout.total_bytes == want.layout.total_bytes);
     CHECK(got.bytes == want.bytes);
   }
@@ -512,13 +540,33 @@ TEST_CASE("random Examples in every valid encoding parse as protobuf decodes the
   CHECK(errors > 100);
 }
 
+TEST_CASE("random Examples for VarLenFeatures (and FixedLen ones beside) parse as protobuf does") {
+  Rng rng(20260502);
+  int ok = 0, errors = 0, var_len = 0;
+  for (int round = 0; round < 5000; ++round) {
+    const std::vector<FeatureSpec> specs = RandomSpecs(rng, /*var_len=*/true);
+    for (const FeatureSpec& s : specs) var_len += s.var_len;
+    std::vector<std::string> payloads;
+    const int error_rate = round % 3 == 0 ? 30 : 0;
+    for (uint64_t n = rng.Uniform(0, 8); n > 0; --n) {
+      payloads.push_back(RandomExample(rng, specs, error_rate));
+    }
+    CAPTURE(round);
+    CheckSame(specs, payloads);
+    (Reference(specs, payloads).status.ok() ? ok : errors)++;
+  }
+  CHECK(var_len > 5000);
+  CHECK(ok > 2500);
+  CHECK(errors > 100);
+}
+
 TEST_CASE("damaged and random bytes: never a crash; protobuf's valid parses agree") {
   // protobuf logs invalid UTF-8 in map keys; the test expects it.
   google::protobuf::LogSilencer silence;
   Rng rng(77);
   int compared = 0;
   for (int round = 0; round < 40000; ++round) {
-    const std::vector<FeatureSpec> specs = RandomSpecs(rng);
+    const std::vector<FeatureSpec> specs = RandomSpecs(rng, /*var_len=*/round % 2 == 1);
     std::string p = RandomExample(rng, specs, 20);
     switch (rng.Uniform(0, 4)) {
       case 0:  // flip bytes
@@ -665,6 +713,173 @@ TEST_CASE("defaults fill missing features; bytes columns hold offsets then data"
   CHECK(p.bytes[71] == '\0');
 }
 
+FeatureSpec VarLen(std::string name, FeatureType type) {
+  FeatureSpec s = Spec(std::move(name), type);
+  s.var_len = true;
+  return s;
+}
+
+// Map entries of each list kind, packed or one field per value.
+std::string PackedIntEntry(const std::string& key, std::vector<uint64_t> values) {
+  std::string packed;
+  for (uint64_t v : values) PutVarint(packed, v);
+  return Len(1, Len(1, key) + Len(2, Len(3, Len(1, packed))));
+}
+std::string FloatEntry(const std::string& key, std::vector<float> values, bool packed) {
+  std::string list;
+  for (float v : values) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    if (packed) {
+      list.append(reinterpret_cast<const char*>(&bits), 4);
+    } else {
+      list += Fixed32(1, bits);
+    }
+  }
+  if (packed) list = Len(1, list);
+  return Len(1, Len(1, key) + Len(2, Len(2, list)));
+}
+std::string BytesEntry(const std::string& key, std::vector<std::string> values) {
+  std::string list;
+  for (const std::string& v : values) list += Len(1, v);
+  return Len(1, Len(1, key) + Len(2, Len(1, list)));
+}
+
+std::vector<uint64_t> Uint64sAt(const Parsed& p, uint64_t offset, size_t n) {
+  std::vector<uint64_t> v(n);
+  REQUIRE(offset + 8 * n <= p.bytes.size());
+  if (n != 0) std::memcpy(v.data(), p.bytes.data() + offset, 8 * n);
+  return v;
+}
+
+TEST_CASE("VarLenFeatures of each dtype: row splits, then every record's values") {
+  auto parser =
+      DenseParser::Create({VarLen("ids", FeatureType::kInt64), VarLen("w", FeatureType::kFloat),
+                           VarLen("s", FeatureType::kBytes)});
+  REQUIRE(parser.ok());
+  const Parsed p =
+      Fast(*parser,
+           {// Unpacked int64s, packed floats.
+            Example({IntEntry("ids", {1, 2, 3}), FloatEntry("w", {1.5f, 2.5f}, true),
+                     BytesEntry("s", {"a", "bc"})}),
+            // Missing everywhere: empty rows, no error.
+            Example({}),
+            // Packed int64s (one negative: 10 bytes), unpacked floats, an empty string.
+            Example({PackedIntEntry("ids", {7, static_cast<uint64_t>(-5)}),
+                     FloatEntry("w", {-1.0f}, false), BytesEntry("s", {""})}),
+            // Features with no list set count as missing; an empty list is empty.
+            Example({EmptyEntry("ids"), EmptyEntry("w"), BytesEntry("s", {})})});
+  REQUIRE_MESSAGE(p.status.ok(), p.status.ToString());
+  // 4 records: 5 row splits (40 bytes) before each values column.
+  CHECK(p.layout.row_splits_offsets == std::vector<uint64_t>{0, 80, 136});
+  CHECK(p.layout.offsets == std::vector<uint64_t>{40, 120, 176});
+  CHECK(Uint64sAt(p, 0, 5) == std::vector<uint64_t>{0, 3, 3, 5, 5});
+  CHECK(Int64At(p, 40) == 1);
+  CHECK(Int64At(p, 56) == 3);
+  CHECK(Int64At(p, 64) == 7);
+  CHECK(Int64At(p, 72) == -5);
+  CHECK(Uint64sAt(p, 80, 5) == std::vector<uint64_t>{0, 2, 2, 3, 3});
+  float fv[4];
+  std::memcpy(fv, p.bytes.data() + 120, 16);
+  CHECK(fv[0] == 1.5f);
+  CHECK(fv[1] == 2.5f);
+  CHECK(fv[2] == -1.0f);
+  CHECK(fv[3] == 0.0f);  // padding
+  CHECK(Uint64sAt(p, 136, 5) == std::vector<uint64_t>{0, 2, 2, 3, 3});
+  CHECK(Uint64sAt(p, 176, 4) == std::vector<uint64_t>{0, 1, 3, 3});
+  CHECK(p.bytes.substr(208, 3) == "abc");
+  CHECK(p.layout.total_bytes == 216);
+}
+
+TEST_CASE("FixedLen and VarLen features mix in one batch; packed and unpacked agree") {
+  FeatureSpec label = Spec("label", FeatureType::kInt64);
+  label.default_value = FeatureValues{{-1}, {}, {}};
+  const std::vector<FeatureSpec> specs = {label, VarLen("ids", FeatureType::kInt64),
+                                          Spec("emb", FeatureType::kFloat, {2}),
+                                          VarLen("tags", FeatureType::kBytes)};
+  auto parser = DenseParser::Create(specs);
+  REQUIRE(parser.ok());
+  const std::string emb = FloatEntry("emb", {0.5f, 0.25f}, true);
+  const std::vector<std::string> unpacked = {
+      Example({IntEntry("label", {1}), IntEntry("ids", {10, 20}), emb, BytesEntry("tags", {"x"})}),
+      Example({emb, IntEntry("ids", {30})}),
+      Example({BytesEntry("tags", {"y", "zz"}), emb, IntEntry("label", {0})})};
+  const std::vector<std::string> packed = {
+      Example({IntEntry("label", {1}), PackedIntEntry("ids", {10, 20}),
+               FloatEntry("emb", {0.5f, 0.25f}, false), BytesEntry("tags", {"x"})}),
+      Example({emb, PackedIntEntry("ids", {30})}),
+      Example({BytesEntry("tags", {"y", "zz"}), emb, PackedIntEntry("label", {0})})};
+  const Parsed p = Fast(*parser, unpacked);
+  REQUIRE_MESSAGE(p.status.ok(), p.status.ToString());
+  const Parsed q = Fast(*parser, packed);
+  REQUIRE_MESSAGE(q.status.ok(), q.status.ToString());
+  CHECK(p.bytes == q.bytes);
+  CheckSame(specs, unpacked);
+  CheckSame(specs, packed);
+  // label: 3 int64 at 0; ids: splits at 24, values at 56; emb: 6 floats at
+  // 80; tags: splits at 104, 4 offsets at 136, then "xyzz".
+  constexpr uint64_t kNo = ColumnLayout::kNoColumn;
+  CHECK(p.layout.row_splits_offsets == std::vector<uint64_t>{kNo, 24, kNo, 104});
+  CHECK(p.layout.offsets == std::vector<uint64_t>{0, 56, 80, 136});
+  CHECK(Uint64sAt(p, 0, 3) == std::vector<uint64_t>{1, static_cast<uint64_t>(-1), 0});
+  CHECK(Uint64sAt(p, 24, 4) == std::vector<uint64_t>{0, 2, 3, 3});
+  CHECK(Uint64sAt(p, 56, 3) == std::vector<uint64_t>{10, 20, 30});
+  CHECK(Uint64sAt(p, 104, 4) == std::vector<uint64_t>{0, 1, 1, 3});
+  CHECK(Uint64sAt(p, 136, 4) == std::vector<uint64_t>{0, 1, 2, 4});
+  CHECK(p.bytes.substr(168, 4) == "xyzz");
+  CHECK(p.layout.total_bytes == 176);
+}
+
+TEST_CASE("a VarLenFeature holding another list kind is an error naming the feature") {
+  auto parser = DenseParser::Create({VarLen("ids", FeatureType::kInt64)});
+  REQUIRE(parser.ok());
+  Parsed p =
+      Fast(*parser, {Example({IntEntry("ids", {1})}), Example({FloatEntry("ids", {1.0f}, true)})});
+  CHECK(p.status.code() == StatusCode::kInvalidArgument);
+  CHECK(p.status.message() ==
+        "test.tfrecord:1 at byte 100: feature 'ids' is declared tf.int64 but holds a float_list");
+  // A damaged list of a VarLenFeature names it, for each dtype.
+  for (FeatureType type : {FeatureType::kInt64, FeatureType::kFloat, FeatureType::kBytes}) {
+    auto q = DenseParser::Create({VarLen("v", type)});
+    REQUIRE(q.ok());
+    const int kind = KindOf(type);
+    // A field of the list's own number whose length runs past its end.
+    const std::string bad = Len(1, Len(1, "v") + Len(2, Len(kind,
+                                                            "\x0a\x05"
+                                                            "ab")));
+    p = Fast(*q, {Example({bad})});
+    CHECK(p.status.code() == StatusCode::kDataLoss);
+    CHECK(p.status.message().find("of feature 'v' is damaged") != std::string::npos);
+  }
+}
+
+TEST_CASE("MaxBatchBytes bounds VarLen columns in their densest encodings") {
+  // Packed zeros (1 byte each, 8 in the column), empty strings (2 bytes
+  // each, an 8-byte offset), unpacked floats; Fast sizes the block exactly.
+  std::vector<uint64_t> zeros(1000, 0);
+  std::vector<std::string> empties(700);
+  std::vector<float> floats(300, 1.0f);
+  for (const auto& specs :
+       {std::vector<FeatureSpec>{VarLen("i", FeatureType::kInt64)},
+        std::vector<FeatureSpec>{VarLen("b", FeatureType::kBytes)},
+        std::vector<FeatureSpec>{VarLen("f", FeatureType::kFloat)},
+        std::vector<FeatureSpec>{VarLen("i", FeatureType::kInt64), VarLen("b", FeatureType::kBytes),
+                                 VarLen("f", FeatureType::kFloat),
+                                 Spec("s", FeatureType::kBytes)}}) {
+    auto parser = DenseParser::Create(specs);
+    REQUIRE(parser.ok());
+    const std::vector<std::string> payloads = {
+        Example({PackedIntEntry("i", zeros), BytesEntry("b", empties),
+                 FloatEntry("f", floats, false), BytesEntry("s", {"s"})}),
+        Example({BytesEntry("s", {""})}),
+        Example({PackedIntEntry("i", {0}), BytesEntry("b", {""}), FloatEntry("f", {2.0f}, true),
+                 BytesEntry("s", {std::string(100, 's')})})};
+    const Parsed p = Fast(*parser, payloads);
+    REQUIRE_MESSAGE(p.status.ok(), p.status.ToString());
+    CheckSame(specs, payloads);
+  }
+}
+
 TEST_CASE("Create checks names, shapes and defaults") {
   CHECK(DenseParser::Create({Spec("a", FeatureType::kInt64), Spec("a", FeatureType::kFloat)})
             .status()
@@ -680,6 +895,17 @@ TEST_CASE("Create checks names, shapes and defaults") {
   CHECK(
       DenseParser::Create({Spec("big", FeatureType::kInt64, {1 << 20, 1 << 20})}).status().code() ==
       StatusCode::kInvalidArgument);
+  FeatureSpec v = VarLen("v", FeatureType::kInt64);
+  v.shape = {2};
+  CHECK(DenseParser::Create({v}).status().message() ==
+        "feature 'v': a VarLenFeature has no shape; got [2]");
+  v.shape.clear();
+  v.default_value = FeatureValues{{0}, {}, {}};
+  CHECK(DenseParser::Create({v}).status().message() ==
+        "feature 'v': a VarLenFeature has no default_value");
+  CHECK(DenseParser::Create({VarLen("v", FeatureType::kBytes), VarLen("v", FeatureType::kFloat)})
+            .status()
+            .message() == "feature 'v' is declared twice");
 }
 
 TEST_CASE("an output block smaller than MaxBatchBytes is refused, not overrun") {
