@@ -281,6 +281,8 @@ Result<Op> Binder::Source(const Call& call) const {
     TFDIST_ASSIGN_OR_RETURN(op.params, ListFiles(call, name));
   } else if (name == "from_tensor_slices") {
     TFDIST_ASSIGN_OR_RETURN(op.params, FromTensorSlices(call, name));
+  } else if (name == "from_tensors") {
+    TFDIST_ASSIGN_OR_RETURN(op.params, FromTensors(call, name));
   } else if (IsReaderName(call.name) || name == "TFRecordDataset") {
     op.name = "tfrecord";
     // Messages name the reader as written.
@@ -289,7 +291,7 @@ Result<Op> Binder::Source(const Call& call) const {
     TFDIST_ASSIGN_OR_RETURN(op.params, Range(call, name));
   } else {
     return ErrorAt(call.pos, fmt::format("unknown source '{}'; expected list_files, "
-                                         "from_tensor_slices, tfrecord or range",
+                                         "from_tensor_slices, from_tensors, tfrecord or range",
                                          call.name));
   }
   return op;
@@ -309,13 +311,21 @@ Result<Op> Binder::Transform(const Call& call) const {
       {"enumerate", &Binder::Enumerate},
       {"prefetch", &Binder::Prefetch},
       {"map", &Binder::Map},
+      {"filter", &Binder::Filter},
+      {"padded_batch", &Binder::PaddedBatch},
+      {"unbatch", &Binder::Unbatch},
+      {"rebatch", &Binder::Rebatch},
+      {"cache", &Binder::Cache},
+      {"ignore_errors", &Binder::IgnoreErrors},
+      {"apply", &Binder::Apply},
   };
   const auto* method = std::find_if(std::begin(kMethods), std::end(kMethods),
                                     [&](const auto& m) { return m.first == call.name; });
   if (method == std::end(kMethods)) {
     return ErrorAt(call.pos,
                    fmt::format("unknown method '{}'; expected shard, interleave, flat_map, "
-                               "shuffle, repeat, batch, take, skip, enumerate, prefetch or map",
+                               "shuffle, repeat, batch, padded_batch, unbatch, rebatch, take, "
+                               "skip, enumerate, prefetch, cache, map, filter, ignore_errors or apply",
                                call.name));
   }
   Op op;
@@ -337,17 +347,78 @@ Result<OpParams> Binder::ListFiles(const Call& call, std::string_view name) cons
 }
 
 Result<OpParams> Binder::FromTensorSlices(const Call& call, std::string_view name) const {
-  static constexpr Param kParams[] = {{"tensors", true}};
+  static constexpr Param kParams[] = {{"tensors", true}, {"name", false}};
   TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
   if (b[0]->kind != Expr::Kind::kList) {
-    return ErrorAt(b[0]->pos, fmt::format("from_tensor_slices() takes a list of file names; "
-                                          "got {}",
+    return ErrorAt(b[0]->pos, fmt::format("from_tensor_slices() takes a list (of file names, "
+                                          "integers or other values); got {}",
                                           ExprText(*b[0])));
   }
+  return Elements(b[0]->items);
+}
+
+Result<OpParams> Binder::FromTensors(const Call& call, std::string_view name) const {
+  static constexpr Param kParams[] = {{"tensors", true}, {"name", false}};
+  TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
+  return Elements(std::span(b[0], 1));
+}
+
+// Strings are names, integers integers, other values their text.
+Result<OpParams> Binder::Elements(std::span<const Expr> items) const {
   FromTensorSlicesOp p;
-  TFDIST_ASSIGN_OR_RETURN(const std::vector<std::string> names, Strings(*b[0], "tensors"));
-  p.names = StringList(names);
+  const bool ints = !items.empty() && std::all_of(items.begin(), items.end(), [](const Expr& e) {
+    return e.kind == Expr::Kind::kInt;
+  });
+  if (ints) {
+    p.integers = true;
+    for (const Expr& e : items) p.ints.push_back(e.number);
+    return OpParams(std::move(p));
+  }
+  StringList::Builder names;
+  for (const Expr& e : items) {
+    if (e.kind == Expr::Kind::kString) {
+      names.Add(e.text);
+      continue;
+    }
+    TFDIST_ASSIGN_OR_RETURN(std::string label, ValueText(e, false));
+    names.Add(label);
+  }
+  p.names = std::move(names).Finish();
   return OpParams(std::move(p));
+}
+
+Result<std::string> Binder::ValueText(const Expr& e, bool nested) const {
+  switch (e.kind) {
+    case Expr::Kind::kInt:
+      return fmt::format("{}", e.number);
+    case Expr::Kind::kFloat: {
+      std::string text = fmt::format("{}", e.real);
+      if (text.find_first_of(".eEin") == std::string::npos) text += ".0";  // Python's 1.0
+      return text;
+    }
+    case Expr::Kind::kString:
+      return nested ? fmt::format("'{}'", e.text) : e.text;
+    case Expr::Kind::kName:
+      return e.text;
+    case Expr::Kind::kList:
+    case Expr::Kind::kTuple:
+    case Expr::Kind::kDict: {
+      const bool dict = e.kind == Expr::Kind::kDict;
+      std::string out = e.kind == Expr::Kind::kList ? "[" : dict ? "{" : "(";
+      for (size_t i = 0; i < e.items.size(); ++i) {
+        TFDIST_ASSIGN_OR_RETURN(std::string item, ValueText(e.items[i], true));
+        out += (i == 0 ? "" : dict && i % 2 == 1 ? ": " : ", ") + item;
+      }
+      if (e.kind == Expr::Kind::kTuple && e.items.size() == 1) out += ",";
+      return out + (e.kind == Expr::Kind::kList ? "]" : dict ? "}" : ")");
+    }
+    case Expr::Kind::kCall:
+    case Expr::Kind::kLambda:
+      break;
+  }
+  return ErrorAt(e.pos, fmt::format("expected a value (a number, a string, a list, a tuple or a "
+                                    "dict); got {}",
+                                    ExprText(e)));
 }
 
 Result<OpParams> Binder::TFRecord(const Call& call, std::string_view name) const {
@@ -491,15 +562,141 @@ Result<OpParams> Binder::Prefetch(const Call& call, std::string_view name) const
   return OpParams(PrefetchOp{size});
 }
 
+Result<std::optional<std::string>> Binder::Opaque(const Expr& e) const {
+  if (e.kind != Expr::Kind::kCall || e.text != "opaque") return std::optional<std::string>();
+  if (e.args.size() != 1 || !e.args[0].keyword.empty() ||
+      e.args[0].value.kind != Expr::Kind::kString) {
+    return ErrorAt(e.pos, "opaque() takes the function's name as a string: opaque(\"parse_fn\")");
+  }
+  return std::optional<std::string>(e.args[0].value.text);
+}
+
 Result<OpParams> Binder::Map(const Call& call, std::string_view name) const {
-  static constexpr Param kParams[] = {
-      {"map_func", true}, {"num_parallel_calls", false}, {"deterministic", false}};
+  static constexpr Param kParams[] = {{"map_func", true},
+                                      {"num_parallel_calls", false},
+                                      {"deterministic", false},
+                                      {"name", false}};
   TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
   MapOp p;
-  TFDIST_RETURN_IF_ERROR(BindMapFunction(*this, *b[0], p));
+  TFDIST_ASSIGN_OR_RETURN(std::optional<std::string> opaque, Opaque(*b[0]));
+  if (opaque) {
+    p.opaque = *opaque;
+  } else {
+    TFDIST_RETURN_IF_ERROR(BindMapFunction(*this, *b[0], p));
+  }
   TFDIST_ASSIGN_OR_RETURN(p.num_parallel_calls, OptInt(b[1], "num_parallel_calls"));
   if (b[2] != nullptr) TFDIST_RETURN_IF_ERROR(OptBool(b[2], "deterministic"));
   return OpParams(std::move(p));
+}
+
+// The predicate is not run: the op counts as keeping everything.
+Result<OpParams> Binder::Filter(const Call& call, std::string_view name) const {
+  static constexpr Param kParams[] = {{"predicate", true}, {"name", false}};
+  TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
+  FilterOp p;
+  TFDIST_ASSIGN_OR_RETURN(std::optional<std::string> opaque, Opaque(*b[0]));
+  p.function = opaque                             ? *opaque
+               : b[0]->kind == Expr::Kind::kLambda ? std::string("lambda")
+                                                   : ExprText(*b[0]);
+  return OpParams(std::move(p));
+}
+
+// padded_shapes and padding_values change the shapes of the elements, not
+// which elements a batch holds.
+Result<OpParams> Binder::PaddedBatch(const Call& call, std::string_view name) const {
+  static constexpr Param kParams[] = {{"batch_size", true},
+                                      {"padded_shapes", false},
+                                      {"padding_values", false},
+                                      {"drop_remainder", false},
+                                      {"name", false}};
+  TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
+  BatchOp p;
+  p.padded = true;
+  TFDIST_ASSIGN_OR_RETURN(p.batch_size, Int(*b[0], "batch_size"));
+  TFDIST_ASSIGN_OR_RETURN(auto drop, OptBool(b[3], "drop_remainder"));
+  p.drop_remainder = drop.value_or(false);
+  return OpParams(std::move(p));
+}
+
+Result<OpParams> Binder::Unbatch(const Call& call, std::string_view name) const {
+  static constexpr Param kParams[] = {{"name", false}};
+  TFDIST_RETURN_IF_ERROR(Bind(call, name, kParams));
+  return OpParams(UnbatchOp{});
+}
+
+Result<OpParams> Binder::Rebatch(const Call& call, std::string_view name) const {
+  static constexpr Param kParams[] = {
+      {"batch_size", true}, {"drop_remainder", false}, {"name", false}};
+  TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
+  RebatchOp p;
+  if (b[0]->kind == Expr::Kind::kList || b[0]->kind == Expr::Kind::kTuple) {
+    if (b[0]->items.empty()) return ErrorAt(b[0]->pos, "rebatch(): batch_size is an empty list");
+    for (const Expr& e : b[0]->items) {
+      TFDIST_ASSIGN_OR_RETURN(IntArg size, Int(e, "batch_size"));
+      p.sizes.push_back(size);
+    }
+  } else {
+    TFDIST_ASSIGN_OR_RETURN(IntArg size, Int(*b[0], "batch_size"));
+    p.sizes.push_back(size);
+  }
+  TFDIST_ASSIGN_OR_RETURN(auto drop, OptBool(b[1], "drop_remainder"));
+  p.drop_remainder = drop.value_or(false);
+  return OpParams(std::move(p));
+}
+
+Result<OpParams> Binder::Cache(const Call& call, std::string_view name) const {
+  static constexpr Param kParams[] = {{"filename", false}, {"name", false}};
+  TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
+  CacheOp p;
+  if (!IsNone(b[0])) {
+    if (b[0]->kind != Expr::Kind::kString) {
+      return ErrorAt(b[0]->pos,
+                     fmt::format("cache(): filename is a string; got {}", ExprText(*b[0])));
+    }
+    p.filename = b[0]->text;
+  }
+  return OpParams(std::move(p));
+}
+
+Result<OpParams> Binder::IgnoreErrors(const Call& call, std::string_view name) const {
+  static constexpr Param kParams[] = {{"log_warning", false}, {"name", false}};
+  TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
+  if (b[0] != nullptr) TFDIST_RETURN_IF_ERROR(OptBool(b[0], "log_warning"));
+  return OpParams(IgnoreErrorsOp{});
+}
+
+// apply(f) with the transformations of tf.data.experimental that map onto
+// ops: parse_example_dataset, ignore_errors and unbatch.
+Result<OpParams> Binder::Apply(const Call& call, std::string_view name) const {
+  static constexpr Param kParams[] = {{"transformation_func", true}};
+  TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
+  const Expr& f = *b[0];
+  std::string_view fn = f.kind == Expr::Kind::kCall ? std::string_view(f.text) : "";
+  for (std::string_view prefix : {"tf.data.experimental.", "data.experimental.", "experimental."}) {
+    if (fn.starts_with(prefix)) fn.remove_prefix(prefix.size());
+  }
+  Call inner{std::string(fn), f.pos, f.pos, f.args};
+  if (fn == "ignore_errors") return IgnoreErrors(inner, fn);
+  if (fn == "unbatch") return Unbatch(inner, fn);
+  if (fn == "parse_example_dataset") {
+    static constexpr Param kParse[] = {
+        {"features", true}, {"num_parallel_calls", false}, {"deterministic", false}};
+    TFDIST_ASSIGN_OR_RETURN(auto parse, Bind(inner, fn, kParse));
+    MapOp p;
+    p.parse_dataset = true;
+    Expr spec;
+    spec.kind = Expr::Kind::kCall;
+    spec.pos = f.pos;
+    spec.text = "parse_example";
+    spec.args.push_back(Arg{"", parse[0]->pos, *parse[0]});
+    TFDIST_RETURN_IF_ERROR(BindMapFunction(*this, spec, p));
+    TFDIST_ASSIGN_OR_RETURN(p.num_parallel_calls, OptInt(parse[1], "num_parallel_calls"));
+    if (parse[2] != nullptr) TFDIST_RETURN_IF_ERROR(OptBool(parse[2], "deterministic"));
+    return OpParams(std::move(p));
+  }
+  return ErrorAt(f.pos, fmt::format("apply() takes tf.data.experimental.parse_example_dataset"
+                                    "(...), ignore_errors() or unbatch(); got {}",
+                                    ExprText(f)));
 }
 
 }  // namespace tfdist::data

@@ -84,16 +84,19 @@ class Binder {
   Result<io::Compression> ReaderFunction(const Expr& e) const;
 
   // The source call of a chain (TensorFlow's spellings: tf.data.Dataset.range,
-  // Dataset.range, range): list_files, from_tensor_slices, tfrecord, range.
+  // Dataset.range, range): list_files, from_tensor_slices, from_tensors,
+  // tfrecord, range.
   Result<Op> Source(const Call& call) const;
   // A method call after the source: shard, interleave, flat_map, shuffle,
-  // repeat, batch, take, skip, enumerate, prefetch, map.
+  // repeat, batch, padded_batch, unbatch, rebatch, take, skip, enumerate,
+  // prefetch, cache, map, filter, ignore_errors, apply.
   Result<Op> Transform(const Call& call) const;
 
  private:
   // One per op: its params from `call` (whose name `name` is as written).
   Result<OpParams> ListFiles(const Call& call, std::string_view name) const;
   Result<OpParams> FromTensorSlices(const Call& call, std::string_view name) const;
+  Result<OpParams> FromTensors(const Call& call, std::string_view name) const;
   Result<OpParams> TFRecord(const Call& call, std::string_view name) const;
   Result<OpParams> Range(const Call& call, std::string_view name) const;
   Result<OpParams> Shard(const Call& call, std::string_view name) const;
@@ -107,6 +110,22 @@ class Binder {
   Result<OpParams> Enumerate(const Call& call, std::string_view name) const;
   Result<OpParams> Prefetch(const Call& call, std::string_view name) const;
   Result<OpParams> Map(const Call& call, std::string_view name) const;
+  Result<OpParams> Filter(const Call& call, std::string_view name) const;
+  Result<OpParams> PaddedBatch(const Call& call, std::string_view name) const;
+  Result<OpParams> Unbatch(const Call& call, std::string_view name) const;
+  Result<OpParams> Rebatch(const Call& call, std::string_view name) const;
+  Result<OpParams> Cache(const Call& call, std::string_view name) const;
+  Result<OpParams> IgnoreErrors(const Call& call, std::string_view name) const;
+  Result<OpParams> Apply(const Call& call, std::string_view name) const;
+
+  // The elements of from_tensor_slices()/from_tensors() given as `items`.
+  Result<OpParams> Elements(std::span<const Expr> items) const;
+  // A value as Python writes it ("1.5", "(1, 'a')"); a string at the top
+  // level is itself. Error: a call or a lambda.
+  Result<std::string> ValueText(const Expr& e, bool nested) const;
+  // opaque("name"): the name of a function tfdist does not look into, or
+  // nullopt for another expression.
+  Result<std::optional<std::string>> Opaque(const Expr& e) const;
 
   std::string_view text_;
 };

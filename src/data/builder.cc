@@ -24,7 +24,8 @@ Builder::Builder(const Pipeline& pipeline, const BuildOptions& options)
 
 Result<DatasetPtr> Builder::Build() {
   DatasetPtr ds;
-  for (const Op& op : pipeline_.ops) {
+  for (index_ = 0; index_ < pipeline_.ops.size(); ++index_) {
+    const Op& op = pipeline_.ops[index_];
     TFDIST_ASSIGN_OR_RETURN(
         ds, std::visit([&](const auto& p) { return Apply(p, op, std::move(ds)); }, op.params));
   }
@@ -45,6 +46,7 @@ Result<DatasetPtr> Builder::Apply(const ListFilesOp& p, const Op& op, DatasetPtr
 }
 
 Result<DatasetPtr> Builder::Apply(const FromTensorSlicesOp& p, const Op&, DatasetPtr) {
+  if (p.integers) return NewIntsDataset(p.ints);
   return NewNamesDataset(p.names);
 }
 
@@ -152,6 +154,41 @@ Result<DatasetPtr> Builder::Apply(const PrefetchOp& p, const Op& op, DatasetPtr 
   return NewPrefetchDataset(std::move(in), size);
 }
 
+Result<DatasetPtr> Builder::Apply(const UnbatchOp&, const Op&, DatasetPtr in) {
+  return NewUnbatchDataset(std::move(in));
+}
+
+Result<DatasetPtr> Builder::Apply(const RebatchOp& p, const Op& op, DatasetPtr in) {
+  std::vector<int64_t> sizes;
+  int64_t total = 0;
+  for (const IntArg& a : p.sizes) {
+    TFDIST_ASSIGN_OR_RETURN(int64_t size, AtLeast(a, 0, op.name, "batch_size"));
+    sizes.push_back(size);
+    total = std::max(total, size);
+  }
+  if (total == 0) return ErrorAt(op.pos, "rebatch(): every batch size is 0");
+  return NewRebatchDataset(std::move(in), std::move(sizes), p.drop_remainder, options_.counters);
+}
+
+// Later passes build the ops before the cache again: the same stages, seeds
+// and epoch counts as the first pass had, so the same elements in its order.
+Result<DatasetPtr> Builder::Apply(const CacheOp&, const Op&, DatasetPtr in) {
+  auto prefix = std::make_shared<Pipeline>();
+  prefix->text = pipeline_.text;
+  prefix->ops.assign(pipeline_.ops.begin(),
+                     pipeline_.ops.begin() + static_cast<std::ptrdiff_t>(index_));
+  BuildOptions options = options_;
+  options.default_seed = seed_;
+  return NewCacheDataset(std::move(in), [prefix, options]() -> Result<DatasetPtr> {
+    return Builder(*prefix, options).Build();
+  });
+}
+
+Result<DatasetPtr> Builder::Apply(const FilterOp&, const Op&, DatasetPtr in) { return in; }
+
+// The readers before it end a file at its error (ReaderOptions).
+Result<DatasetPtr> Builder::Apply(const IgnoreErrorsOp&, const Op&, DatasetPtr in) { return in; }
+
 // Records pass through: they are parsed where batches are staged.
 Result<DatasetPtr> Builder::Apply(const MapOp& p, const Op& op, DatasetPtr in) {
   if (p.num_parallel_calls) {
@@ -221,6 +258,9 @@ InterleaveOptions Builder::ReaderOptions() const {
   InterleaveOptions o;
   o.deferred = options_.deferred_payloads;
   o.counters = options_.counters;
+  o.end_file_on_error =
+      std::any_of(pipeline_.ops.begin() + static_cast<std::ptrdiff_t>(index_), pipeline_.ops.end(),
+                  [](const Op& op) { return std::holds_alternative<IgnoreErrorsOp>(op.params); });
   return o;
 }
 

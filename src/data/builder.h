@@ -54,6 +54,11 @@ class Builder {
   Result<DatasetPtr> Apply(const EnumerateOp& p, const Op& op, DatasetPtr in);
   Result<DatasetPtr> Apply(const PrefetchOp& p, const Op& op, DatasetPtr in);
   Result<DatasetPtr> Apply(const MapOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const UnbatchOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const RebatchOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const CacheOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const FilterOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const IgnoreErrorsOp& p, const Op& op, DatasetPtr in);
 
   Status ErrorAt(size_t pos, std::string_view what) const;
   // The value of `a` in op `op`, with ctx.* names and SHARD_HINT resolved.
@@ -63,7 +68,8 @@ class Builder {
   Result<int64_t> AtLeast(const IntArg& a, int64_t min, std::string_view op, std::string_view what,
                           bool autotune = false,
                           int64_t max = std::numeric_limits<int64_t>::max()) const;
-  // What every reader stage takes from the build options.
+  // What every reader stage takes from the build options (and from an
+  // ignore_errors() after the op being built).
   InterleaveOptions ReaderOptions() const;
   // A stage's seed: its own, else the run's (random unless given).
   uint64_t Seed(std::optional<int64_t> seed);
@@ -73,6 +79,7 @@ class Builder {
   int64_t cpus_;
   uint64_t seed_;
   uint64_t unseeded_ = 0;
+  size_t index_ = 0;  // of the op being built
 };
 
 }  // namespace tfdist::data

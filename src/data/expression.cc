@@ -449,7 +449,21 @@ class Parser {
 
 }  // namespace
 
+std::string_view SourceMarker(std::string_view text, size_t pos) {
+  pos = std::min(pos, text.size());
+  const size_t begin = pos == 0 ? 0 : text.rfind('\n', pos - 1);
+  const size_t start = begin == std::string_view::npos || pos == 0 ? 0 : begin + 1;
+  const size_t end = std::min(text.find('\n', start), text.size());
+  const std::string_view line = text.substr(start, end - start);
+  const size_t marker = line.rfind(kSourceMarker);
+  if (marker == std::string_view::npos) return {};
+  return line.substr(marker + kSourceMarker.size());
+}
+
 std::string DescribePosition(std::string_view text, size_t pos) {
+  if (const std::string_view source = SourceMarker(text, pos); !source.empty()) {
+    return std::string(source);
+  }
   size_t line = 1, column = 1;
   for (size_t i = 0; i < pos && i < text.size(); ++i) {
     if (text[i] == '\n') {

@@ -15,6 +15,12 @@
 namespace tfdist::data {
 namespace {
 
+// Whether a reader's error ends its file quietly: ignore_errors() follows
+// (an interrupt still stops everything).
+bool IgnoresError(const InterleaveOptions& o, const Status& s) {
+  return o.end_file_on_error && s.code() != StatusCode::kCancelled;
+}
+
 // The order of tensorflow/core/kernels/data/interleave_dataset_op.cc: the
 // cursor visits cycle_length slots; an empty slot takes the next input and
 // produces from it at once; an open slot gives up to block_length elements,
@@ -34,7 +40,10 @@ class SequentialInterleave final : public Iterator {
       std::unique_ptr<Iterator>& slot = slots_[cycle_];
       if (slot) {
         bool slot_end = false;
-        TFDIST_RETURN_IF_ERROR(slot->GetNext(out, slot_end));
+        if (Status s = slot->GetNext(out, slot_end); !s.ok()) {
+          if (!IgnoresError(options_, s)) return s;
+          slot_end = true;  // ignore_errors(): the file ends at its error
+        }
         if (!slot_end) {
           if (++block_ == options_.block_length) Advance();
           end = false;
@@ -58,11 +67,15 @@ class SequentialInterleave final : public Iterator {
           options_.counters->files.fetch_add(1, std::memory_order_relaxed);
           counter = &options_.counters->bytes_read;
         }
-        if (options_.deferred) {
-          TFDIST_ASSIGN_OR_RETURN(slot, OpenDeferredRecords(name, options_.compression, counter));
-        } else {
-          TFDIST_ASSIGN_OR_RETURN(slot, OpenRecords(name, options_.compression, 0, counter));
+        Result<std::unique_ptr<Iterator>> opened =
+            options_.deferred ? OpenDeferredRecords(name, options_.compression, counter)
+                              : OpenRecords(name, options_.compression, 0, counter);
+        if (!opened.ok()) {
+          if (!IgnoresError(options_, opened.status())) return opened.status();
+          Advance();  // ignore_errors(): a file that cannot be read ends at once
+          continue;
         }
+        slot = std::move(*opened);
         ++open_;
       } else {
         Advance();
@@ -357,6 +370,10 @@ class ParallelInterleave final : public Iterator {
         packet->items.push_back({packet->data.size(), record.size(), s.reader->records_read() - 1,
                                  s.reader->last_record_offset()});
         packet->data.append(record);
+      }
+      if (!status.ok() && IgnoresError(options_, status)) {
+        status = Status::OK();  // ignore_errors(): the file ends at its error
+        end = true;
       }
       std::lock_guard<std::mutex> lock(mu_);
       if (!packet->items.empty()) {

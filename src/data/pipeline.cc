@@ -20,16 +20,26 @@
 namespace tfdist::data {
 namespace {
 
-// map(parse_example) needs records: follows the kind of element each op
-// produces (batches keep their elements' kind).
-Status CheckMaps(const Pipeline& pipeline) {
+// map(parse_example) needs records, unbatch() and rebatch() batches:
+// follows the kind of element each op produces (batches keep their
+// elements' kind) and how deep the batches nest.
+Status CheckElements(const Pipeline& pipeline) {
   enum class Kind { kNames, kRecords, kInts, kPairs, kParsed };
   Kind kind = Kind::kRecords;
-  bool batched = false;
+  int depth = 0;  // batches of batches of ...
   for (const Op& op : pipeline.ops) {
     const OpParams& p = op.params;
-    if (std::holds_alternative<ListFilesOp>(p) || std::holds_alternative<FromTensorSlicesOp>(p)) {
+    const bool batched = depth > 0;
+    // Sources, readers and enumerate() make elements that are not batches.
+    if (std::holds_alternative<ListFilesOp>(p) || std::holds_alternative<FromTensorSlicesOp>(p) ||
+        std::holds_alternative<TFRecordOp>(p) || std::holds_alternative<InterleaveOp>(p) ||
+        std::holds_alternative<RangeOp>(p) || std::holds_alternative<EnumerateOp>(p)) {
+      depth = 0;
+    }
+    if (std::holds_alternative<ListFilesOp>(p)) {
       kind = Kind::kNames;
+    } else if (const auto* slices = std::get_if<FromTensorSlicesOp>(&p)) {
+      kind = slices->integers ? Kind::kInts : Kind::kNames;
     } else if (std::holds_alternative<TFRecordOp>(p) || std::holds_alternative<InterleaveOp>(p)) {
       kind = Kind::kRecords;
     } else if (std::holds_alternative<RangeOp>(p)) {
@@ -37,8 +47,16 @@ Status CheckMaps(const Pipeline& pipeline) {
     } else if (std::holds_alternative<EnumerateOp>(p)) {
       kind = Kind::kPairs;
     } else if (std::holds_alternative<BatchOp>(p)) {
-      batched = true;
-    } else if (const auto* m = std::get_if<MapOp>(&p)) {
+      ++depth;
+    } else if (std::holds_alternative<UnbatchOp>(p) || std::holds_alternative<RebatchOp>(p)) {
+      if (!batched) {
+        return PositionError(pipeline.text, op.pos,
+                             fmt::format("{}() takes batches; here the elements are not "
+                                         "batches (batch() them first)",
+                                         op.name));
+      }
+      if (std::holds_alternative<UnbatchOp>(p)) --depth;
+    } else if (const auto* m = std::get_if<MapOp>(&p); m != nullptr && m->opaque.empty()) {
       std::string_view what;
       switch (kind) {
         case Kind::kNames:
@@ -99,7 +117,7 @@ Result<Pipeline> ParsePipeline(std::string_view text) {
     TFDIST_ASSIGN_OR_RETURN(Op op, binder.Transform(chain.calls[i]));
     pipeline.ops.push_back(std::move(op));
   }
-  TFDIST_RETURN_IF_ERROR(CheckMaps(pipeline));
+  TFDIST_RETURN_IF_ERROR(CheckElements(pipeline));
   return pipeline;
 }
 

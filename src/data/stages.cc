@@ -242,15 +242,6 @@ class TakeIterator final : public Iterator {
   int64_t left_;
 };
 
-// The records an element holds: its leaves, file names not counted.
-uint64_t RecordLeaves(const Element& e) {
-  if (e.kind == Element::Kind::kName) return 0;
-  if (e.items.empty()) return e.kind == Element::Kind::kBatch ? 0 : 1;
-  uint64_t n = 0;
-  for (const Element& item : e.items) n += RecordLeaves(item);
-  return n;
-}
-
 class SkipIterator final : public Iterator {
  public:
   SkipIterator(std::unique_ptr<Iterator> in, int64_t skip,
@@ -398,6 +389,14 @@ class ShuffleDataset final : public Dataset {
 };
 
 }  // namespace
+
+uint64_t RecordLeaves(const Element& e) {
+  if (e.kind == Element::Kind::kName) return 0;
+  if (e.items.empty()) return e.kind == Element::Kind::kBatch ? 0 : 1;
+  uint64_t n = 0;
+  for (const Element& item : e.items) n += RecordLeaves(item);
+  return n;
+}
 
 DatasetPtr NewNamesDataset(StringList names) {
   return std::make_shared<NamesDataset>(std::move(names));

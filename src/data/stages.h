@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ using DatasetPtr = std::shared_ptr<const Dataset>;
 
 // File names (from_tensor_slices, and list_files after expansion), in order.
 DatasetPtr NewNamesDataset(StringList names);
+
+// Integers, in order (from_tensor_slices of integers).
+DatasetPtr NewIntsDataset(std::vector<int64_t> values);
 
 // range(start, stop, step). REQUIRES: step != 0.
 DatasetPtr NewRangeDataset(int64_t start, int64_t stop, int64_t step);
@@ -86,8 +90,31 @@ struct InterleaveOptions {
   bool deferred = false;
   // BuildOptions::counters: bytes read and files taken.
   std::shared_ptr<ReadCounters> counters;
+  // ignore_errors() follows: a file that fails to open or read ends where
+  // it fails, and the error is dropped.
+  bool end_file_on_error = false;
 };
 DatasetPtr NewInterleaveDataset(DatasetPtr input, const InterleaveOptions& options);
+
+// unbatch(): each item of each input batch, in order.
+// Error: InvalidArgument for an input element that is not a batch.
+DatasetPtr NewUnbatchDataset(DatasetPtr input);
+
+// rebatch(): the items of consecutive input batches regrouped into batches
+// of sizes[0], sizes[1], ... in turn (cycling), crossing input batches; the
+// last batch may be short, or is dropped (and its records counted in
+// `counters`) with `drop_remainder`. REQUIRES: sizes non-empty, each >= 0,
+// one > 0.
+DatasetPtr NewRebatchDataset(DatasetPtr input, std::vector<int64_t> sizes, bool drop_remainder,
+                             std::shared_ptr<ReadCounters> counters = nullptr);
+
+// cache(): the first iterator reads `input`; each later one reads a fresh
+// dataset from `rebuild` (the same pipeline built again), which gives the
+// first pass's elements in its order without holding them in memory.
+DatasetPtr NewCacheDataset(DatasetPtr input, std::function<Result<DatasetPtr>()> rebuild);
+
+// The records an element holds: its leaves, file names not counted.
+uint64_t RecordLeaves(const Element& e);
 
 // Produces up to `buffer_size` elements ahead on a thread. REQUIRES: > 0.
 DatasetPtr NewPrefetchDataset(DatasetPtr input, int64_t buffer_size);

@@ -12,7 +12,13 @@
 namespace tfdist::dist {
 
 Result<AutoShardPolicy> ParsePolicy(std::string_view text) {
-  std::string upper(text);
+  // TensorFlow's spelling too: tf.data.experimental.AutoShardPolicy.DATA.
+  constexpr std::string_view kEnum = "AutoShardPolicy.";
+  std::string_view name = text;
+  if (const size_t at = name.find(kEnum); at != std::string_view::npos) {
+    name.remove_prefix(at + kEnum.size());
+  }
+  std::string upper(name);
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (upper == "OFF") return AutoShardPolicy::kOff;
   if (upper == "AUTO") return AutoShardPolicy::kAuto;
@@ -173,6 +179,14 @@ Status DecideSplit(const PipelineShape& s, const DistributeOptions& options, Dec
   return Status::OK();
 }
 
+void WarnFilter(const PipelineShape& shape, Decision& d) {
+  if (shape.filter.empty()) return;
+  d.Warn(WarningKind::kFilterUpperBound,
+         fmt::format("{} is counted as keeping every element (tfdist does not run its "
+                     "predicate): the records, batches and steps after it are upper bounds",
+                     shape.filter));
+}
+
 }  // namespace
 
 Result<Decision> Decide(const PipelineShape& shape, const DistributeOptions& options) {
@@ -183,6 +197,7 @@ Result<Decision> Decide(const PipelineShape& shape, const DistributeOptions& opt
   d.drop_remainder = shape.drop_remainder;
   TFDIST_RETURN_IF_ERROR(DecidePolicy(shape, options, d));
   TFDIST_RETURN_IF_ERROR(DecideSplit(shape, options, d));
+  WarnFilter(shape, d);
   return d;
 }
 
@@ -221,6 +236,7 @@ Decision DecideFromFunction(const PipelineShape& shape, const DistributeOptions&
                        "and feed the same records",
                        options.topology.workers));
   }
+  WarnFilter(shape, d);
   return d;
 }
 

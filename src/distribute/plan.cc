@@ -46,7 +46,7 @@ Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
         .WithAdvice(advice.remedy, advice.subject);
   }
   const int64_t n = static_cast<int64_t>(files->size());
-  out.ops[0].params = data::FromTensorSlicesOp{std::move(*files)};
+  out.ops[0].params = data::FromTensorSlicesOp::Names(std::move(*files));
   if (l->shuffle) {
     data::ShuffleOp shuffle;
     shuffle.buffer_size.value = std::max<int64_t>(n, 1);

@@ -18,18 +18,25 @@ bool Is(const Op& op) {
   return std::holds_alternative<T>(op.params);
 }
 
-// Ops that keep the batch dimension (TensorFlow's compute_batch_size list).
-// MapDataset is not on that list: a map after batch() hides the static batch
-// size (its elements stay batches).
+// Ops that keep the batch dimension (TensorFlow's compute_batch_size list,
+// which holds CacheDataset and FilterDataset). MapDataset is not on that
+// list, nor IgnoreErrorsDataset: after batch() they hide the static batch
+// size (the elements stay batches).
 bool KeepsBatch(const Op& op) {
+  const auto* map = std::get_if<data::MapOp>(&op.params);
   return Is<data::PrefetchOp>(op) || Is<data::RepeatOp>(op) || Is<data::ShardOp>(op) ||
-         Is<data::ShuffleOp>(op) || Is<data::SkipOp>(op) || Is<data::TakeOp>(op);
+         Is<data::ShuffleOp>(op) || Is<data::SkipOp>(op) || Is<data::TakeOp>(op) ||
+         Is<data::CacheOp>(op) || Is<data::FilterOp>(op) || (map && map->parse_dataset);
 }
 
+bool HidesBatchSize(const Op& op) { return Is<data::MapOp>(op) || Is<data::IgnoreErrorsOp>(op); }
+
 // Ops FILE sharding can see through between the reader and the end
-// (auto_shard.cc's pass-through list, which holds MapDataset).
+// (auto_shard.cc's pass-through list, which holds MapDataset, PaddedBatch
+// and RebatchDataset, but neither UnbatchDataset nor IgnoreErrorsDataset).
 bool FileTransparent(const Op& op) {
-  return KeepsBatch(op) || Is<data::BatchOp>(op) || Is<data::MapOp>(op);
+  return KeepsBatch(op) || Is<data::BatchOp>(op) || Is<data::MapOp>(op) ||
+         Is<data::RebatchOp>(op);
 }
 
 data::IntArg Literal(int64_t v, size_t pos) {
@@ -55,7 +62,7 @@ Op ReaderOf(const data::TFRecordOp& t, size_t pos) {
 }
 
 Op NamesOf(const data::TFRecordOp& t, size_t pos) {
-  return Op{data::FromTensorSlicesOp{t.files}, "from_tensor_slices", pos};
+  return Op{data::FromTensorSlicesOp::Names(t.files), "from_tensor_slices", pos};
 }
 
 }  // namespace
@@ -79,8 +86,8 @@ PipelineShape Analyze(const data::Pipeline& p) {
   } else {
     for (size_t i = *s.reader + 1; i < ops.size(); ++i) {
       if (!FileTransparent(ops[i])) {
-        s.file_blocker = fmt::format("{}() after the reader hides the files it reads (column {})",
-                                     ops[i].name, ops[i].pos + 1);
+        s.file_blocker = fmt::format("{}() after the reader hides the files it reads ({})",
+                                     ops[i].name, data::DescribePosition(p.text, ops[i].pos));
         break;
       }
     }
@@ -89,7 +96,7 @@ PipelineShape Analyze(const data::Pipeline& p) {
   bool size_hidden = false;
   for (size_t i = ops.size(); i-- > 0;) {
     if (KeepsBatch(ops[i])) continue;
-    if (Is<data::MapOp>(ops[i])) {
+    if (HidesBatchSize(ops[i])) {
       size_hidden = true;
       continue;
     }
@@ -99,10 +106,17 @@ PipelineShape Analyze(const data::Pipeline& p) {
         s.global_batch_size = b->batch_size.value;
       }
       s.drop_remainder = b->drop_remainder;
+    } else if (const auto* r = std::get_if<data::RebatchOp>(&ops[i].params)) {
+      // Batches, of a size compute_batch_size does not look for.
+      s.batched = true;
+      s.drop_remainder = r->drop_remainder;
     }
     break;
   }
   for (const data::Op& op : ops) {
+    if (const auto* f = std::get_if<data::FilterOp>(&op.params); f && s.filter.empty()) {
+      s.filter = fmt::format("filter({}) ({})", f->function, data::DescribePosition(p.text, op.pos));
+    }
     if (const auto* sh = std::get_if<data::ShardOp>(&op.params)) {
       s.shards_by_context = s.shards_by_context ||
                             sh->index.symbol == data::IntArg::Symbol::kInputPipelineId;

@@ -121,7 +121,8 @@ struct Worker {
 // The declared features of a map(parse_example(...)), if the pipeline has one.
 const std::vector<data::FeatureSpec>* DeclaredFeatures(const data::Pipeline& pipeline) {
   for (const data::Op& op : pipeline.ops) {
-    if (const auto* map = std::get_if<data::MapOp>(&op.params)) return &map->features;
+    const auto* map = std::get_if<data::MapOp>(&op.params);
+    if (map != nullptr && map->opaque.empty()) return &map->features;
   }
   return nullptr;
 }

@@ -388,10 +388,11 @@ TEST_CASE("syntax and argument errors name the column and what was expected") {
        "column 17: expected ',' or ')' in the arguments of batch(); got the end of the expression"},
       {"range(6).bach(4)",
        "column 10: unknown method 'bach'; expected shard, interleave, flat_map, shuffle, repeat, "
-       "batch, take, skip, enumerate, prefetch or map"},
+       "batch, padded_batch, unbatch, rebatch, take, skip, enumerate, prefetch, cache, map, "
+       "filter, ignore_errors or apply"},
       {"ranges(6)",
-       "column 1: unknown source 'ranges'; expected list_files, from_tensor_slices, tfrecord or "
-       "range"},
+       "column 1: unknown source 'ranges'; expected list_files, from_tensor_slices, "
+       "from_tensors, tfrecord or range"},
       {"range(6).batch()",
        "column 10: batch() takes batch_size (and optionally drop_remainder, num_parallel_calls, "
        "deterministic); got 0 arguments"},

@@ -47,8 +47,20 @@ struct ListFilesOp {
   bool shuffle = true;
   std::optional<int64_t> seed;
 };
+// from_tensor_slices([...]) and from_tensors(x): elements given in the
+// pipeline. Strings are names (a reader opens them as files); integers are
+// integers; any other value (a float, a tuple, a dict, a list) is an
+// element labelled by its Python text, which a reader would take as a name.
 struct FromTensorSlicesOp {
-  StringList names;
+  StringList names;           // the elements, unless `ints`
+  std::vector<int64_t> ints;  // the elements when every one is an integer
+  bool integers = false;
+
+  static FromTensorSlicesOp Names(StringList names) {
+    FromTensorSlicesOp op;
+    op.names = std::move(names);
+    return op;
+  }
 };
 // tf.data.TFRecordDataset(filenames, compression_type, buffer_size, num_parallel_reads)
 struct TFRecordOp {
@@ -80,10 +92,38 @@ struct ShuffleOp {
 struct RepeatOp {
   std::optional<IntArg> count;  // None or -1: forever
 };
+// batch() and padded_batch(), which groups the same elements (padding
+// changes their shapes only).
 struct BatchOp {
   IntArg batch_size;
   bool drop_remainder = false;
+  bool padded = false;
 };
+// unbatch(): the elements of each batch, one at a time.
+struct UnbatchOp {};
+// rebatch(batch_size | [sizes], drop_remainder): RebatchDatasetV2. The
+// elements of consecutive batches regrouped into batches of the sizes in
+// turn, crossing the input's batch boundaries; a short last batch is kept
+// unless drop_remainder.
+struct RebatchOp {
+  std::vector<IntArg> sizes;
+  bool drop_remainder = false;
+};
+// cache() / cache(filename): later passes give the first pass's elements
+// in its order (TensorFlow replays its cache; tfdist reads the input again
+// as the first pass did, so memory stays bounded).
+struct CacheOp {
+  std::string filename;
+};
+// filter(predicate): counted as keeping every element (tfdist does not run
+// the predicate), so every count after it is an upper bound.
+struct FilterOp {
+  std::string function;  // its name, for messages
+};
+// ignore_errors(): a file a reader cannot open or read to its end ends
+// where the error is (TensorFlow's reader moves on to the next file), and
+// the error is dropped.
+struct IgnoreErrorsOp {};
 struct TakeOp {
   IntArg count;
 };
@@ -100,14 +140,22 @@ struct PrefetchOp {
 // ParsePipeline). Elements stay records in the pipeline; the declared
 // features are parsed into dense columns where batches are staged.
 struct MapOp {
-  std::vector<FeatureSpec> features;  // in the dict's order
+  // The function, when not parse_example: opaque("name") in the grammar,
+  // one element in, one out (a traced function that parses nothing).
+  std::string opaque;
+  std::vector<FeatureSpec> features;  // in the dict's order; empty when opaque
   bool single_example = false;       // parse_single_example: one record per element
+  // apply(parse_example_dataset({...})): TensorFlow's ParseExampleDataset,
+  // which, unlike a map(), keeps a batch size static (compute_batch_size
+  // looks through it).
+  bool parse_dataset = false;
   std::optional<IntArg> num_parallel_calls;
 };
 
 using OpParams =
     std::variant<ListFilesOp, FromTensorSlicesOp, TFRecordOp, RangeOp, ShardOp, InterleaveOp,
-                 ShuffleOp, RepeatOp, BatchOp, TakeOp, SkipOp, EnumerateOp, PrefetchOp, MapOp>;
+                 ShuffleOp, RepeatOp, BatchOp, TakeOp, SkipOp, EnumerateOp, PrefetchOp, MapOp,
+                 UnbatchOp, RebatchOp, CacheOp, FilterOp, IgnoreErrorsOp>;
 
 struct Op {
   OpParams params;
@@ -127,20 +175,34 @@ struct Pipeline {
 // of interleave/flat_map may be `tfrecord`, `tf.data.TFRecordDataset`,
 // `tfrecord(compression_type="GZIP")` or
 // `lambda f: tf.data.TFRecordDataset(f, compression_type="GZIP")`.
-// map() takes one function, parse_example, declaring its features as
-// TensorFlow does: `map(parse_example({"x": FixedLenFeature([3], tf.float32)}))`,
+// map() takes parse_example, declaring its features as TensorFlow does:
+// `map(parse_example({"x": FixedLenFeature([3], tf.float32)}))`,
 // `map(lambda r: tf.io.parse_single_example(r, features={...}))`, with
-// tf.io.FixedLenFeature(shape, dtype, default_value=None) values, dtypes
-// tf.int64, tf.float32 and tf.string, shapes as lists or tuples, and a
-// default_value of exactly the shape's number of values (nested or flat, as
-// TensorFlow reshapes it; a scalar for a shape of one value). It must apply
-// to records: not to file names, range() integers or enumerate() pairs; and
-// parse_single_example not to batches.
-// Error: InvalidArgument "line L, column C: <what was expected>", whose
-// position() is the byte offset the message points at (PositionError).
+// tf.io.FixedLenFeature(shape, dtype, default_value=None) and
+// tf.io.VarLenFeature(dtype) values, dtypes tf.int64, tf.float32 and
+// tf.string, shapes as lists or tuples, and a default_value of exactly the
+// shape's number of values (nested or flat, as TensorFlow reshapes it; a
+// scalar for a shape of one value). It must apply to records: not to file
+// names, integers or enumerate() pairs; and parse_single_example not to
+// batches. `apply(tf.data.experimental.parse_example_dataset({...}))` parses
+// the same way. Or map() takes `opaque("name")`, a function tfdist does not
+// look into: one element in, one out. unbatch() and rebatch() need batches.
+// Error: InvalidArgument "line L, column C: <what was expected>" (or the
+// line's SourceMarker), whose position() is the byte offset the message
+// points at (PositionError).
 Result<Pipeline> ParsePipeline(std::string_view text);
 
-// "column C" or "line L, column C" for a byte offset of `text`.
+// A line of a pipeline expression may end in a comment "#@ WHERE" naming
+// where the line came from, as C's #line does: the chain a traced Python
+// input function made ends each op's line in "#@ FILE:LINE".
+inline constexpr std::string_view kSourceMarker = "#@ ";
+
+// The WHERE of the "#@ WHERE" comment ending the line of `text` that holds
+// byte `pos`, or empty.
+std::string_view SourceMarker(std::string_view text, size_t pos);
+
+// Where byte `pos` of `text` is, for messages: the line's SourceMarker when
+// it has one, else "column C" (one line) or "line L, column C".
 std::string DescribePosition(std::string_view text, size_t pos);
 
 // InvalidArgument "<DescribePosition(text, pos)>: <what>", with position() `pos`.

@@ -25,7 +25,8 @@ namespace tfdist::dist {
 // w, w+W, ... (not DALI's contiguous ranges).
 enum class AutoShardPolicy { kOff = -1, kAuto = 0, kFile = 1, kData = 2, kHint = 3 };
 
-Result<AutoShardPolicy> ParsePolicy(std::string_view text);  // "AUTO", "file", ...
+// "AUTO", "file", ..., or TensorFlow's "tf.data.experimental.AutoShardPolicy.DATA".
+Result<AutoShardPolicy> ParsePolicy(std::string_view text);
 std::string_view PolicyName(AutoShardPolicy policy);         // "AUTO", "FILE", ...
 
 enum class Api {
@@ -83,6 +84,7 @@ enum class WarningKind {
   kFunctionDoesNotShard,       // from-function: every worker feeds the same records
   kRecordsDropped,             // records no replica receives in an epoch
   kNoSteps,                    // an epoch that feeds no record (an error-level warning)
+  kFilterUpperBound,           // filter() counted as keeping everything: counts are upper bounds
 };
 
 enum class Severity {

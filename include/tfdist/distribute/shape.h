@@ -22,11 +22,13 @@ struct PipelineShape {
   std::optional<size_t> reader;
   // Why FILE sharding cannot apply; empty when it can.
   std::string file_blocker;
-  // The elements are batches: the ops after the last batch() keep the batch
-  // dimension (prefetch, repeat, shard, shuffle, skip, take, map).
+  // The elements are batches: the ops after the last batch() (or
+  // padded_batch(), rebatch()) keep the batch dimension (prefetch, repeat,
+  // shard, shuffle, skip, take, cache, filter, map, ignore_errors).
   bool batched = false;
-  // Static when a literal and no map() follows the batch (TensorFlow's
-  // compute_batch_size does not look through MapDataset).
+  // Static when a literal and no map() or ignore_errors() follows the batch
+  // (TensorFlow's compute_batch_size does not look through them), and
+  // never after rebatch().
   std::optional<int64_t> global_batch_size;
   bool drop_remainder = false;
   // shard() applied after an unseeded shuffle of file names.
@@ -38,6 +40,9 @@ struct PipelineShape {
   // A shard() whose index is ctx.input_pipeline_id: each worker of
   // distribute_datasets_from_function reads its own share.
   bool shards_by_context = false;
+  // The first filter(), as messages name it ("filter(is_valid) (line 3,
+  // column 9)"), or empty: tfdist counts it as keeping every element.
+  std::string filter;
 };
 
 PipelineShape Analyze(const data::Pipeline& pipeline);

@@ -1,0 +1,213 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// The ops traced input functions bring: from_tensors and value slices,
+// unbatch, rebatch, padded_batch, cache, filter, ignore_errors, apply, map
+// of an opaque function; and "#@ FILE:LINE" positions.
+
+#include <doctest/doctest.h>
+
+#include "test_util.h"
+#include "tfdist/data/pipeline.h"
+#include "tfdist/distribute/shape.h"
+#include "tfdist/io/record_writer.h"
+
+namespace tfdist::data {
+namespace {
+
+std::string Text(const Element& e) {
+  if (e.kind != Element::Kind::kBatch) return e.Label();
+  std::string out = "[";
+  for (size_t i = 0; i < e.items.size(); ++i) out += (i ? "," : "") + Text(e.items[i]);
+  return out + "]";
+}
+
+Result<std::vector<std::string>> Run(const std::string& expr, uint64_t seed = 1,
+                                     int passes = 1) {
+  TFDIST_ASSIGN_OR_RETURN(Pipeline p, ParsePipeline(expr));
+  BuildOptions options;
+  options.default_seed = seed;
+  options.cpus = 2;
+  TFDIST_ASSIGN_OR_RETURN(auto ds, BuildDataset(p, options));
+  std::vector<std::string> out;
+  for (int pass = 0; pass < passes; ++pass) {
+    TFDIST_ASSIGN_OR_RETURN(auto it, ds->MakeIterator());
+    for (;;) {
+      Element e;
+      bool end = false;
+      TFDIST_RETURN_IF_ERROR(it->GetNext(e, end));
+      if (end) break;
+      out.push_back(Text(e));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Out(const std::string& expr, uint64_t seed = 1, int passes = 1) {
+  Result<std::vector<std::string>> r = Run(expr, seed, passes);
+  INFO(expr);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  return *r;
+}
+
+std::string Error(const std::string& expr) {
+  Result<std::vector<std::string>> r = Run(expr);
+  INFO(expr);
+  REQUIRE_FALSE(r.ok());
+  return r.status().message();
+}
+
+using V = std::vector<std::string>;
+
+TEST_CASE("from_tensors and from_tensor_slices of values: integers, strings, other values") {
+  CHECK(Out("from_tensor_slices([3, 1, 2])") == V{"3", "1", "2"});
+  CHECK(Out("from_tensor_slices(['a', 'b'])") == V{"a", "b"});
+  CHECK(Out("from_tensor_slices([1.5, 2.0, (1, 'a'), {'k': [1, 2]}])") ==
+        V{"1.5", "2.0", "(1, 'a')", "{'k': [1, 2]}"});
+  CHECK(Out("from_tensors(([1.0], [1.0])).repeat(2)") == V{"([1.0], [1.0])", "([1.0], [1.0])"});
+  CHECK(Out("from_tensors(7)") == V{"7"});
+  CHECK(Out("from_tensor_slices([])").empty());
+  CHECK(Error("from_tensor_slices(3)").find("takes a list") != std::string::npos);
+  CHECK(Error("from_tensor_slices([lambda x: x])").find("expected a value") !=
+        std::string::npos);
+  // Integers are integers: range-like ops apply, parse_example does not.
+  CHECK(Error("from_tensor_slices([1, 2]).map(parse_example({'a': FixedLenFeature([], "
+              "tf.int64)}))")
+            .find("integers") != std::string::npos);
+}
+
+TEST_CASE("unbatch gives each batch's items; it needs batches") {
+  CHECK(Out("range(7).batch(3).unbatch()") == V{"0", "1", "2", "3", "4", "5", "6"});
+  CHECK(Out("range(7).batch(3).batch(2).unbatch()") == V{"[0,1,2]", "[3,4,5]", "[6]"});
+  CHECK(Error("range(7).unbatch()") ==
+        "column 10: unbatch() takes batches; here the elements are not batches (batch() them "
+        "first)");
+  CHECK(Error("range(7).batch(2).unbatch().unbatch()").find("takes batches") !=
+        std::string::npos);
+  CHECK(Error("range(4).batch(2).enumerate().unbatch()").find("takes batches") !=
+        std::string::npos);
+}
+
+TEST_CASE("rebatch regroups across batch boundaries, cycling through its sizes") {
+  CHECK(Out("range(10).batch(3).rebatch(4)") == V{"[0,1,2,3]", "[4,5,6,7]", "[8,9]"});
+  CHECK(Out("range(10).batch(3).rebatch(4, drop_remainder=True)") ==
+        V{"[0,1,2,3]", "[4,5,6,7]"});
+  CHECK(Out("range(6).batch(4).rebatch([2, 0, 1])") ==
+        V{"[0,1]", "[]", "[2]", "[3,4]", "[]", "[5]"});
+  CHECK(Out("range(0).batch(4).rebatch(2)").empty());
+  CHECK(Error("range(4).batch(2).rebatch(0)") == "column 19: rebatch(): every batch size is 0");
+  CHECK(Error("range(4).batch(2).rebatch([1, -1])").find("batch_size must be at least 0") !=
+        std::string::npos);
+}
+
+TEST_CASE("padded_batch groups as batch does") {
+  CHECK(Out("range(5).padded_batch(2, padded_shapes=[None])") == V{"[0,1]", "[2,3]", "[4]"});
+  CHECK(Out("range(5).padded_batch(2, drop_remainder=True)") == V{"[0,1]", "[2,3]"});
+  Result<Pipeline> p = ParsePipeline("range(5).padded_batch(2)");
+  REQUIRE(p.ok());
+  CHECK(std::get<BatchOp>(p->ops[1].params).padded);
+}
+
+TEST_CASE("cache: later passes give the first pass's order, without holding the elements") {
+  // Unseeded shuffles draw per pass; after cache() every pass is the first.
+  const V cached = Out("range(8).shuffle(8).cache().repeat(3)", 4);
+  REQUIRE(cached.size() == 24);
+  CHECK(V(cached.begin(), cached.begin() + 8) == V(cached.begin() + 8, cached.begin() + 16));
+  CHECK(V(cached.begin(), cached.begin() + 8) == V(cached.begin() + 16, cached.end()));
+  const V plain = Out("range(8).shuffle(8).repeat(3)", 4);
+  CHECK(V(plain.begin(), plain.begin() + 8) == V(cached.begin(), cached.begin() + 8));
+  CHECK(V(plain.begin(), plain.begin() + 8) != V(plain.begin() + 8, plain.begin() + 16));
+  // Passes of the whole pipeline (run --epochs) replay it too.
+  const V passes = Out("range(6).shuffle(6).cache(\"/tmp/c\")", 9, 2);
+  CHECK(V(passes.begin(), passes.begin() + 6) == V(passes.begin() + 6, passes.end()));
+  // A shuffle after the cache reshuffles each pass.
+  const V after = Out("range(8).cache().shuffle(8).repeat(2)", 4);
+  CHECK(V(after.begin(), after.begin() + 8) != V(after.begin() + 8, after.end()));
+}
+
+TEST_CASE("filter counts as keeping everything; map of an opaque function passes elements") {
+  CHECK(Out("range(4).filter(opaque(\"odd\")).map(opaque(\"f\"))") == V{"0", "1", "2", "3"});
+  CHECK(Out("range(3).filter(is_valid)") == V{"0", "1", "2"});
+  CHECK(Out("range(3).filter(lambda x: tf.math.greater(x, 1))") == V{"0", "1", "2"});
+  CHECK(Error("range(3).map(opaque(3))") ==
+        "column 14: opaque() takes the function's name as a string: opaque(\"parse_fn\")");
+  Result<Pipeline> p = ParsePipeline("range(3).filter(opaque(\"keep\")).batch(2)");
+  REQUIRE(p.ok());
+  const dist::PipelineShape shape = dist::Analyze(*p);
+  CHECK(shape.filter == "filter(keep) (column 10)");
+  CHECK(shape.global_batch_size == 2);  // compute_batch_size looks through filter
+}
+
+TEST_CASE("ignore_errors ends a damaged or missing file at its error and goes on") {
+  testing::TempDir dir;
+  auto write = [&](const std::string& name, const std::vector<std::string>& records) {
+    const std::string path = dir.File(name);
+    testing::WriteFile(path, testing::Frame(records));
+    return path;
+  };
+  const std::string a = write("a", {"a0", "a1"});
+  const std::string b = dir.File("b");
+  testing::WriteFile(b, testing::FlipByte(testing::Frame({"b0", "b1", "b2"}), 40));
+  const std::string c = write("c", {"c0"});
+  const std::string files = "['" + a + "', '" + b + "', '" + dir.File("missing") + "', '" + c + "']";
+  CHECK(Out("tfrecord(" + files + ").ignore_errors()") == V{"a0", "a1", "b0", "b1", "c0"});
+  CHECK(Out("tfrecord(" + files + ", num_parallel_reads=2).apply(tf.data.experimental."
+            "ignore_errors())") == V{"a0", "b0", "a1", "b1", "c0"});
+  CHECK(Out("from_tensor_slices(" + files + ").interleave(tfrecord, cycle_length=2, "
+            "num_parallel_calls=2).ignore_errors(log_warning=True)") ==
+        V{"a0", "b0", "a1", "b1", "c0"});
+  // Without it the damage is an error, as before.
+  CHECK(Run("tfrecord(" + files + ")").status().code() == StatusCode::kDataLoss);
+}
+
+TEST_CASE("apply() takes parse_example_dataset, ignore_errors and unbatch") {
+  Result<Pipeline> p = ParsePipeline(
+      "tfrecord('x').batch(4).apply(tf.data.experimental.parse_example_dataset("
+      "{'a': FixedLenFeature([], tf.int64)}, num_parallel_calls=2))");
+  REQUIRE(p.ok());
+  const auto& map = std::get<MapOp>(p->ops[2].params);
+  CHECK(map.parse_dataset);
+  CHECK_FALSE(map.single_example);
+  REQUIRE(map.features.size() == 1);
+  // ParseExampleDataset keeps the batch size static; a map() hides it.
+  CHECK(dist::Analyze(*p).global_batch_size == 4);
+  Result<Pipeline> mapped =
+      ParsePipeline("tfrecord('x').batch(4).map(parse_example({'a': FixedLenFeature([], "
+                    "tf.int64)}))");
+  REQUIRE(mapped.ok());
+  CHECK_FALSE(dist::Analyze(*mapped).global_batch_size);
+  CHECK(Out("range(4).batch(2).apply(unbatch())") == V{"0", "1", "2", "3"});
+  CHECK(Error("range(4).apply(shuffle_and_repeat(2))")
+            .starts_with("column 16: apply() takes tf.data.experimental.parse_example_dataset"));
+}
+
+TEST_CASE("auto-sharding sees through cache, filter and rebatch, not unbatch or ignore_errors") {
+  auto shape = [](const std::string& expr) {
+    Result<Pipeline> p = ParsePipeline(expr);
+    REQUIRE(p.ok());
+    return dist::Analyze(*p);
+  };
+  const std::string reader = "list_files('x*').interleave(tfrecord)";
+  CHECK(shape(reader + ".cache().filter(opaque('f')).batch(4).rebatch(2)").file_blocker.empty());
+  CHECK(shape(reader + ".padded_batch(4)").global_batch_size == 4);
+  CHECK(shape(reader + ".batch(4).unbatch()").file_blocker.starts_with("unbatch() after the"));
+  CHECK(shape(reader + ".ignore_errors()").file_blocker.starts_with("ignore_errors() after"));
+  const dist::PipelineShape rebatched = shape(reader + ".batch(4).rebatch(2)");
+  CHECK(rebatched.batched);
+  CHECK_FALSE(rebatched.global_batch_size);  // compute_batch_size stops at RebatchDatasetV2
+  CHECK_FALSE(shape(reader + ".batch(4).unbatch()").batched);
+  CHECK_FALSE(shape(reader + ".batch(4).ignore_errors()").global_batch_size);
+}
+
+TEST_CASE("a line ending in #@ FILE:LINE is named by it in messages") {
+  const std::string chain =
+      "range(4)  #@ train.py:12\n"
+      ".batch(0)  #@ train.py:15\n";
+  CHECK(Error(chain) == "train.py:15: batch(): batch_size must be positive; got 0");
+  CHECK(SourceMarker(chain, 0) == "train.py:12");
+  CHECK(SourceMarker(chain, chain.size() - 1) == "train.py:15");
+  CHECK(DescribePosition("range(4)\n.batch(0)", 10) == "line 2, column 2");
+  CHECK(SourceMarker("range(4)", 3).empty());
+}
+
+}  // namespace
+}  // namespace tfdist::data
