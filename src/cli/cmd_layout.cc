@@ -69,17 +69,32 @@ nlohmann::ordered_json AutotuneJson(const data::Pipeline& pipeline, const data::
           {"arguments", args}};
 }
 
-// The decision; its warnings are printed apart (PrintWarnings).
-void PrintHeader(const dist::Decision& d, const dist::Topology& t, const std::string& source_text,
-                 const std::string& autotune) {
+// What a header says beside the decision: where the topology came from,
+// what AUTOTUNE resolved to, and what tracing a Python input function found.
+struct HeaderNotes {
+  std::string source_text;  // " (from Open MPI: worker 1 of 4)" or empty
+  std::string autotune;     // "autotune: ..." or empty
+  std::string trace;        // TraceHeader(): "input:" and "assumed:" lines, or empty
+  nlohmann::ordered_json source;         // JSON topology_source
+  nlohmann::ordered_json autotune_json;  // JSON autotune, or null
+  nlohmann::ordered_json trace_json;     // TraceJson(): input and assumptions, or {}
+};
+
+void PrintTopology(const dist::Topology& t, const HeaderNotes& notes) {
+  fmt::print("{}", notes.trace);
   fmt::print("topology: {} worker{} x {} replica{} = {} in sync{}\n", t.workers,
              t.workers == 1 ? "" : "s", t.replicas, t.replicas == 1 ? "" : "s",
-             t.num_replicas_in_sync(), source_text);
+             t.num_replicas_in_sync(), notes.source_text);
+}
+
+// The decision; its warnings are printed apart (PrintWarnings).
+void PrintHeader(const dist::Decision& d, const dist::Topology& t, const HeaderNotes& notes) {
+  PrintTopology(t, notes);
   fmt::print("policy:   {} (requested {}): {}\n", dist::PolicyName(d.applied),
              dist::PolicyName(d.requested), d.reason);
   fmt::print("split:    {}: {}\n", dist::SplitName(d.split), SplitReasonText(d));
   if (d.global_batch_size) fmt::print("global batch: {}\n", *d.global_batch_size);
-  if (!autotune.empty()) fmt::print("{}\n", autotune);
+  if (!notes.autotune.empty()) fmt::print("{}\n", notes.autotune);
 }
 
 void PrintWarnings(const dist::Decision& d, size_t from) {
@@ -141,6 +156,8 @@ nlohmann::ordered_json SummaryJson(const dist::LayoutSummary& l, dist::Api api) 
     out["dropped_step"] = l.dropped_step;
     out["short_steps"] = l.short_steps;
   }
+  // filter() was counted as keeping everything: the counts are upper bounds.
+  if (l.decision.HasWarning(dist::WarningKind::kFilterUpperBound)) out["upper_bound"] = true;
   out["records"] = l.ReceivedRecords();
   out["dropped_records"] = l.DroppedRecords();
   out["records_read"] = l.DistinctRecords();
@@ -174,10 +191,10 @@ nlohmann::ordered_json SummaryJson(const dist::LayoutSummary& l, dist::Api api) 
 }
 
 // Rows for `only` (all when nullopt); the totals always cover every worker.
-void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const std::string& source_text,
-                  const std::string& autotune, std::optional<int64_t> only) {
+void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const HeaderNotes& notes,
+                  std::optional<int64_t> only) {
   const dist::Decision& d = l.decision;
-  PrintHeader(d, l.topology, source_text, autotune);
+  PrintHeader(d, l.topology, notes);
   PrintWarnings(d, 0);
   fmt::print("\n");
   fmt::print("{:>6}  {:>7}  {:>9}  {:>9}  {:>12}  {:>8}  {:>11}  {:>13}  {:>10}\n", "worker",
@@ -241,14 +258,14 @@ void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const std::string
 class TableSink : public dist::LayoutSink {
  public:
   TableSink(const dist::Topology& t, std::optional<int64_t> only, data::LabelMode mode,
-            const std::string& source_text, const std::string& autotune)
-      : topology_(t), mode_(mode), source_text_(source_text), autotune_(autotune) {
+            const HeaderNotes& notes)
+      : topology_(t), mode_(mode), notes_(notes) {
     const int64_t workers = only ? 1 : t.workers;
     per_worker_rows_ = workers * t.replicas > kWideColumns && workers > 1;
   }
 
   Status Begin(const dist::Decision& d) override {
-    PrintHeader(d, topology_, source_text_, autotune_);
+    PrintHeader(d, topology_, notes_);
     PrintWarnings(d, 0);
     warnings_shown_ = d.warnings.size();
     fmt::print("\n");
@@ -379,8 +396,7 @@ class TableSink : public dist::LayoutSink {
 
   dist::Topology topology_;
   data::LabelMode mode_;
-  std::string source_text_;
-  std::string autotune_;
+  const HeaderNotes& notes_;
   bool per_worker_rows_ = false;
   size_t warnings_shown_ = 0;
   std::vector<std::string> heads_;
@@ -397,8 +413,7 @@ class TableSink : public dist::LayoutSink {
 // The members of the JSON document before the layout: the decision and
 // the topology.
 nlohmann::ordered_json HeadJson(const dist::Decision& d, const dist::DistributeOptions& o,
-                                const nlohmann::ordered_json& source,
-                                const nlohmann::ordered_json& autotune) {
+                                const HeaderNotes& notes) {
   const dist::Topology& t = o.topology;
   nlohmann::ordered_json head;
   head["api"] = o.api == dist::Api::kDistribute ? "distribute" : "from-function";
@@ -412,8 +427,9 @@ nlohmann::ordered_json HeadJson(const dist::Decision& d, const dist::DistributeO
   head["num_replicas_in_sync"] = t.num_replicas_in_sync();
   head["global_batch_size"] =
       d.global_batch_size ? nlohmann::ordered_json(*d.global_batch_size) : nullptr;
-  head["topology_source"] = source;
-  if (!autotune.is_null()) head["autotune"] = autotune;
+  head["topology_source"] = notes.source;
+  if (!notes.autotune_json.is_null()) head["autotune"] = notes.autotune_json;
+  for (const auto& [key, value] : notes.trace_json.items()) head[key] = value;
   return head;
 }
 
@@ -422,12 +438,11 @@ nlohmann::ordered_json HeadJson(const dist::Decision& d, const dist::DistributeO
 // JSON object.
 class JsonSink : public dist::LayoutSink {
  public:
-  JsonSink(const dist::DistributeOptions& o, const nlohmann::ordered_json& source,
-           const nlohmann::ordered_json& autotune, data::LabelMode mode)
-      : options_(o), source_(source), autotune_(autotune), mode_(mode) {}
+  JsonSink(const dist::DistributeOptions& o, const HeaderNotes& notes, data::LabelMode mode)
+      : options_(o), notes_(notes), mode_(mode) {}
 
   Status Begin(const dist::Decision& d) override {
-    std::string text = Dump(HeadJson(d, options_, source_, autotune_));
+    std::string text = Dump(HeadJson(d, options_, notes_));
     text.pop_back();  // the closing brace: more members follow
     fmt::print("{}", text);
     started_ = true;
@@ -499,8 +514,7 @@ class JsonSink : public dist::LayoutSink {
 
  private:
   const dist::DistributeOptions& options_;
-  nlohmann::ordered_json source_;
-  nlohmann::ordered_json autotune_;
+  const HeaderNotes& notes_;
   data::LabelMode mode_;
   bool started_ = false, ended_ = false;
   bool open_array_ = false, worker_open_ = false;
@@ -550,8 +564,7 @@ std::string ReadPerWorker(const dist::LayoutSummary& l) {
 // FILE, DATA and OFF side by side (each summary as --format summary makes
 // it), and the one AUTO applies.
 int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
-            const data::BuildOptions& build, const ResolvedDistribute& resolved,
-            const std::string& autotune, bool json) {
+            const data::BuildOptions& build, const HeaderNotes& notes, bool json) {
   if (d.api != dist::Api::kDistribute) {
     return ReportError(Status::InvalidArgument("--compare compares the auto-shard policies of "
                                                "--api distribute"),
@@ -579,8 +592,7 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
     const dist::LayoutSummary& any =
         *std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.summary.ok(); })
              ->summary;
-    nlohmann::ordered_json out =
-        HeadJson(any.decision, d, resolved.source, AutotuneJson(pipeline, build));
+    nlohmann::ordered_json out = HeadJson(any.decision, d, notes);
     out.erase("policy");
     out.erase("split");
     out.erase("split_reason");
@@ -604,10 +616,8 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
     return 0;
   }
   const dist::Topology& t = d.topology;
-  fmt::print("topology: {} worker{} x {} replica{} = {} in sync{}\n", t.workers,
-             t.workers == 1 ? "" : "s", t.replicas, t.replicas == 1 ? "" : "s",
-             t.num_replicas_in_sync(), resolved.source_text);
-  if (!autotune.empty()) fmt::print("{}\n", autotune);
+  PrintTopology(t, notes);
+  if (!notes.autotune.empty()) fmt::print("{}\n", notes.autotune);
   fmt::print("\n{:<6}  {:>7}  {:>9}  {:>9}  {:>13}  {:>13}  {:>9}  {:>13}  {:>10}\n", "policy",
              "steps", "records", "dropped", "read/worker", "amplification", "imbalance",
              "empty batches", "idle steps");
@@ -651,42 +661,49 @@ int RunLayout(const LayoutOptions& o) {
   const bool json = o.json || o.format == "json";
   Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute);
   if (!resolved.ok()) return ReportError(resolved.status(), json);
-  const dist::DistributeOptions& d = resolved->options;
+  dist::DistributeOptions& d = resolved->options;
 
   // Parse here (not BuildPipeline): layout builds one pipeline per worker.
-  Result<data::Pipeline> pipeline = ParsePipelineArgs(o.pipeline, json);
-  if (!pipeline.ok()) return ExitCodeFor(pipeline.status());
+  Result<LoadedPipeline> loaded = LoadPipeline(o.pipeline, TraceContextOf(o.distribute, d), json);
+  if (!loaded.ok()) return ExitCodeFor(loaded.status());
+  if (Status s = ApplyTrace(*loaded, o.distribute, d); !s.ok()) return ReportError(s, json);
+  const data::Pipeline& pipeline = loaded->pipeline;
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
   const data::BuildOptions build = o.pipeline.build_options();
-  const std::string autotune = AutotuneText(*pipeline, build);
-  if (o.compare) return Compare(*pipeline, d, build, *resolved, autotune, json);
+  HeaderNotes notes;
+  notes.source_text = resolved->source_text;
+  notes.source = resolved->source;
+  notes.autotune = AutotuneText(pipeline, build);
+  notes.autotune_json = AutotuneJson(pipeline, build);
+  notes.trace = TraceHeader(*loaded);
+  notes.trace_json = TraceJson(*loaded);
+  if (o.compare) return Compare(pipeline, d, build, notes, json);
   if (o.format == "summary") {
-    Result<dist::LayoutSummary> summary = Summary(*pipeline, d, build);
-    if (!summary.ok()) return ReportPipelineError(summary.status(), pipeline->text, json);
+    Result<dist::LayoutSummary> summary = Summary(pipeline, d, build);
+    if (!summary.ok()) return ReportPipelineError(summary.status(), pipeline.text, json);
     if (!json) {
-      PrintSummary(*summary, d.api, resolved->source_text, autotune, d.worker);
+      PrintSummary(*summary, d.api, notes, d.worker);
       return 0;
     }
-    nlohmann::ordered_json out =
-        HeadJson(summary->decision, d, resolved->source, AutotuneJson(*pipeline, build));
+    nlohmann::ordered_json out = HeadJson(summary->decision, d, notes);
     out["summary"] = SummaryJson(*summary, d.api);
     out["warnings"] = WarningTexts(summary->decision);
     PrintJson(out);
     return 0;
   }
   if (json) {
-    JsonSink sink(d, resolved->source, AutotuneJson(*pipeline, build), mode);
+    JsonSink sink(d, notes, mode);
     dist::LayoutOptions lo;
     lo.list_files = true;
-    Status s = dist::StreamLayout(*pipeline, d, build, sink, lo);
-    if (!s.ok() && !sink.Fail(s)) return ReportPipelineError(s, pipeline->text, json);
+    Status s = dist::StreamLayout(pipeline, d, build, sink, lo);
+    if (!s.ok() && !sink.Fail(s)) return ReportPipelineError(s, pipeline.text, json);
     return ExitCodeFor(s);
   }
-  TableSink sink(d.topology, d.worker, mode, resolved->source_text, autotune);
-  Status s = dist::StreamLayout(*pipeline, d, build, sink);
+  TableSink sink(d.topology, d.worker, mode, notes);
+  Status s = dist::StreamLayout(pipeline, d, build, sink);
   if (!s.ok()) sink.Abort();
   std::fflush(stdout);
-  if (!s.ok()) return ReportPipelineError(s, pipeline->text, json);
+  if (!s.ok()) return ReportPipelineError(s, pipeline.text, json);
   return 0;
 }
 

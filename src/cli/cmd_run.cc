@@ -59,9 +59,11 @@ std::string StageWhat(const run::StageReport& s) {
 
 std::string Megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6); }
 
-nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::ordered_json& source) {
+nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::ordered_json& source,
+                                  const nlohmann::ordered_json& trace) {
   nlohmann::ordered_json out;
   out["device"] = r.device;
+  for (const auto& [key, value] : trace.items()) out[key] = value;
   out["notes"] = r.notes;
   out["policy"] = {{"requested", dist::PolicyName(r.decision.requested)},
                    {"applied", dist::PolicyName(r.decision.applied)},
@@ -113,8 +115,10 @@ nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::order
   return out;
 }
 
-void PrintReport(const run::RunReport& r, const std::string& source_text) {
+void PrintReport(const run::RunReport& r, const std::string& source_text,
+                 const std::string& trace) {
   const dist::Decision& d = r.decision;
+  fmt::print("{}", trace);
   const dist::Topology& t = r.topology;
   std::string workers = r.workers.size() == static_cast<size_t>(t.workers) && t.workers > 1
                             ? fmt::format("all {} workers", t.workers)
@@ -126,7 +130,7 @@ void PrintReport(const run::RunReport& r, const std::string& source_text) {
              dist::PolicyName(d.requested), d.reason);
   fmt::print("split:    {}: {}\n", dist::SplitName(d.split), SplitReasonText(d));
   fmt::print("format:   {}\n", r.format == run::WireFormat::kFeatures
-                                   ? "dense feature columns (parse_example)"
+                                   ? "feature columns (parse_example)"
                                    : "records (uint64 offsets + payloads)");
   for (const auto& w : d.warnings) fmt::print("warning:  {}\n", WarningText(w));
   fmt::print("\ndelivered {} records ({}) in {} per-replica batches, {} step{}{}, {:.3f} s: "
@@ -249,8 +253,10 @@ int RunRun(const RunArgs& o) {
     };
   }
 
-  Result<data::Pipeline> pipeline = ParsePipelineArgs(o.pipeline, json);
-  if (!pipeline.ok()) return ExitCodeFor(pipeline.status());
+  Result<LoadedPipeline> loaded = LoadPipeline(o.pipeline, TraceContextOf(o.distribute, d), json);
+  if (!loaded.ok()) return ExitCodeFor(loaded.status());
+  if (Status s = ApplyTrace(*loaded, o.distribute, d); !s.ok()) return ReportError(s, json);
+  const data::Pipeline* pipeline = &loaded->pipeline;
   // After the pipeline, whose mistakes come first.
   if (o.epochs < 1) {
     return ReportError(
@@ -261,9 +267,9 @@ int RunRun(const RunArgs& o) {
   if (progress_shown) fmt::print(stderr, "\r\033[K");
   if (!report.ok()) return ReportPipelineError(report.status(), pipeline->text, json);
   if (json) {
-    PrintJson(ReportJson(*report, resolved->source));
+    PrintJson(ReportJson(*report, resolved->source, TraceJson(*loaded)));
   } else {
-    PrintReport(*report, resolved->source_text);
+    PrintReport(*report, resolved->source_text, TraceHeader(*loaded));
   }
   return 0;
 }

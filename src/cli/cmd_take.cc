@@ -56,7 +56,15 @@ int RunTake(const TakeOptions& o) {
   }
   data::BuildOptions build = o.pipeline.build_options();
   build.context = data::InputContext{o.workers, o.worker, o.workers * o.replicas};
-  Result<std::shared_ptr<const data::Dataset>> dataset = BuildPipeline(o.pipeline, build, o.json);
+  Result<LoadedPipeline> loaded =
+      LoadPipeline(o.pipeline, TraceContext{o.workers, o.worker, o.replicas, ""}, o.json);
+  if (!loaded.ok()) return ExitCodeFor(loaded.status());
+  // What a traced function assumed goes to stderr: stdout holds the elements.
+  if (loaded->trace && !o.json) {
+    std::string header = TraceHeader(*loaded);
+    fmt::print(stderr, "{}", header);
+  }
+  Result<std::shared_ptr<const data::Dataset>> dataset = BuildPipeline(*loaded, build, o.json);
   if (!dataset.ok()) return ExitCodeFor(dataset.status());
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
 
@@ -70,7 +78,10 @@ int RunTake(const TakeOptions& o) {
     bool end = false;
     if (Status s = (*it)->GetNext(e, end); !s.ok()) {
       if (o.json) {
-        PrintJson({{"elements", elements}, {"error", ErrorJson(s)}});
+        nlohmann::ordered_json out = TraceJson(*loaded);
+        out["elements"] = std::move(elements);
+        out["error"] = ErrorJson(s);
+        PrintJson(out);
         std::fflush(stdout);
         fmt::print(stderr, "tfdist: error: {}\n", s.message());
         return ExitCodeFor(s);
@@ -92,7 +103,12 @@ int RunTake(const TakeOptions& o) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (o.json) {
-      PrintJson({{"elements", count}, {"records", leaves}, {"bytes", bytes}, {"seconds", seconds}});
+      nlohmann::ordered_json out = TraceJson(*loaded);
+      out["elements"] = count;
+      out["records"] = leaves;
+      out["bytes"] = bytes;
+      out["seconds"] = seconds;
+      PrintJson(out);
     } else {
       fmt::print(
           "{} elements ({} records, {} payload bytes) in {:.3f} s: {:.0f} records/s, "
@@ -102,7 +118,11 @@ int RunTake(const TakeOptions& o) {
     }
     return 0;
   }
-  if (o.json) PrintJson({{"elements", elements}});
+  if (o.json) {
+    nlohmann::ordered_json out = TraceJson(*loaded);
+    out["elements"] = std::move(elements);
+    PrintJson(out);
+  }
   return 0;
 }
 

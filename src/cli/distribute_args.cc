@@ -76,8 +76,9 @@ Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o, bool a
                                                d.topology.workers,
                                                r.source.value("workers", std::string())));
   }
-  d.api = o.api == "from-function" ? dist::Api::kFromFunction : dist::Api::kDistribute;
-  TFDIST_ASSIGN_OR_RETURN(d.policy, dist::ParsePolicy(o.policy));
+  d.api = o.api.value_or("distribute") == "from-function" ? dist::Api::kFromFunction
+                                                          : dist::Api::kDistribute;
+  TFDIST_ASSIGN_OR_RETURN(d.policy, dist::ParsePolicy(o.policy.value_or("AUTO")));
   TFDIST_ASSIGN_OR_RETURN(d.split, dist::ParseSplit(o.rebatch));
   if (o.steps) {
     if (*o.steps < 0 || *o.steps > dist::kMaxSteps) {
@@ -88,6 +89,39 @@ Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o, bool a
   }
   d.use_record_index = o.read_by_index;
   return r;
+}
+
+TraceContext TraceContextOf(const DistributeArgs& args, const dist::DistributeOptions& d) {
+  return {d.topology.workers, d.worker.value_or(0), d.topology.replicas, args.api.value_or("")};
+}
+
+Status ApplyTrace(LoadedPipeline& loaded, const DistributeArgs& args, dist::DistributeOptions& d) {
+  if (!loaded.trace) return Status::OK();
+  PythonTrace& t = *loaded.trace;
+  if (!t.api.empty() && args.api && *args.api != t.api) {
+    t.assumptions.push_back(fmt::format("--api {} overrides the code, which {}", *args.api,
+                                        t.api == "from-function"
+                                            ? "calls distribute_datasets_from_function"
+                                            : "calls experimental_distribute_dataset"));
+  } else if (t.api == "from-function" && !args.api) {
+    d.api = dist::Api::kFromFunction;
+    t.assumptions.push_back(
+        "the function takes an input context: laid out as distribute_datasets_from_function "
+        "calls it (--api from-function)");
+  }
+  if (t.policy) {
+    TFDIST_ASSIGN_OR_RETURN(const dist::AutoShardPolicy policy, dist::ParsePolicy(*t.policy));
+    if (!args.policy) {
+      d.policy = policy;
+      t.assumptions.push_back(fmt::format("{}: with_options(): auto_shard_policy = {}",
+                                          t.policy_site, *t.policy));
+    } else if (d.policy != policy) {
+      t.assumptions.push_back(fmt::format("--policy {} overrides the code's auto_shard_policy = {} "
+                                          "({})",
+                                          dist::PolicyName(d.policy), *t.policy, t.policy_site));
+    }
+  }
+  return Status::OK();
 }
 
 std::string SplitReasonText(const dist::Decision& d) {

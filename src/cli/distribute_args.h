@@ -12,6 +12,7 @@
 
 #include "tfdist/distribute/decide.h"
 #include "tfdist/distribute/launcher.h"
+#include "pipeline_args.h"
 #include "tfdist/base/result.h"
 
 namespace tfdist::cli {
@@ -20,8 +21,8 @@ struct DistributeArgs {
   std::optional<int64_t> workers;
   int64_t replicas = 1;
   std::optional<int64_t> worker;
-  std::string api = "distribute";
-  std::string policy = "AUTO";
+  std::optional<std::string> api;     // default: distribute (or what a traced function says)
+  std::optional<std::string> policy;  // default: AUTO (or the traced code's with_options)
   std::string rebatch = "auto";
   std::optional<int64_t> steps;
   bool read_by_index = false;  // DATA: each worker reads only its records (index files)
@@ -49,6 +50,18 @@ struct ResolvedDistribute {
 // stale or broken TF_CONFIG cannot stop an explicit command line.
 Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& args,
                                                  bool all_workers = false);
+
+// The input context a traced Python input function receives: the
+// topology's, and its worker (worker 0 when all are laid out); and the
+// --api asked for.
+TraceContext TraceContextOf(const DistributeArgs& args, const dist::DistributeOptions& d);
+
+// What a traced input function says of its distribution, where the flags
+// leave it open: it takes an input context (--api from-function), or its
+// dataset's options set an auto-shard policy (--policy). Each becomes an
+// "assumed:" line of the trace.
+// An --api or --policy given overrides the code (said as an assumption).
+Status ApplyTrace(LoadedPipeline& loaded, const DistributeArgs& args, dist::DistributeOptions& d);
 
 // The decision's words for the user: a requested split is named by its
 // --rebatch value, and warnings say their remedies as flags (Describe).

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -30,6 +31,23 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args) {
   cmd.add_option("--pipeline-file", args->file,
                  "Read the pipeline expression from a file (- for standard input); newlines and "
                  "# comments are free");
+  cmd.add_option("--python", args->python,
+                 "Trace the input function in this Python file (- for standard input): tfdist "
+                 "runs it with python3 and a stand-in tensorflow, and lays out the tf.data "
+                 "pipeline it builds. The code is the user's own, run as the user (see the "
+                 "manual, PYTHON INPUT FUNCTIONS)");
+  cmd.add_option("--entry", args->entry,
+                 "With --python: the function to call, NAME or CLASS.METHOD (default: the "
+                 "last function named like input_fn or dataset_fn, else the last function)");
+  cmd.add_option("--define", args->defines,
+                 "With --python: NAME=EXPR binds a parameter, a global or an attribute "
+                 "(FLAGS.batch_size, self.is_training, params) to a Python expression; "
+                 "repeatable")
+      ->take_all()
+      ->allow_extra_args(false);
+  cmd.add_option("--trace-timeout", args->trace_timeout,
+                 "With --python: seconds the trace may take (default 60)")
+      ->check(CLI::Range(0.1, 86400.0));
   cmd.add_option("--cpus", args->cpus,
                  "CPUs of the modelled host: TensorFlow's default (AUTOTUNE) cycle_length and "
                  "num_parallel_calls (default: this machine's)")
@@ -40,50 +58,148 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args) {
       ->check(UintAtLeast(0));
 }
 
-Result<data::Pipeline> ParsePipelineArgs(const PipelineArgs& args, bool json) {
-  std::string text = args.expression;
-  auto fail = [&](Status s) -> Result<data::Pipeline> {
+namespace {
+
+// The expression of an argument or of --pipeline-file.
+Result<std::string> ReadExpression(const PipelineArgs& args) {
+  if (args.file.empty()) return args.expression;
+  std::stringstream ss;
+  if (args.file == "-") {
+    ss << std::cin.rdbuf();
+  } else {
+    struct stat st;
+    if (stat(args.file.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      return Status::InvalidArgument(fmt::format("{}: is a folder, not a pipeline file", args.file));
+    }
+    std::ifstream in(args.file);
+    if (!in) {
+      return Status::InvalidArgument(fmt::format("{}: cannot read the pipeline file", args.file));
+    }
+    ss << in.rdbuf();
+  }
+  return ss.str();
+}
+
+bool IsDottedName(std::string_view name) {
+  bool start = true;
+  for (char c : name) {
+    const bool letter = std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+    if (start) {
+      if (!letter) return false;
+      start = false;
+    } else if (c == '.') {
+      start = true;
+    } else if (!letter && !std::isdigit(static_cast<unsigned char>(c))) {
+      return false;
+    }
+  }
+  return !name.empty() && !start;
+}
+
+Result<TraceRequest> MakeTraceRequest(const PipelineArgs& args, const TraceContext& context) {
+  TraceRequest r;
+  r.file = args.python;
+  r.entry = args.entry;
+  r.workers = context.workers;
+  r.worker = context.worker;
+  r.replicas = context.replicas;
+  r.api = context.api;
+  r.timeout_seconds = args.trace_timeout;
+  for (const std::string& d : args.defines) {
+    const size_t eq = d.find('=');
+    const std::string name = d.substr(0, eq);
+    if (eq == std::string::npos || !IsDottedName(name) || eq + 1 == d.size()) {
+      return Status::InvalidArgument(fmt::format(
+          "--define {}: expected NAME=EXPR, NAME a Python name or a dotted one "
+          "(FLAGS.batch_size), EXPR a Python expression",
+          d));
+    }
+    r.defines.emplace_back(name, d.substr(eq + 1));
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<LoadedPipeline> LoadPipeline(const PipelineArgs& args, const TraceContext& context,
+                                    bool json) {
+  auto fail = [&](Status s) -> Result<LoadedPipeline> {
     ReportError(s, json);
     return s;
   };
-  if (!args.file.empty()) {
-    if (!text.empty()) {
-      return fail(
-          Status::InvalidArgument("give the pipeline as an argument or --pipeline-file, not both"));
+  const int given = !args.expression.empty() + !args.file.empty() + !args.python.empty();
+  if (given > 1) {
+    return fail(Status::InvalidArgument(
+        "give the pipeline one way: an expression, --pipeline-file or --python"));
+  }
+  if (args.python.empty() && (!args.entry.empty() || !args.defines.empty())) {
+    return fail(Status::InvalidArgument("--entry and --define go with --python"));
+  }
+  LoadedPipeline loaded;
+  std::string text;
+  if (!args.python.empty()) {
+    Result<TraceRequest> request = MakeTraceRequest(args, context);
+    if (!request.ok()) return fail(request.status());
+    std::string details;
+    Result<PythonTrace> trace = TracePythonInput(*request, &details);
+    if (!trace.ok()) {
+      ReportError(trace.status(), json);
+      if (!details.empty()) fmt::print(stderr, "{}", details);
+      return trace.status();
     }
-    std::stringstream ss;
-    if (args.file == "-") {
-      ss << std::cin.rdbuf();
-    } else {
-      struct stat st;
-      if (stat(args.file.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-        return fail(Status::InvalidArgument(
-            fmt::format("{}: is a folder, not a pipeline file", args.file)));
-      }
-      std::ifstream in(args.file);
-      if (!in) {
-        return fail(
-            Status::InvalidArgument(fmt::format("{}: cannot read the pipeline file", args.file)));
-      }
-      ss << in.rdbuf();
+    text = trace->chain;
+    if (trace->deterministic && !*trace->deterministic) {
+      trace->assumptions.push_back(fmt::format(
+          "{}: options.deterministic = False: TensorFlow may give elements out of this order",
+          trace->deterministic_site));
     }
-    text = ss.str();
+    if (trace->global_seed_site) {
+      trace->assumptions.push_back(fmt::format(
+          "{}: tf.random.set_seed(...): not followed; shuffles use tfdist's seeds (--seed)",
+          *trace->global_seed_site));
+    }
+    loaded.trace = std::move(*trace);
+  } else {
+    Result<std::string> expression = ReadExpression(args);
+    if (!expression.ok()) return fail(expression.status());
+    text = std::move(*expression);
   }
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     return fail(Status::InvalidArgument("no pipeline expression given"));
   }
   Result<data::Pipeline> pipeline = data::ParsePipeline(text);
-  if (!pipeline.ok()) ReportPipelineError(pipeline.status(), text, json);
-  return pipeline;
+  if (!pipeline.ok()) {
+    ReportPipelineError(pipeline.status(), text, json);
+    return pipeline.status();
+  }
+  loaded.pipeline = std::move(*pipeline);
+  return loaded;
 }
 
-Result<std::shared_ptr<const data::Dataset>> BuildPipeline(const PipelineArgs& args,
+Result<std::shared_ptr<const data::Dataset>> BuildPipeline(const LoadedPipeline& loaded,
                                                            const data::BuildOptions& options,
                                                            bool json) {
-  TFDIST_ASSIGN_OR_RETURN(data::Pipeline pipeline, ParsePipelineArgs(args, json));
-  Result<std::shared_ptr<const data::Dataset>> dataset = data::BuildDataset(pipeline, options);
-  if (!dataset.ok()) ReportPipelineError(dataset.status(), pipeline.text, json);
+  Result<std::shared_ptr<const data::Dataset>> dataset =
+      data::BuildDataset(loaded.pipeline, options);
+  if (!dataset.ok()) ReportPipelineError(dataset.status(), loaded.pipeline.text, json);
   return dataset;
+}
+
+std::string TraceHeader(const LoadedPipeline& loaded) {
+  if (!loaded.trace) return "";
+  const PythonTrace& t = *loaded.trace;
+  std::string out = fmt::format("input:    {}: {}\n", t.file, t.entry);
+  for (const std::string& a : t.assumptions) out += fmt::format("assumed:  {}\n", a);
+  return out;
+}
+
+nlohmann::ordered_json TraceJson(const LoadedPipeline& loaded) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  if (!loaded.trace) return out;
+  const PythonTrace& t = *loaded.trace;
+  out["input"] = {{"python", t.file}, {"entry", t.entry}, {"chain", t.chain}};
+  out["assumptions"] = t.assumptions;
+  return out;
 }
 
 }  // namespace tfdist::cli

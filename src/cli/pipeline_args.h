@@ -9,17 +9,26 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "tfdist/base/result.h"
+#include "python_trace.h"
 #include "tfdist/data/pipeline.h"
 
 namespace tfdist::cli {
 
-// The pipeline expression (an argument or --pipeline-file) and the options
-// that shape how it is built, shared by the commands that run pipelines.
+// The pipeline expression (an argument, --pipeline-file, or --python: an
+// input function traced) and the options that shape how it is built, shared
+// by the commands that run pipelines.
 struct PipelineArgs {
   std::string expression;
   std::string file;
+  std::string python;                // --python FILE ("-": standard input)
+  std::string entry;                 // --entry NAME
+  std::vector<std::string> defines;  // --define NAME=EXPR
+  double trace_timeout = 60;
   int64_t cpus = 0;
   std::optional<uint64_t> seed;
 
@@ -27,15 +36,41 @@ struct PipelineArgs {
 };
 void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args);
 
-// Reads and parses the pipeline expression. A mistake is reported (stderr,
-// and stdout when `json`) with the line of the expression and a caret under
-// the column; the returned status is the error.
-Result<data::Pipeline> ParsePipelineArgs(const PipelineArgs& args, bool json);
+// The input context a traced input function receives (and the
+// num_replicas_in_sync of a strategy it makes).
+struct TraceContext {
+  int64_t workers = 1;
+  int64_t worker = 0;
+  int64_t replicas = 1;
+  std::string api;  // --api when given, else empty
+};
 
-// ParsePipelineArgs, then BuildDataset, reporting errors the same way.
-Result<std::shared_ptr<const data::Dataset>> BuildPipeline(const PipelineArgs& args,
+// A pipeline, and the trace that made it (--python).
+struct LoadedPipeline {
+  data::Pipeline pipeline;
+  std::optional<PythonTrace> trace;
+};
+
+// Reads and parses the pipeline expression, or traces the input function
+// of --python. A mistake is reported (stderr, and stdout when `json`) with
+// the line of the expression and a caret under the column, or the user's
+// file and line; the returned status is the error.
+Result<LoadedPipeline> LoadPipeline(const PipelineArgs& args, const TraceContext& context,
+                                    bool json);
+
+// LoadPipeline, then BuildDataset, reporting errors the same way.
+Result<std::shared_ptr<const data::Dataset>> BuildPipeline(const LoadedPipeline& loaded,
                                                            const data::BuildOptions& options,
                                                            bool json);
+
+// What the header of a layout or a run says of a traced pipeline: "input:"
+// (the file and the call) and one "assumption:" line each; empty without
+// a trace.
+std::string TraceHeader(const LoadedPipeline& loaded);
+
+// The same as JSON members: "input" {"python", "entry", "chain"} and
+// "assumptions" [...]; an empty object without a trace.
+nlohmann::ordered_json TraceJson(const LoadedPipeline& loaded);
 
 }  // namespace tfdist::cli
 

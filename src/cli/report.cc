@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "tfdist/data/pipeline.h"
 #include "tfdist/io/index_location.h"
 
 namespace tfdist::cli {
@@ -103,7 +104,12 @@ std::string PointAt(std::string_view text, size_t pos) {
   pos = std::min(pos, text.size());
   const size_t begin = text.rfind('\n', pos == 0 ? 0 : pos - 1);
   const size_t start = begin == std::string_view::npos || pos == 0 ? 0 : begin + 1;
-  const size_t end = std::min(text.find('\n', start), text.size());
+  size_t end = std::min(text.find('\n', start), text.size());
+  // A traced chain's "#@ FILE:LINE" is already in the message.
+  if (const size_t marker = text.substr(start, end - start).rfind(data::kSourceMarker);
+      marker != std::string_view::npos) {
+    end = start + text.substr(start, marker).find_last_not_of(' ') + 1;
+  }
   std::string caret;
   for (size_t i = start; i < pos; ++i) {
     if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) caret += text[i] == '\t' ? '\t' : ' ';

@@ -1,0 +1,776 @@
+# Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+"""tf.data as the traced code sees it: every Dataset records the ops that
+made it, with their arguments as Python evaluated them, and writes them as
+one tfdist method chain (see the manual's PIPELINES)."""
+
+from . import render as r
+from .render import render, user_site
+from .values import NeedValue, TraceError, Unknown, is_unknown, tensor
+
+AUTOTUNE = -1
+SHARD_HINT = -1
+
+# What the trace learns beside the chain: filled by the stand-in, read by
+# the runner.
+assumptions = []
+_parse_events = []  # stack of lists: parse calls seen while a function runs
+
+
+def assume(text, site=None):
+    where = ""
+    if site and site[0].startswith("--define"):
+        where = f"{site[0]}: "
+    elif site:
+        where = f"{site[0]}:{site[1]}: "
+    line = where + text
+    if line not in assumptions:
+        assumptions.append(line)
+
+
+class Step:
+    """One op of the chain: its kind, its text in the grammar, and where
+    the user's code made it."""
+
+    __slots__ = ("kind", "text", "site")
+
+    def __init__(self, kind, text, site):
+        self.kind = kind
+        self.text = text
+        self.site = site
+
+
+def _call_text(op, positional=(), keywords=()):
+    """op(a, b, key=value): None keywords left out (TensorFlow's default)."""
+    parts = [render(v, f"{op}()") for v in positional]
+    parts += [f"{k}={render(v, f'{op}({k})')}" for k, v in keywords if v is not None]
+    return f"{op}({', '.join(parts)})"
+
+
+# ---------------------------------------------------------------------------
+# Options (tf.data.Options), as far as a layout needs them.
+
+AUTO_SHARD_NAMES = {-1: "OFF", 0: "AUTO", 1: "FILE", 2: "DATA", 3: "HINT"}
+
+
+class _Namespace:
+    """Options sub-objects tfdist does not read: any attribute may be set."""
+
+    def __init__(self, name):
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_values", {})
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        values = object.__getattribute__(self, "_values")
+        if attr not in values:
+            values[attr] = None
+        return values[attr]
+
+    def __setattr__(self, attr, value):
+        self._values[attr] = value
+
+
+class DistributeOptions(_Namespace):
+    def __init__(self, auto_shard_policy=None, num_devices=None):
+        super().__init__("experimental_distribute")
+        if auto_shard_policy is not None:
+            self.auto_shard_policy = auto_shard_policy
+        if num_devices is not None:
+            self.num_devices = num_devices
+
+    def __getattr__(self, attr):
+        if attr == "auto_shard_policy":
+            return self._values.get(attr, AutoShardPolicy.AUTO)
+        return super().__getattr__(attr)
+
+
+class Options(_Namespace):
+    """tf.data.Options: the auto-shard policy and determinism are read;
+    everything else is accepted and ignored."""
+
+    def __init__(self):
+        super().__init__("options")
+        self._values["experimental_distribute"] = DistributeOptions()
+
+    def __setattr__(self, attr, value):
+        if attr == "experimental_deterministic":
+            attr = "deterministic"
+        super().__setattr__(attr, value)
+
+    # Options that hold a value; every other name is a group of options
+    # (experimental_optimization, threading, autotune, ...).
+    _SCALARS = {"deterministic", "experimental_slack", "experimental_external_state_policy",
+                "experimental_warm_start", "experimental_symbolic_checkpoint"}
+
+    def __getattr__(self, attr):
+        if attr == "experimental_deterministic":
+            attr = "deterministic"
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        if attr not in self._values and attr not in self._SCALARS:
+            self._values[attr] = _Namespace(attr)
+        return super().__getattr__(attr)
+
+    def _explicit(self):
+        """The settings a layout reads that were set: {"auto_shard_policy": .., "deterministic": ..}."""
+        out = {}
+        dist = self._values.get("experimental_distribute")
+        if isinstance(dist, _Namespace) and "auto_shard_policy" in dist._values:
+            out["auto_shard_policy"] = dist._values["auto_shard_policy"]
+        if self._values.get("deterministic") is not None:
+            out["deterministic"] = self._values["deterministic"]
+        return out
+
+
+class _PolicyEnum(int):
+    def __new__(cls, value, name):
+        obj = super().__new__(cls, value)
+        obj._name = name
+        return obj
+
+    def __repr__(self):
+        return f"AutoShardPolicy.{self._name}"
+
+    name = property(lambda self: self._name)
+    value = property(lambda self: int(self))
+
+
+class AutoShardPolicy:
+    OFF = _PolicyEnum(-1, "OFF")
+    AUTO = _PolicyEnum(0, "AUTO")
+    FILE = _PolicyEnum(1, "FILE")
+    DATA = _PolicyEnum(2, "DATA")
+    HINT = _PolicyEnum(3, "HINT")
+
+
+# ---------------------------------------------------------------------------
+# Datasets.
+
+def _element_call(fn, element):
+    """Calls a function of map/filter/interleave on one element, as
+    tf.data does: a tuple element is spread over the arguments."""
+    if isinstance(element, tuple):
+        return fn(*element)
+    return fn(element)
+
+
+class _Traced:
+    """What running a function on a symbolic element showed."""
+
+    def __init__(self, result=None, parses=(), error=None, site=None):
+        self.result = result
+        self.parses = list(parses)
+        self.error = error
+        self.site = site
+
+
+def trace_function(fn, element):
+    """Runs `fn` on `element`, collecting the parse calls it makes. An
+    exception is kept (with the user's line), not raised."""
+    events = []
+    _parse_events.append(events)
+    try:
+        return _Traced(_element_call(fn, element), events)
+    except NeedValue:
+        raise
+    except Exception as e:  # the function's own failure: it stays opaque
+        import traceback
+        site = None
+        for frame, line in traceback.walk_tb(e.__traceback__):
+            path = frame.f_code.co_filename
+            if not path.startswith(r.PACKAGE_DIR):
+                site = (path, line)
+        return _Traced(None, events, e, site)
+    finally:
+        _parse_events.pop()
+
+
+def record_parse(serialized, features, single):
+    if _parse_events:
+        _parse_events[-1].append((serialized, features, single))
+
+
+class Dataset:
+    """A tf.data.Dataset: the steps of its chain (a source, then methods),
+    the structure of one element (symbolic tensors), and the options set
+    with with_options()."""
+
+    def __init__(self, steps, element, options=(), reader_of=None):
+        self._steps = tuple(steps)
+        self._element = element
+        self._options = tuple(options)
+        # A per-file reader made inside an interleave/flat_map function:
+        # the name tensor it reads and its reader text.
+        self._reader_of = reader_of
+
+    # -- building ------------------------------------------------------
+    def _then(self, kind, text, element=None, site=None):
+        step = Step(kind, text, site or user_site())
+        return Dataset(self._steps + (step,), self._element if element is None else element,
+                       self._options, self._reader_of)
+
+    def _method(self, op, positional=(), keywords=(), element=None):
+        return self._then(op, _call_text(op, positional, keywords), element, user_site())
+
+    # -- methods TensorFlow users write ---------------------------------
+    def shard(self, num_shards, index, name=None):
+        # SHARD_HINT is -1 in TensorFlow too: shard(-1, ...) can only mean it.
+        if _is_hint(num_shards):
+            idx = "SHARD_HINT" if _is_hint(index) else render(index, "shard(index)")
+            return self._then("shard", f"shard(SHARD_HINT, {idx})", site=user_site())
+        return self._method("shard", [num_shards, index])
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
+        return self._method("shuffle", [buffer_size],
+                            [("seed", seed), ("reshuffle_each_iteration", reshuffle_each_iteration)])
+
+    def repeat(self, count=None, name=None):
+        return self._method("repeat", [count] if count is not None else [])
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
+              deterministic=None, name=None):
+        return self._method("batch", [batch_size],
+                            [("drop_remainder", drop_remainder or None),
+                             ("num_parallel_calls", num_parallel_calls),
+                             ("deterministic", deterministic)])
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
+                     drop_remainder=False, name=None):
+        return self._method("padded_batch", [batch_size],
+                            [("drop_remainder", drop_remainder or None)])
+
+    def ragged_batch(self, batch_size, drop_remainder=False, row_splits_dtype=None, name=None):
+        return self.batch(batch_size, drop_remainder)
+
+    def sparse_batch(self, batch_size, row_shape=None, name=None):
+        return self.batch(batch_size)
+
+    def unbatch(self, name=None):
+        return self._method("unbatch")
+
+    def rebatch(self, batch_size, drop_remainder=False, name=None):
+        return self._method("rebatch", [batch_size], [("drop_remainder", drop_remainder or None)])
+
+    def take(self, count, name=None):
+        return self._method("take", [count])
+
+    def skip(self, count, name=None):
+        return self._method("skip", [count])
+
+    def enumerate(self, start=0, name=None):
+        return self._method("enumerate", [start] if start else [],
+                            element=(tensor("index"), self._element))
+
+    def prefetch(self, buffer_size, name=None):
+        return self._method("prefetch", [buffer_size])
+
+    def cache(self, filename="", name=None):
+        return self._method("cache", [filename] if filename else [])
+
+    def ignore_errors(self, log_warning=False, name=None):
+        return self._method("ignore_errors")
+
+    def filter(self, predicate, name=None):
+        site = user_site()
+        traced = trace_function(predicate, self._element)
+        label = r.function_name(predicate)
+        assume(f"filter({label}): counted as keeping every element; the counts after it are "
+               f"upper bounds", site)
+        return self._then("filter", f"filter(opaque({r.quote(label)}))", site=site)
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None,
+            use_legacy_function=False):
+        site = user_site()
+        traced = trace_function(map_func, self._element)
+        label = r.function_name(map_func)
+        function = self._map_function(traced, label, site)
+        keywords = [("num_parallel_calls", num_parallel_calls)]
+        text = f"map({function}{''.join(', ' + k + '=' + render(v, 'map(' + k + ')') for k, v in keywords if v is not None)})"
+        element = traced.result if traced.error is None else tensor(f"{label}(...)")
+        return self._then("map", text, element=element, site=site)
+
+    def _map_function(self, traced, label, site):
+        """parse_example({...}) when the function parses its element, else
+        opaque("label")."""
+        mine = [p for p in traced.parses if p[0] is self._element]
+        if traced.error is not None:
+            where = f" at {traced.site[0]}:{traced.site[1]}" if traced.site else ""
+            assume(f"map({label}): running it on a symbolic element raised "
+                   f"{type(traced.error).__name__}{where} ({traced.error}); counted as one "
+                   f"element in, one out", site)
+        if not mine:
+            if traced.error is None:
+                assume(f"map({label}): one element in, one out, order kept", site)
+            return f"opaque({r.quote(label)})"
+        features = {}
+        single = mine[0][2]
+        for _, spec, one in mine:
+            if isinstance(spec, dict):
+                features.update(spec)
+            single = single and one
+        dict_text = features_text(features, f"map({label})", site)
+        if dict_text is None:
+            return f"opaque({r.quote(label)})"
+        name = "parse_single_example" if single else "parse_example"
+        return f"{name}({dict_text})"
+
+    def interleave(self, map_func, cycle_length=None, block_length=None,
+                   num_parallel_calls=None, deterministic=None, name=None):
+        site = user_site()
+        reader, after = self._reader_function("interleave", map_func, site)
+        keywords = [("cycle_length", cycle_length), ("block_length", block_length),
+                    ("num_parallel_calls", num_parallel_calls), ("deterministic", deterministic)]
+        args = "".join(f", {k}={render(v, f'interleave({k})')}" for k, v in keywords
+                       if v is not None)
+        if deterministic is False:
+            assume("interleave(deterministic=False): TensorFlow's order depends on the timing of "
+                   "its reads; the layout shows one such order", site)
+        out = self._then("interleave", f"interleave({reader}{args})", element=tensor("record"),
+                         site=site)
+        return out._hoist(after)
+
+    def flat_map(self, map_func, name=None):
+        site = user_site()
+        reader, after = self._reader_function("flat_map", map_func, site)
+        out = self._then("flat_map", f"flat_map({reader})", element=tensor("record"), site=site)
+        return out._hoist(after)
+
+    def _hoist(self, steps):
+        ds = self
+        for step in steps:
+            ds = Dataset(ds._steps + (step,), ds._element, ds._options)
+        return ds
+
+    def _reader_function(self, op, fn, site):
+        """The reader text of an interleave/flat_map function, and the
+        per-file element-wise steps that follow it (moved after the op)."""
+        traced = trace_function(fn, self._element)
+        if traced.error is not None:
+            where = f" at {traced.site[0]}:{traced.site[1]}" if traced.site else ""
+            raise TraceError(f"{op}(): running its function on a file name raised "
+                             f"{type(traced.error).__name__}{where}: {traced.error}")
+        ds = traced.result
+        if not isinstance(ds, Dataset):
+            raise TraceError(f"{op}(): its function returns {type(ds).__name__}, not a dataset; "
+                             f"tfdist's {op} reads TFRecord files")
+        if ds._reader_of is None:
+            first = ds._steps[0].text.split("(")[0] if ds._steps else "?"
+            raise TraceError(f"{op}(): its function makes {first}(...) for each element; "
+                             f"tfdist's {op} reads each element as a TFRecord file name "
+                             f"(lambda f: tf.data.TFRecordDataset(f, ...))")
+        if ds._reader_of[0] is not self._element:
+            raise TraceError(f"{op}(): its function reads a file name computed from its "
+                             f"argument; tfdist reads the names the dataset holds")
+        for step in ds._steps:
+            if step.kind not in _PER_FILE_OK:
+                raise TraceError(f"{op}(): its function applies {step.kind}() to each file's "
+                                 f"records; tfdist can only move element-wise ops (map, filter, "
+                                 f"prefetch) out of a reader function")
+        return ds._reader_of[1], list(ds._steps)
+
+    def apply(self, transformation_func):
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TraceError(f"apply(): the transformation returned {type(out).__name__}, "
+                             f"not a dataset")
+        return out
+
+    def with_options(self, options, name=None):
+        if not isinstance(options, Options):
+            raise TraceError("with_options() takes a tf.data.Options")
+        snapshot = options._explicit()
+        return Dataset(self._steps, self._element,
+                       self._options + ((snapshot, user_site()),), self._reader_of)
+
+    def options(self):
+        merged = Options()
+        for snapshot, _ in self._options:
+            if "auto_shard_policy" in snapshot:
+                merged.experimental_distribute.auto_shard_policy = snapshot["auto_shard_policy"]
+            if "deterministic" in snapshot:
+                merged.deterministic = snapshot["deterministic"]
+        return merged
+
+    def map_with_legacy_function(self, map_func, num_parallel_calls=None, deterministic=None):
+        return self.map(map_func, num_parallel_calls, deterministic)
+
+    # -- what the trace cannot follow -----------------------------------
+    def concatenate(self, dataset, name=None):
+        raise TraceError("concatenate() joins two datasets; tfdist lays out one chain from one "
+                         "source (lay out each part on its own)")
+
+    def __iter__(self):
+        raise TraceError("the code iterates over the dataset while building it; tfdist traces "
+                         "how datasets are built, without reading data")
+
+    # TF1 input functions return an iterator's next element: the layout is
+    # the dataset's (said as an assumption).
+    def make_one_shot_iterator(self):
+        return _Iterator(self)
+
+    make_initializable_iterator = make_one_shot_iterator
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        if attr in ("element_spec", "output_shapes", "output_types", "output_classes"):
+            return tensor(f"dataset.{attr}")
+        if attr in ("cardinality", "reduce", "get_single_element"):
+            return lambda *a, **k: tensor(f"dataset.{attr}()")
+        why = _REFUSED.get(attr, "tfdist does not know what it does to a layout")
+        raise TraceError(f"Dataset.{attr}(): {why}")
+
+
+def _is_hint(value):
+    return type(value) is int and value == SHARD_HINT
+
+
+# Ops that act on each element alone: moved out of a reader function.
+_PER_FILE_OK = {"map", "filter", "prefetch"}
+
+_REFUSED = {
+    "zip": "pairs the elements of several datasets; tfdist lays out one chain from one source "
+           "(lay out each input on its own)",
+    "window": "makes datasets of elements; batch() gives a layout the same counts without "
+              "overlap",
+    "bucket_by_sequence_length": "batches by each element's length, which only the data "
+                                 "decides",
+    "group_by_window": "groups by keys the data decides",
+    "group_by_reducer": "groups by keys the data decides",
+    "snapshot": "reads or writes a snapshot on disk tfdist cannot see",
+    "save": "writes the dataset to disk",
+    "scan": "carries state computed from the data",
+    "take_while": "stops where the data decides",
+    "unique": "drops elements the data decides",
+    "random": "is a stream of random numbers",
+    "sample_from_datasets": "mixes several datasets at random; lay out each input on its own",
+    "choose_from_datasets": "mixes several datasets as the data decides",
+    "distributed_save": "writes the dataset to disk",
+}
+
+
+iterated = []  # the datasets whose iterators the code asked for
+
+
+class _Iterator:
+    def __init__(self, dataset):
+        self._dataset = dataset
+        iterated.append((dataset, user_site()))
+
+    def get_next(self, name=None):
+        return tensor("iterator.get_next()")
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return tensor(f"iterator.{attr}")
+
+
+def make_one_shot_iterator(dataset):
+    return _Iterator(dataset)
+
+
+def refused(name, why=None):
+    """A function the stand-in knows but cannot follow."""
+
+    def fail(*args, **kwargs):
+        raise TraceError(f"{name}(): {why or _REFUSED.get(name.rsplit('.', 1)[-1], 'tfdist does not lay it out')}")
+
+    fail.__name__ = name
+    return fail
+
+
+# -- sources ----------------------------------------------------------------
+
+def _source(text, element, site):
+    return Dataset([Step("source", text, site)], element)
+
+
+def _patterns(file_pattern, what):
+    if isinstance(file_pattern, Dataset):
+        raise TraceError(f"{what}: file_pattern is a dataset; tfdist takes patterns as strings")
+    if isinstance(file_pattern, (list, tuple)):
+        return list(file_pattern)
+    if hasattr(file_pattern, "tolist") and not is_unknown(file_pattern):
+        value = file_pattern.tolist()
+        return value if isinstance(value, list) else [value]
+    return file_pattern
+
+
+def list_files(file_pattern, shuffle=None, seed=None, name=None):
+    site = user_site()
+    patterns = _patterns(file_pattern, "list_files()")
+    text = _call_text("list_files", [patterns],
+                      [("shuffle", shuffle), ("seed", seed)])
+    return _source(text, tensor("file name"), site)
+
+
+def _slices(value, what):
+    """The elements from_tensor_slices makes of a Python value (sliced on
+    its first dimension), and the structure of one element."""
+    if isinstance(value, Unknown):
+        if value._tensor:
+            raise TraceError(f"{what} slices a tensor computed by the program ({value._name}); "
+                             f"tfdist needs values known before the pipeline runs")
+        raise NeedValue(value, f"is what {what} slices")
+    if isinstance(value, Dataset):
+        raise TraceError(f"{what} takes values, not a dataset")
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist) and not isinstance(value, (list, tuple, dict)):
+        value = tolist()
+    if isinstance(value, dict):
+        keys = list(value)
+        columns = [_slices(value[k], what)[0] for k in keys]
+        _same_length(columns, what)
+        items = [dict(zip(keys, row)) for row in zip(*columns)]
+        return items, {k: tensor(f"element[{k!r}]") for k in keys}
+    if isinstance(value, tuple):
+        columns = [_slices(v, what)[0] for v in value]
+        _same_length(columns, what)
+        return [tuple(row) for row in zip(*columns)], tuple(tensor(f"element[{i}]") for i in range(len(value)))
+    if isinstance(value, list):
+        return value, tensor("file name" if value and all(isinstance(v, str) for v in value)
+                             else "element")
+    raise TraceError(f"{what} slices {type(value).__name__} {value!r:.40} on its first "
+                     f"dimension, which it does not have")
+
+
+def _same_length(columns, what):
+    if len({len(c) for c in columns}) > 1:
+        raise TraceError(f"{what}: the components have different lengths "
+                         f"({', '.join(str(len(c)) for c in columns)})")
+
+
+def from_tensor_slices(tensors, name=None):
+    site = user_site()
+    items, element = _slices(tensors, "from_tensor_slices()")
+    return _source(f"from_tensor_slices({render(items, 'from_tensor_slices()')})", element, site)
+
+
+def from_tensors(tensors, name=None):
+    site = user_site()
+    if isinstance(tensors, Unknown) and not tensors._tensor:
+        raise NeedValue(tensors, "is what from_tensors() holds")
+    element = tensors if not isinstance(tensors, Unknown) else tensor("element")
+    text = render(tensors, "from_tensors()") if not isinstance(tensors, Unknown) else '"tensor"'
+    return _source(f"from_tensors({text})", _structure(element), site)
+
+
+def _structure(value):
+    if isinstance(value, tuple):
+        return tuple(_structure(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _structure(v) for k, v in value.items()}
+    return tensor("element")
+
+
+def range_(*args, output_type=None, name=None):
+    site = user_site()
+    if not 1 <= len(args) <= 3:
+        raise TypeError(f"range() takes 1 to 3 positional arguments; got {len(args)}")
+    return _source(_call_text("range", list(args)), tensor("int"), site)
+
+
+def _reader_text(compression_type, buffer_size):
+    keywords = [("compression_type", compression_type), ("buffer_size", buffer_size)]
+    args = ", ".join(f"{k}={render(v, f'TFRecordDataset({k})')}" for k, v in keywords
+                     if v is not None)
+    return f"tfrecord({args})" if args else "tfrecord"
+
+
+def TFRecordDataset(filenames, compression_type=None, buffer_size=None,
+                    num_parallel_reads=None, name=None):
+    site = user_site()
+    if isinstance(filenames, Unknown) and filenames._tensor:
+        # Inside an interleave/flat_map function: one file's records.
+        return Dataset([], tensor("record"), (),
+                       reader_of=(filenames, _reader_text(compression_type, buffer_size)))
+    if isinstance(filenames, Dataset):
+        reader = _reader_text(compression_type, buffer_size)
+        if num_parallel_reads is None:
+            return filenames._then("flat_map", f"flat_map({reader})", tensor("record"), site)
+        n = render(num_parallel_reads, "TFRecordDataset(num_parallel_reads)")
+        if num_parallel_reads == AUTOTUNE:
+            text = f"interleave({reader}, block_length=1, num_parallel_calls={n})"
+        else:
+            text = (f"interleave({reader}, cycle_length={n}, block_length=1, "
+                    f"num_parallel_calls={n}, deterministic=True)")
+        return filenames._then("interleave", text, tensor("record"), site)
+    files = _patterns(filenames, "TFRecordDataset()")
+    text = _call_text("tfrecord", [files], [("compression_type", compression_type),
+                                            ("buffer_size", buffer_size),
+                                            ("num_parallel_reads", num_parallel_reads)])
+    return _source(text, tensor("record"), site)
+
+
+def refused_reader(name, what):
+    def fail(*args, **kwargs):
+        raise TraceError(f"{name}(): reads {what}; tfdist reads TFRecord files")
+
+    fail.__name__ = name
+    return fail
+
+
+# -- tf.data.experimental transformations (for Dataset.apply) ------------
+
+def ignore_errors(log_warning=False):
+    return lambda ds: ds.ignore_errors()
+
+
+def parallel_interleave(map_func, cycle_length, block_length=1, sloppy=False,
+                        buffer_output_elements=None, prefetch_input_elements=None):
+    return lambda ds: ds.interleave(map_func, cycle_length=cycle_length,
+                                    block_length=block_length, num_parallel_calls=cycle_length,
+                                    deterministic=not sloppy)
+
+
+def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainder=False,
+                  num_parallel_calls=None):
+    return lambda ds: ds.map(map_func, num_parallel_calls=num_parallel_calls).batch(
+        batch_size, drop_remainder=drop_remainder)
+
+
+def shuffle_and_repeat(buffer_size, count=None, seed=None):
+    return lambda ds: ds.shuffle(buffer_size, seed=seed).repeat(count)
+
+
+def unbatch():
+    return lambda ds: ds.unbatch()
+
+
+def dense_to_ragged_batch(batch_size, drop_remainder=False, row_splits_dtype=None):
+    return lambda ds: ds.batch(batch_size, drop_remainder=drop_remainder)
+
+
+def dense_to_sparse_batch(batch_size, row_shape):
+    return lambda ds: ds.batch(batch_size)
+
+
+def enumerate_dataset(start=0):
+    return lambda ds: ds.enumerate(start)
+
+
+def assert_cardinality(expected_cardinality):
+    def identity(ds):
+        assume(f"assert_cardinality({expected_cardinality!r}): not checked", user_site())
+        return ds
+    return identity
+
+
+def device_copy(*args, **kwargs):
+    return lambda ds: ds
+
+
+def features_text(features, what, site):
+    """The grammar text of a feature dict, keeping the kinds tfdist parses
+    (the others said as assumptions); None when nothing is left or a shape
+    needs an undefined value."""
+    kept = {}
+    for key, value in features.items():
+        kind = type(value).__name__
+        if kind not in ("FixedLenFeature", "VarLenFeature"):
+            assume(f"{what}: feature {key!r} ({kind}) is not parsed into columns "
+                   f"(tfdist parses FixedLenFeature and VarLenFeature)", site)
+            continue
+        kept[key] = value
+    if not kept:
+        return None
+    try:
+        return render(kept, what)
+    except NeedValue as e:
+        assume(f"{what}: its features need {e.unknown._name}, which nothing defines; counted "
+               f"as one element in, one out, not parsed", site)
+        return None
+
+
+def parse_example_dataset(features, num_parallel_calls=1, deterministic=None):
+    """tf.data.experimental.parse_example_dataset: TensorFlow's
+    ParseExampleDataset, which keeps a batch size visible to tf.distribute."""
+
+    def apply(ds):
+        site = user_site()
+        if not isinstance(features, dict):
+            raise TraceError("parse_example_dataset() takes a dict of features")
+        text = features_text(features, "parse_example_dataset()", site)
+        element = {key: tensor(f"parsed[{key!r}]") for key in features}
+        if text is None:
+            return ds._then("map", 'map(opaque("parse_example_dataset"))', element, site)
+        calls = "" if num_parallel_calls in (None, 1) else \
+            f", num_parallel_calls={render(num_parallel_calls, 'parse_example_dataset()')}"
+        return ds._then("apply", f"apply(parse_example_dataset({text}{calls}))", element, site)
+
+    return apply
+
+
+def make_batched_features_dataset(file_pattern, batch_size, features, reader=None,
+                                  label_key=None, reader_args=None, num_epochs=None,
+                                  shuffle=True, shuffle_buffer_size=10000, shuffle_seed=None,
+                                  prefetch_buffer_size=None, reader_num_threads=None,
+                                  parser_num_threads=None, sloppy_ordering=False,
+                                  drop_final_batch=False):
+    """What TensorFlow builds (readers.py, make_batched_features_dataset_v2)."""
+    if reader is None:
+        reader = TFRecordDataset
+    reader_num_threads = 1 if reader_num_threads is None else reader_num_threads
+    parser_num_threads = 2 if parser_num_threads is None else parser_num_threads
+    prefetch_buffer_size = AUTOTUNE if prefetch_buffer_size is None else prefetch_buffer_size
+    reader_args = list(reader_args or [])
+    ds = list_files(file_pattern, shuffle=shuffle, seed=shuffle_seed)
+    read = (lambda f: reader(f, *reader_args))
+    if reader_num_threads == AUTOTUNE:
+        ds = ds.interleave(read, num_parallel_calls=AUTOTUNE)
+        if sloppy_ordering:
+            options = Options()
+            options.deterministic = False
+            ds = ds.with_options(options)
+    else:
+        ds = ds.interleave(read, cycle_length=reader_num_threads, block_length=1,
+                           num_parallel_calls=reader_num_threads,
+                           deterministic=not sloppy_ordering)
+    if shuffle:
+        ds = ds.shuffle(shuffle_buffer_size, seed=shuffle_seed)
+    if num_epochs != 1:
+        ds = ds.repeat(num_epochs)
+    ds = ds.batch(batch_size, drop_remainder=bool(drop_final_batch or num_epochs is None))
+    ds = ds.apply(parse_example_dataset(features, num_parallel_calls=parser_num_threads))
+    if label_key:
+        if label_key not in features:
+            raise ValueError(f"The `label_key` provided ({label_key}) must be one of the "
+                             f"`features` keys.")
+        ds = ds.map(lambda x: (x, x.pop(label_key)))
+    return ds.prefetch(prefetch_buffer_size)
+
+
+# -- the entry's result -----------------------------------------------------
+
+def chain_of(ds):
+    """The chain text, one op per line, each ending in `#@ FILE:LINE`."""
+    if ds._reader_of is not None or not ds._steps:
+        raise TraceError("the function returns a dataset that reads a tensor's files; return the "
+                         "dataset built from file names")
+    lines = []
+    for i, step in enumerate(ds._steps):
+        text = step.text if i == 0 else "." + step.text
+        lines.append(f"{text}  #@ {step.site[0]}:{step.site[1]}")
+    return "\n".join(lines) + "\n"
+
+
+def merged_options(ds):
+    """{"auto_shard_policy": "DATA", "auto_shard_policy_site": "f:3", "deterministic": False}"""
+    out = {}
+    for snapshot, site in ds._options:
+        if "auto_shard_policy" in snapshot:
+            policy = snapshot["auto_shard_policy"]
+            if isinstance(policy, Unknown):
+                raise NeedValue(policy, "is the auto-shard policy")
+            try:
+                out["auto_shard_policy"] = AUTO_SHARD_NAMES[int(policy)]
+            except (KeyError, TypeError, ValueError):
+                raise TraceError(f"auto_shard_policy {policy!r} is not an AutoShardPolicy") from None
+            out["auto_shard_policy_site"] = f"{site[0]}:{site[1]}"
+        if "deterministic" in snapshot:
+            out["deterministic"] = bool(snapshot["deterministic"])
+            out["deterministic_site"] = f"{site[0]}:{site[1]}"
+    return out
+

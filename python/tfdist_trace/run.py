@@ -1,0 +1,486 @@
+# Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+"""Runs the user's input function with the stand-in tensorflow and writes
+what it built as one JSON object (the protocol of doc/python.md).
+
+Usage (by tfdist): python3 -I -S -c BOOTSTRAP PACKAGE_ROOT RESULT_FD
+with the request as JSON on standard input."""
+
+import ast
+import inspect
+import json
+import linecache
+import os
+import re
+import sys
+import traceback
+import types
+
+from . import data, standin
+from .render import PACKAGE_DIR
+from .values import NeedValue, TraceError, Unknown
+
+CONTEXT_NAMES = ("input_context", "ctx", "input_ctx")
+ENTRY_WORDS = ("input_fn", "dataset_fn")
+MAX_BUILDER_CALLS = 4
+
+
+class Failure(Exception):
+    """An error to report: a message and, when known, the user's line."""
+
+    def __init__(self, message, site=None):
+        super().__init__(message)
+        self.message = message
+        self.site = site
+
+
+def _user_site(tb, user_file):
+    """The innermost traceback frame outside this package."""
+    site = None
+    for frame, line in traceback.walk_tb(tb):
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(PACKAGE_DIR + os.sep) and not frame.f_code.co_filename.startswith("<frozen"):
+            site = (frame.f_code.co_filename, line)
+    return site
+
+
+def _display_name(unknown, namespaces):
+    """An Unknown's name as the user's code spells it: a global (or self)
+    that holds it or an ancestor of it."""
+    chain = []
+    node = unknown
+    suffix = []
+    while isinstance(node, Unknown):
+        chain.append((node, list(suffix)))
+        if node._parent is None:
+            break
+        suffix.insert(0, node._key)
+        node = node._parent
+    for namespace_name, namespace in namespaces:
+        for name, value in namespace.items():
+            for target, rest in chain:
+                if value is target and isinstance(target, Unknown):
+                    full = ".".join(([namespace_name] if namespace_name else []) + [name] + rest)
+                    return full
+    return unknown._name
+
+
+def describe_exception(e, namespaces, self_object=None):
+    if isinstance(e, NeedValue):
+        name = _display_name(e.unknown, namespaces)
+        return (f"{name} {e.why}, but nothing defines it; give it with --define "
+                f"{name}=VALUE")
+    if isinstance(e, TraceError):
+        return str(e)
+    if isinstance(e, AttributeError) and self_object is not None and \
+            getattr(e, "obj", None) is self_object and getattr(e, "name", None):
+        cls = type(self_object).__name__
+        return (f"self.{e.name} is not set ({cls}.__init__ was not run, or did not set it); "
+                f"give it with --define self.{e.name}=VALUE")
+    if isinstance(e, NameError) and getattr(e, "name", None):
+        return (f"name '{e.name}' is not defined; give it a value with --define "
+                f"{e.name}=VALUE")
+    return f"{type(e).__name__}: {e}"
+
+
+class AttrDict(dict):
+    """A dict given with --define, readable as params["batch_size"] and as
+    params.batch_size (configs are written both ways)."""
+
+    def __getattr__(self, attr):
+        try:
+            return self[attr]
+        except KeyError:
+            raise AttributeError(attr) from None
+
+    def __setattr__(self, attr, value):
+        self[attr] = value
+
+    @staticmethod
+    def wrap(value):
+        if isinstance(value, dict) and not isinstance(value, AttrDict):
+            return AttrDict({k: AttrDict.wrap(v) for k, v in value.items()})
+        return value
+
+
+class Request:
+    def __init__(self, raw):
+        self.file = raw["file"]
+        self.source = raw.get("source")
+        self.entry = raw.get("entry")
+        self.defines = [(d[0], d[1]) for d in raw.get("defines", [])]
+        context = raw.get("context") or {}
+        self.workers = int(context.get("workers", 1))
+        self.worker = int(context.get("worker", 0))
+        self.replicas = int(context.get("replicas", 1))
+        self.memory_mib = int(raw.get("memory_mib", 0))
+        self.api = raw.get("api")  # --api when given: "distribute" or "from-function"
+
+
+class Tracer:
+    def __init__(self, request, tf):
+        self.request = request
+        self.tf = tf
+        self.module = None
+        self.self_object = None
+        self.entry_text = ""
+        self.api = None
+        self.values = {}  # define name -> evaluated value
+        self.used = set()
+
+    # -- the file --------------------------------------------------------
+    def load(self):
+        req = self.request
+        path = req.file
+        if req.source is None:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    source = f.read()
+            except OSError as e:
+                raise Failure(f"{path}: cannot read the input function file: {e.strerror}")
+            except UnicodeDecodeError:
+                raise Failure(f"{path}: not UTF-8 text")
+        else:
+            source = req.source
+        self.source = source
+        lines = source.splitlines(True)
+        linecache.cache[path] = (len(source), None, lines, path)
+        try:
+            code = compile(source, path, "exec", dont_inherit=True)
+        except SyntaxError as e:
+            raise Failure(f"SyntaxError: {e.msg}", (path, e.lineno or 0))
+        stem = os.path.splitext(os.path.basename(path))[0] or "input"
+        name = re.sub(r"\W", "_", stem)
+        if name == "__main__" or not name:
+            name = "input_fn_module"
+        module = types.ModuleType(name)
+        module.__file__ = path
+        module.__dict__["__builtins__"] = __builtins__
+        sys.modules[name] = module
+        self.module = module
+        folder = os.path.dirname(os.path.abspath(path)) if req.source is None else os.getcwd()
+        sys.path.insert(0, folder)
+        sys.argv = [path]
+        self._seed_defines()
+        try:
+            exec(code, module.__dict__)
+        except SystemExit as e:
+            raise Failure("the file exits while it is loaded (sys.exit or app.run at the top "
+                          "level); guard it with if __name__ == '__main__':",
+                          _user_site(e.__traceback__, path)) from None
+        self._apply_defines()
+
+    # -- --define ------------------------------------------------------------
+    def _eval(self, name, expr, namespace):
+        try:
+            value = eval(compile(expr, f"--define {name}", "eval", dont_inherit=True), namespace)
+        except Exception as e:
+            raise Failure(f"--define {name}={expr}: {type(e).__name__}: {e}")
+        return AttrDict.wrap(value)
+
+    def _base_namespace(self):
+        return {"tf": self.tf, "tensorflow": self.tf, "__builtins__": __builtins__}
+
+    def _seed_defines(self):
+        """Before the file runs: plain names become globals, and the roots
+        of dotted ones exist (as settable namespaces)."""
+        g = self.module.__dict__
+        said = len(data.assumptions)
+        for name, expr in self.request.defines:
+            root = name.split(".")[0]
+            if root == "self":
+                continue
+            if "." not in name:
+                try:
+                    g[name] = eval(compile(expr, "<define>", "eval", dont_inherit=True),
+                                   self._base_namespace())
+                except Exception:
+                    pass
+            elif root not in g:
+                g[root] = types.SimpleNamespace()
+        del data.assumptions[said:]  # said again when the defines are applied
+
+    def _apply_defines(self):
+        """After the file ran: every define, evaluated in the file's names."""
+        g = self.module.__dict__
+        namespace = {**self._base_namespace(), **g}
+        for name, expr in self.request.defines:
+            value = self._eval(name, expr, namespace)
+            self.values[name] = value
+            parts = name.split(".")
+            if parts[0] == "self":
+                continue
+            if len(parts) == 1:
+                g[name] = value
+                continue
+            if parts[0] not in g:
+                g[parts[0]] = types.SimpleNamespace()
+            self._set_path(g[parts[0]], parts[1:], value, name)
+
+    @staticmethod
+    def _set_path(obj, keys, value, name):
+        for key in keys[:-1]:
+            try:
+                child = getattr(obj, key)
+            except AttributeError:
+                child = None
+            if child is None or isinstance(child, (int, float, str, bool)):
+                child = types.SimpleNamespace()
+                setattr(obj, key, child)
+            obj = child
+        try:
+            setattr(obj, keys[-1], value)
+        except Exception as e:
+            raise Failure(f"--define {name}: cannot set it ({type(e).__name__}: {e})")
+
+    # -- the entry -------------------------------------------------------------
+    def _candidates(self):
+        path = self.request.file
+        functions, methods = [], []
+        for name, obj in self.module.__dict__.items():
+            if isinstance(obj, types.FunctionType) and obj.__code__.co_filename == path:
+                functions.append((obj.__code__.co_firstlineno, name, obj))
+            elif isinstance(obj, type) and getattr(obj, "__module__", None) == self.module.__name__:
+                for attr, member in vars(obj).items():
+                    fn = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+                    if isinstance(fn, types.FunctionType) and fn.__code__.co_filename == path:
+                        methods.append((fn.__code__.co_firstlineno, f"{name}.{attr}", fn))
+        return sorted(functions, key=lambda t: t[0]), sorted(methods, key=lambda t: t[0])
+
+    def choose_entry(self):
+        functions, methods = self._candidates()
+        want = self.request.entry
+        if want:
+            for _, name, fn in functions + methods:
+                if name == want:
+                    return name
+            cls = self.module.__dict__.get(want)
+            if isinstance(cls, type) and "__call__" in vars(cls):
+                return f"{want}.__call__"
+            known = ", ".join(n for _, n, _ in functions + methods) or "none"
+            raise Failure(f"--entry {want}: no such function or method in {self.request.file} "
+                          f"(found: {known})")
+        for group in (functions, methods):
+            named = [n for _, n, _ in group if any(w in n.split(".")[-1] for w in ENTRY_WORDS)]
+            if named:
+                return named[-1]
+        if functions:
+            return functions[-1][1]
+        calls = [n for _, n, _ in methods if n.endswith(".__call__")]
+        if calls:
+            return calls[-1]
+        raise Failure(f"{self.request.file} defines no function to call; name the input "
+                      f"function with --entry")
+
+    def _instance(self, class_name):
+        cls = self.module.__dict__[class_name]
+        init = cls.__init__
+        defines = self.values
+        if init is object.__init__:
+            obj = cls()
+        else:
+            try:
+                sig = inspect.signature(init)
+            except (TypeError, ValueError):
+                sig = None
+            params = [p for p in list(sig.parameters.values())[1:]
+                      if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)] if sig else []
+            missing = [p.name for p in params if p.default is p.empty and p.name not in defines
+                       and p.name not in CONTEXT_NAMES]
+            if missing:
+                obj = object.__new__(cls)
+                data.assume(f"{class_name}.__init__ was not run (it takes "
+                            f"{', '.join(missing)}: --define them to run it); self has only the "
+                            f"attributes given with --define self.NAME=...")
+            else:
+                kwargs = {p.name: defines[p.name] for p in params if p.name in defines}
+                self.used.update(kwargs)
+                obj = cls(**kwargs)
+        for name, value in defines.items():
+            if name.startswith("self."):
+                self._set_path(obj, name.split(".")[1:], value, name)
+        self.self_object = obj
+        return obj
+
+    def _bind(self, fn, label):
+        """Arguments for `fn` from the context and the defines."""
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return [], {}, []
+        kwargs, shown, missing = {}, [], []
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            if p.name in CONTEXT_NAMES and self.request.api == "distribute":
+                # experimental_distribute_dataset: the function makes the
+                # whole dataset, without a context.
+                if p.default is p.empty:
+                    missing_context = p.name
+                    code = getattr(fn, "__code__", None)
+                    raise Failure(f"{label}() takes {missing_context}, an input context, which "
+                                  f"only distribute_datasets_from_function gives (--api "
+                                  f"from-function)",
+                                  (code.co_filename, code.co_firstlineno) if code else None)
+            elif p.name in CONTEXT_NAMES:
+                kwargs[p.name] = standin.state["context"]
+                self.api = "from-function"
+                shown.append(f"{p.name}=<input context>")
+            elif p.name in self.values:
+                kwargs[p.name] = self.values[p.name]
+                self.used.add(p.name)
+                shown.append(f"{p.name}={_short_repr(self.values[p.name])}")
+            elif p.default is p.empty:
+                missing.append(p.name)
+        if missing:
+            site = None
+            code = getattr(fn, "__code__", None)
+            if code is not None:
+                site = (code.co_filename, code.co_firstlineno)
+            raise Failure(f"{label}() needs {', '.join(missing)}: give "
+                          f"{'it' if len(missing) == 1 else 'them'} with "
+                          + " ".join(f"--define {m}=VALUE" for m in missing), site)
+        positional_only = [p.name for p in sig.parameters.values() if p.kind == p.POSITIONAL_ONLY]
+        args = [kwargs.pop(n) for n in positional_only if n in kwargs]
+        return args, kwargs, shown
+
+    def call_entry(self, name):
+        if "." in name:
+            class_name, method = name.split(".", 1)
+            obj = self._instance(class_name)
+            fn = getattr(obj, method)
+        else:
+            fn = self.module.__dict__[name]
+        label = name
+        calls = []
+        result = None
+        for _ in range(MAX_BUILDER_CALLS):
+            args, kwargs, shown = self._bind(fn, label)
+            calls.append(f"{label}({', '.join(shown)})")
+            result = fn(*args, **kwargs)
+            if isinstance(result, data.Dataset):
+                break
+            if callable(result) and not isinstance(result, (type, Unknown)):
+                fn = result
+                label = getattr(result, "__name__", "the returned function")
+                continue
+            if data.iterated:
+                # A TF1 input function returns iterator.get_next() of its dataset.
+                result, site = data.iterated[-1]
+                data.assume(f"{label}() returns the next element of an iterator; laid out: "
+                            f"the dataset iterated", site)
+                break
+            raise Failure(f"{label}() returned {_kind(result)}, not a tf.data.Dataset")
+        else:
+            raise Failure(f"{name}: still a function after {MAX_BUILDER_CALLS} calls")
+        self.entry_text = " -> ".join(calls)
+        return result
+
+    def unused_defines(self):
+        out = []
+        for name, _ in self.request.defines:
+            root = name.split(".")[0]
+            if name in self.used or root == "self" or "." in name:
+                continue
+            if not re.search(r"\b" + re.escape(root) + r"\b", self.source):
+                out.append(name)
+        return out
+
+
+def _short_repr(value, width=60):
+    text = repr(value)
+    if len(text) <= width:
+        return text
+    if isinstance(value, (list, tuple)) and value:
+        return f"{text[0]}{_short_repr(value[0], width // 2)}, ... {len(value)} items{text[-1]}"
+    return text[:width - 3] + "..."
+
+
+def _kind(value):
+    if value is None:
+        return "None"
+    if isinstance(value, Unknown):
+        return f"an unknown value ({value._name})"
+    return f"a {type(value).__name__}"
+
+
+def trace(request):
+    tf = standin.install()
+    standin.state["context"] = standin.context_for(request.workers, request.worker,
+                                                   request.replicas)
+    standin.state["strategy_replicas"] = request.workers * request.replicas
+    tracer = Tracer(request, tf)
+    try:
+        tracer.load()
+        entry = tracer.choose_entry()
+        dataset = tracer.call_entry(entry)
+        chain = data.chain_of(dataset)
+        options = data.merged_options(dataset)
+    except Failure as f:
+        return {"error": _error_json(f.message, f.site)}
+    except KeyboardInterrupt as e:  # tfdist's time limit: where the code was
+        return {"error": _error_json("interrupted", _user_site(e.__traceback__, request.file),
+                                     kind="timeout")}
+    except MemoryError as e:
+        return {"error": _error_json(f"MemoryError: the trace may use {request.memory_mib} MiB",
+                                     _user_site(e.__traceback__, request.file))}
+    except BaseException as e:  # the user's code failed: report it at its line
+        namespaces = []
+        if tracer.module is not None:
+            namespaces.append(("", tracer.module.__dict__))
+        if tracer.self_object is not None:
+            namespaces.append(("self", vars(tracer.self_object)))
+        return {"error": _error_json(describe_exception(e, namespaces, tracer.self_object),
+                                     _user_site(e.__traceback__, request.file))}
+    for name in tracer.unused_defines():
+        data.assume(f"--define {name}: no parameter or name of that spelling in the code")
+    api = standin.state["api"] or tracer.api
+    result = {
+        "chain": chain,
+        "entry": tracer.entry_text,
+        "api": api,
+        "options": options,
+        "assumptions": list(data.assumptions),
+        "lines": _source_lines(chain),
+    }
+    if standin.state["global_seed"] is not None:
+        seed, site = standin.state["global_seed"]
+        result["global_seed"] = {"value": seed if isinstance(seed, int) else None,
+                                 "site": f"{site[0]}:{site[1]}"}
+    return result
+
+
+def _source_lines(chain):
+    out = {}
+    for marker in re.findall(r"#@ (.*):(\d+)$", chain, re.M):
+        path, line = marker[0], int(marker[1])
+        text = linecache.getline(path, line).rstrip("\n")
+        if text:
+            out[f"{path}:{line}"] = text.strip()
+    return out
+
+
+def _error_json(message, site, kind=None):
+    out = {"message": message}
+    if kind:
+        out["kind"] = kind
+    if site:
+        out["file"] = site[0]
+        out["line"] = site[1]
+        text = linecache.getline(site[0], site[1]).rstrip("\n")
+        if text:
+            out["source"] = text.strip()
+    return out
+
+
+def main(argv):
+    result_fd = int(argv[0])
+    raw = json.load(sys.stdin)
+    sys.stdin = open(os.devnull)
+    out = os.fdopen(result_fd, "w", encoding="utf-8")
+    try:
+        result = trace(Request(raw))
+    except RecursionError:
+        result = {"error": {"message": "the input function recursed too deep"}}
+    json.dump(result, out, ensure_ascii=True)
+    out.close()
+    return 0

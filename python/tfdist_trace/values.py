@@ -1,0 +1,284 @@
+# Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+"""Values the trace does not know, and the errors that name them.
+
+The user's code runs for real; what it reaches for that tfdist does not
+provide (an undefined flag, an unknown module, a tensor inside a mapped
+function) is an Unknown. Unknowns flow anywhere; a *setting* fails, naming
+itself, where the code needs its value (a branch, a conversion, an argument
+of a tf.data op); a *tensor* never fails, as TensorFlow's symbolic tensors
+do not while a function is traced.
+"""
+
+import dis
+import sys
+
+
+class TraceError(Exception):
+    """An error of the traced program, reported at the user's line."""
+
+
+class NeedValue(TraceError):
+    """The code needs the value of an Unknown setting."""
+
+    def __init__(self, unknown, why):
+        super().__init__(why)
+        self.unknown = unknown
+        self.why = why
+
+
+def _unpack_count(frame):
+    """The n of `a, b, ... = x` being executed in `frame`, or None."""
+    if frame is None:
+        return None
+    try:
+        for ins in dis.get_instructions(frame.f_code):
+            if ins.offset == frame.f_lasti:
+                if ins.opname == "UNPACK_SEQUENCE":
+                    return ins.arg
+                if ins.opname == "UNPACK_EX":  # a, *b = x: at least the fixed ones
+                    return (ins.arg & 0xFF) + (ins.arg >> 8)
+                return None
+    except (TypeError, ValueError):
+        return None
+    return None
+
+
+class Unknown:
+    """A value the trace does not know (see the module's docstring)."""
+
+    __slots__ = ("_name", "_tensor", "_attrs", "_parent", "_key", "__weakref__")
+
+    def __init__(self, name, tensor=False, parent=None, key=None):
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_tensor", tensor)
+        object.__setattr__(self, "_attrs", {})
+        object.__setattr__(self, "_parent", parent)
+        object.__setattr__(self, "_key", key)
+
+    # Attributes: stable children (so `flags.FLAGS` is one object), and
+    # assignments kept (options.x.y = 3; --define FLAGS.batch_size=32).
+    def __getattr__(self, attr):
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        attrs = object.__getattribute__(self, "_attrs")
+        if attr not in attrs:
+            attrs[attr] = Unknown(f"{self._name}.{attr}", self._tensor, self, attr)
+        return attrs[attr]
+
+    def __setattr__(self, attr, value):
+        self._attrs[attr] = value
+
+    def __delattr__(self, attr):
+        self._attrs.pop(attr, None)
+
+    def _derive(self, text, *others):
+        tensor = self._tensor or any(isinstance(o, Unknown) and o._tensor for o in others)
+        return Unknown(text, tensor)
+
+    def _need(self, why):
+        if self._tensor:
+            return False
+        raise NeedValue(self, why)
+
+    def __call__(self, *args, **kwargs):
+        # An unknown decorator (@gin.configurable, @some_module.register):
+        # the function or class stays itself, so the code that uses it runs.
+        if len(args) == 1 and not kwargs and (isinstance(args[0], type) or
+                                              callable(args[0]) and hasattr(args[0], "__code__")):
+            return args[0]
+        return self._derive(f"{self._name}(...)", *args, *kwargs.values())
+
+    def __mro_entries__(self, bases):
+        # class Parser(some_unknown_module.Parser): a base that accepts anything.
+        return (AnyBase,)
+
+    def __getitem__(self, key):
+        return self._derive(f"{self._name}[{key!r}]", key)
+
+    def __setitem__(self, key, value):
+        pass
+
+    def __repr__(self):
+        return f"<{'tensor' if self._tensor else 'unknown'} {self._name}>"
+
+    def __str__(self):
+        self._need("is turned into text")
+        return self._name
+
+    def __format__(self, spec):
+        return str(self)
+
+    def __fspath__(self):
+        self._need("is used as a path")
+        return self._name
+
+    def __bool__(self):
+        self._need("decides a branch")
+        return True
+
+    def __len__(self):
+        self._need("is measured with len()")
+        return 1
+
+    def __int__(self):
+        self._need("is used as a number")
+        return 1
+
+    __index__ = __int__
+
+    def __float__(self):
+        self._need("is used as a number")
+        return 1.0
+
+    def __iter__(self):
+        n = _unpack_count(sys._getframe(1))
+        if n is not None:
+            return iter([self._derive(f"{self._name}[{i}]") for i in range(n)])
+        self._need("is iterated over")
+        return iter(())
+
+    def __contains__(self, item):
+        self._need("is searched with 'in'")
+        return False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        if self._tensor:
+            return self._derive(f"({self._name} == ...)", other)
+        return self is other
+
+    def __ne__(self, other):
+        if self._tensor:
+            return self._derive(f"({self._name} != ...)", other)
+        return self is not other
+
+
+def _binary(symbol):
+    def forward(self, other):
+        return self._derive(f"({self._name} {symbol} {_short(other)})", other)
+
+    def reverse(self, other):
+        return self._derive(f"({_short(other)} {symbol} {self._name})", other)
+
+    return forward, reverse
+
+
+def _short(value):
+    return value._name if isinstance(value, Unknown) else repr(value)
+
+
+for _op, _symbol in [("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"),
+                     ("floordiv", "//"), ("mod", "%"), ("pow", "**"), ("matmul", "@"),
+                     ("and", "&"), ("or", "|"), ("xor", "^"), ("lshift", "<<"),
+                     ("rshift", ">>")]:
+    _f, _r = _binary(_symbol)
+    setattr(Unknown, f"__{_op}__", _f)
+    setattr(Unknown, f"__r{_op}__", _r)
+
+for _op, _symbol in [("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")]:
+    setattr(Unknown, f"__{_op}__", _binary(_symbol)[0])
+
+Unknown.__neg__ = lambda self: self._derive(f"-{self._name}")
+Unknown.__pos__ = lambda self: self
+Unknown.__abs__ = lambda self: self._derive(f"abs({self._name})")
+Unknown.__invert__ = lambda self: self._derive(f"~{self._name}")
+
+
+class AnyBase:
+    """The base class an unknown module's class stands for: construction
+    takes any arguments, and a missing attribute is a tensor."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return Unknown(f"{type(self).__name__}.{attr}", tensor=True)
+
+
+def is_unknown(value):
+    return isinstance(value, Unknown)
+
+
+def tensor(name):
+    """A symbolic tensor: an element inside a traced function, or what a
+    stand-in op computes."""
+    return Unknown(name, tensor=True)
+
+
+def setting(name):
+    """An unknown setting: its value is needed where it decides anything."""
+    return Unknown(name)
+
+
+def path_of(unknown):
+    """The chain of attribute names from the root Unknown: ["absl", "flags", ...]."""
+    keys = []
+    u = unknown
+    while isinstance(u, Unknown) and u._parent is not None:
+        keys.append(u._key)
+        u = u._parent
+    return u, list(reversed(keys))
+
+
+class ContextInt(int):
+    """An int of tf.distribute.InputContext that is the same on every
+    worker (num_input_pipelines, num_replicas_in_sync, a per-replica batch
+    size): the code may compute with it; passed to a tf.data op unchanged
+    it stays the symbol tfdist fills in."""
+
+    def __new__(cls, value, symbol):
+        obj = super().__new__(cls, value)
+        obj.symbol = symbol
+        return obj
+
+    def __repr__(self):
+        return self.symbol
+
+
+class WorkerIndex:
+    """input_context.input_pipeline_id: it differs from worker to worker, so
+    tfdist follows it only where it reaches a tf.data op unchanged (each
+    worker's value filled in there); any other use would trace one worker's
+    pipeline only, and is refused."""
+
+    symbol = "ctx.input_pipeline_id"
+
+    def __init__(self, value):
+        self.value = value
+
+    def _refuse(self, *args, **kwargs):
+        raise TraceError(
+            f"{self.symbol} differs from worker to worker, and the code computes with it "
+            f"here; tfdist follows it only as an argument of a tf.data op, such as "
+            f"shard(ctx.num_input_pipelines, ctx.input_pipeline_id)")
+
+    def __repr__(self):
+        return self.symbol
+
+    # Printing it is harmless (a name built from it names no file).
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        return self.symbol
+
+    def __hash__(self):
+        return hash(self.symbol)
+
+
+for _name in ["__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+              "__floordiv__", "__rfloordiv__", "__truediv__", "__rtruediv__", "__mod__",
+              "__rmod__", "__pow__", "__rpow__", "__eq__", "__ne__", "__lt__", "__le__",
+              "__gt__", "__ge__", "__bool__", "__index__", "__int__", "__float__", "__neg__",
+              "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__len__",
+              "__iter__"]:
+    setattr(WorkerIndex, _name, WorkerIndex._refuse)

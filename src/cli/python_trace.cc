@@ -1,0 +1,371 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// Running the trace of a Python input function in a child process, within
+// a time and a memory limit, and reading its JSON answer.
+
+#include "python_trace.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "trace_config.h"
+#include "tfdist/base/interrupt.h"
+
+namespace tfdist::cli {
+namespace {
+
+// The trace's own output is kept to its last this many bytes (shown on a
+// failure); its answer may be up to kMaxAnswer (a chain listing a million
+// file names is tens of megabytes).
+constexpr size_t kOutputTail = 16 << 10;
+constexpr size_t kMaxAnswer = size_t{512} << 20;
+
+// What the child runs: the package folder is argv[1], the answer's fd argv[2].
+constexpr const char* kBootstrap =
+    "import sys; sys.path.insert(0, sys.argv[1]); import tfdist_trace.run as r; "
+    "sys.exit(r.main(sys.argv[2:]))";
+
+bool IsFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// `name` as execv takes it: a path as given, or found on PATH; empty when
+// there is none.
+std::string FindProgram(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    const size_t colon = dirs.find(':');
+    std::string dir(dirs.substr(0, colon));
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + name;
+    if (IsFile(candidate) && access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (colon == std::string_view::npos) return "";
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { Close(); }
+  void Close() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+};
+
+Status MakePipe(Fd& read_end, Fd& write_end) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return Status::Internal(fmt::format("cannot make a pipe for the trace: {}", std::strerror(errno)));
+  }
+  read_end.fd = fds[0];
+  write_end.fd = fds[1];
+  return Status::OK();
+}
+
+// In the child, between fork and exec: only async-signal-safe calls.
+[[noreturn]] void ExecChild(const std::string& python, const std::string& folder, int in, int out,
+                            int answer, uint64_t memory_bytes) {
+  setpgid(0, 0);
+  rlimit limit{memory_bytes, memory_bytes};
+  setrlimit(RLIMIT_AS, &limit);
+  signal(SIGPIPE, SIG_DFL);
+  // Move the answer's pipe out of the way of 0..2 first.
+  const int answer_high = fcntl(answer, F_DUPFD, 10);
+  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 || answer_high < 0 ||
+      dup2(answer_high, 3) < 0) {
+    _exit(126);
+  }
+  for (int fd = 4; fd < 1024; ++fd) close(fd);
+  // -I -S: none of the user's Python environment (PYTHON* variables, site
+  // packages, the working folder) changes the trace; -B: no bytecode
+  // written beside the stand-in.
+  const char* argv[] = {python.c_str(), "-I", "-S", "-B", "-c", kBootstrap, folder.c_str(), "3",
+                        nullptr};
+  execv(python.c_str(), const_cast<char* const*>(argv));
+  const char message[] = "tfdist: cannot start python3\n";
+  [[maybe_unused]] ssize_t n = write(2, message, sizeof(message) - 1);
+  _exit(127);
+}
+
+struct ChildOutcome {
+  std::string output;  // its stdout and stderr, the last kOutputTail bytes
+  std::string answer;
+  int wait_status = 0;
+  bool timed_out = false;
+  bool interrupted = false;
+};
+
+// Past the time limit the trace gets SIGINT (Python then says where it
+// was), and this long later SIGKILL.
+constexpr double kGraceSeconds = 2;
+
+// Feeds `input` to the child, reads its output and answer until both end,
+// killing it (its whole process group) past the deadline or on an interrupt.
+Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& input,
+                 double timeout_seconds, ChildOutcome& outcome) {
+  fcntl(in.fd, F_SETFL, O_NONBLOCK);
+  size_t written = 0;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(timeout_seconds));
+  char buf[65536];
+  bool killed = false;
+  while (out.fd >= 0 || answer.fd >= 0) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!killed && Interrupted()) {
+      outcome.interrupted = true;
+      kill(-pid, SIGKILL);
+      killed = true;
+    } else if (!killed && !outcome.timed_out && now > deadline) {
+      outcome.timed_out = true;
+      kill(-pid, SIGINT);
+    } else if (!killed && outcome.timed_out &&
+               now > deadline + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(kGraceSeconds))) {
+      kill(-pid, SIGKILL);
+      killed = true;
+    }
+    pollfd fds[3];
+    int n = 0;
+    if (in.fd >= 0) fds[n++] = {in.fd, POLLOUT, 0};
+    if (out.fd >= 0) fds[n++] = {out.fd, POLLIN, 0};
+    if (answer.fd >= 0) fds[n++] = {answer.fd, POLLIN, 0};
+    if (poll(fds, static_cast<nfds_t>(n), 100) < 0 && errno != EINTR) {
+      return Status::Internal(fmt::format("waiting for the trace: {}", std::strerror(errno)));
+    }
+    for (int i = 0; i < n; ++i) {
+      if (fds[i].revents == 0) continue;
+      if (fds[i].fd == in.fd) {
+        const ssize_t w = write(in.fd, input.data() + written, input.size() - written);
+        if (w > 0) written += static_cast<size_t>(w);
+        if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == input.size()) in.Close();
+        continue;
+      }
+      const ssize_t got = read(fds[i].fd, buf, sizeof(buf));
+      if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (got <= 0) {
+        (fds[i].fd == out.fd ? out : answer).Close();
+        continue;
+      }
+      if (fds[i].fd == out.fd) {
+        outcome.output.append(buf, static_cast<size_t>(got));
+        if (outcome.output.size() > 2 * kOutputTail) {
+          outcome.output.erase(0, outcome.output.size() - kOutputTail);
+        }
+      } else if (outcome.answer.size() + static_cast<size_t>(got) > kMaxAnswer) {
+        kill(-pid, SIGKILL);
+        killed = true;
+        answer.Close();
+        outcome.answer.clear();
+      } else {
+        outcome.answer.append(buf, static_cast<size_t>(got));
+      }
+    }
+  }
+  in.Close();
+  while (waitpid(pid, &outcome.wait_status, 0) < 0 && errno == EINTR) {
+  }
+  if (outcome.output.size() > kOutputTail) {
+    outcome.output.erase(0, outcome.output.size() - kOutputTail);
+  }
+  return Status::OK();
+}
+
+// "  the input function printed:\n  ..." for a failure's details.
+std::string Printed(const std::string& output) {
+  if (output.find_first_not_of(" \t\r\n") == std::string::npos) return "";
+  std::string out = "the input function's output (the last lines):\n";
+  size_t start = 0;
+  int lines = 0;
+  for (size_t i = output.size(); i-- > 0;) {
+    if (output[i] == '\n' && i + 1 < output.size() && ++lines >= 20) {
+      start = i + 1;
+      break;
+    }
+  }
+  out += output.substr(start);
+  if (out.back() != '\n') out += '\n';
+  return out;
+}
+
+Result<PythonTrace> ReadAnswer(const TraceRequest& request, const ChildOutcome& child,
+                               std::string* details) {
+  nlohmann::json j = nlohmann::json::parse(child.answer, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    if (details) *details = Printed(child.output);
+    return Status::Internal("the trace's answer is not JSON");
+  }
+  if (j.contains("error")) {
+    const nlohmann::json& e = j["error"];
+    std::string message = e.value("message", std::string("the trace failed"));
+    if (child.timed_out || e.value("kind", std::string()) == "timeout") {
+      message = fmt::format("the trace did not finish within {:g} s; this line was running (the "
+                            "code may wait for input, loop, or do real work while it builds the "
+                            "dataset; --trace-timeout gives it longer)",
+                            request.timeout_seconds);
+    }
+    if (e.contains("file")) {
+      message = fmt::format("{}:{}: {}", e.value("file", std::string()), e.value("line", 0),
+                            message);
+    }
+    if (details) {
+      *details = e.contains("source") ? fmt::format("  {}\n", e.value("source", std::string()))
+                                      : "";
+      *details += Printed(child.output);
+    }
+    return Status::InvalidArgument(message);
+  }
+  PythonTrace t;
+  t.file = request.file == "-" ? "<stdin>" : request.file;
+  t.chain = j.value("chain", std::string());
+  t.entry = j.value("entry", std::string());
+  if (j.contains("api") && j["api"].is_string()) t.api = j["api"].get<std::string>();
+  const nlohmann::json options = j.value("options", nlohmann::json::object());
+  if (options.contains("auto_shard_policy")) {
+    t.policy = options["auto_shard_policy"].get<std::string>();
+    t.policy_site = options.value("auto_shard_policy_site", std::string());
+  }
+  if (options.contains("deterministic")) {
+    t.deterministic = options["deterministic"].get<bool>();
+    t.deterministic_site = options.value("deterministic_site", std::string());
+  }
+  if (j.contains("global_seed")) {
+    const nlohmann::json& s = j["global_seed"];
+    t.global_seed_site = s.value("site", std::string());
+    if (s.contains("value") && s["value"].is_number_integer()) t.global_seed = s["value"].get<int64_t>();
+  }
+  for (const auto& a : j.value("assumptions", nlohmann::json::array())) {
+    t.assumptions.push_back(a.get<std::string>());
+  }
+  if (t.chain.empty()) return Status::Internal("the trace gave no pipeline");
+  return t;
+}
+
+}  // namespace
+
+std::string TraceModuleFolder() {
+  std::vector<std::string> candidates;
+  if (const char* dir = std::getenv("TFDIST_TRACE_DIR"); dir && *dir) candidates.push_back(dir);
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    std::string path(exe, static_cast<size_t>(n));
+    const std::string bin = path.substr(0, path.rfind('/'));
+    candidates.push_back(bin + "/../share/tfdist/python");
+  }
+  candidates.push_back(TFDIST_PYTHON_INSTALL_DIR);
+  candidates.push_back(TFDIST_PYTHON_SOURCE_DIR);
+  for (const std::string& dir : candidates) {
+    if (IsFile(dir + "/tfdist_trace/run.py")) return dir;
+  }
+  return "";
+}
+
+Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* details) {
+  const std::string folder = TraceModuleFolder();
+  if (folder.empty()) {
+    return Status::FailedPrecondition(
+        "the stand-in tensorflow module (tfdist_trace) is not installed beside tfdist");
+  }
+  const char* wanted = std::getenv("TFDIST_PYTHON");
+  const std::string python = FindProgram(wanted && *wanted ? wanted : "python3");
+  if (python.empty()) {
+    return Status::FailedPrecondition(fmt::format(
+        "tracing a Python input function needs {}, which was not found (install python3, or "
+        "set TFDIST_PYTHON to the interpreter)",
+        wanted && *wanted ? wanted : "python3 on PATH"));
+  }
+  nlohmann::json req;
+  req["file"] = request.file == "-" ? "<stdin>" : request.file;
+  if (request.file == "-") {
+    req["source"] = std::string(std::istreambuf_iterator<char>(std::cin), {});
+  } else {
+    struct stat st;
+    if (stat(request.file.c_str(), &st) != 0) {
+      return Status::InvalidArgument(
+          fmt::format("{}: cannot read the input function file: {}", request.file,
+                      std::strerror(errno)));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      return Status::InvalidArgument(
+          fmt::format("{}: not a file of Python code", request.file));
+    }
+  }
+  if (!request.entry.empty()) req["entry"] = request.entry;
+  req["defines"] = nlohmann::json::array();
+  for (const auto& [name, expr] : request.defines) req["defines"].push_back({name, expr});
+  req["memory_mib"] = request.memory_bytes >> 20;
+  if (!request.api.empty()) req["api"] = request.api;
+  req["context"] = {{"workers", request.workers},
+                    {"worker", request.worker},
+                    {"replicas", request.replicas}};
+  const std::string input = req.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+
+  Fd in_r, in_w, out_r, out_w, ans_r, ans_w;
+  TFDIST_RETURN_IF_ERROR(MakePipe(in_r, in_w));
+  TFDIST_RETURN_IF_ERROR(MakePipe(out_r, out_w));
+  TFDIST_RETURN_IF_ERROR(MakePipe(ans_r, ans_w));
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    return Status::Internal(fmt::format("cannot start the trace: {}", std::strerror(errno)));
+  }
+  if (pid == 0) ExecChild(python, folder, in_r.fd, out_w.fd, ans_w.fd, request.memory_bytes);
+  setpgid(pid, pid);
+  in_r.Close();
+  out_w.Close();
+  ans_w.Close();
+  ChildOutcome child;
+  TFDIST_RETURN_IF_ERROR(
+      Supervise(pid, in_w, out_r, ans_r, input, request.timeout_seconds, child));
+  if (child.interrupted) return Status::Cancelled("interrupted");
+  const std::string where = request.file == "-" ? "the input function" : request.file;
+  if (child.timed_out && child.answer.empty()) {
+    if (details) *details = Printed(child.output);
+    return Status::InvalidArgument(fmt::format(
+        "{}: the trace did not finish within {:g} s; the code may wait for input, loop, or do "
+        "real work while it builds the dataset (--trace-timeout gives it longer)",
+        where, request.timeout_seconds));
+  }
+  const int st = child.wait_status;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && child.answer.empty()) {
+    return Status::FailedPrecondition(fmt::format("cannot run {}", python));
+  }
+  if (child.answer.empty()) {
+    if (details) *details = Printed(child.output);
+    if (child.output.find("MemoryError") != std::string::npos) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: the trace ran out of memory (its limit is {} MiB)", where,
+          request.memory_bytes >> 20));
+    }
+    return Status::Internal(fmt::format(
+        "the trace of {} ended without an answer ({})", where,
+        WIFSIGNALED(st) ? fmt::format("killed by signal {}", WTERMSIG(st))
+                        : fmt::format("python exited with status {}", WEXITSTATUS(st))));
+  }
+  return ReadAnswer(request, child, details);
+}
+
+}  // namespace tfdist::cli

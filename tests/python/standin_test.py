@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+# Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+# The stand-in tensorflow (python/tfdist_trace) on its own: unknown values,
+# the grammar text of Python values, tf.io.gfile.glob's order and matching,
+# absl flags, the chains that tf.data calls record.
+# Usage: standin_test.py PYTHON_FOLDER
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+from tfdist_trace import data, render, standin, tf_io, values  # noqa: E402
+
+tf = standin.install()
+
+
+def chain(ds):
+    return [line.split("  #@ ")[0] for line in data.chain_of(ds).splitlines()]
+
+
+class UnknownTest(unittest.TestCase):
+    def test_a_setting_fails_where_its_value_is_needed(self):
+        flag = values.setting("FLAGS.batch_size")
+        derived = flag * 2 + 1  # computing with it is fine
+        self.assertIsInstance(derived, values.Unknown)
+        with self.assertRaises(values.NeedValue) as e:
+            bool(derived)
+        self.assertIn("decides a branch", e.exception.why)
+        for use in (int, str, len, lambda v: [*v], lambda v: os.fspath(v)):
+            with self.assertRaises(values.NeedValue):
+                use(flag)
+
+    def test_a_tensor_accepts_anything(self):
+        t = values.tensor("record")
+        self.assertTrue(bool(t))
+        self.assertIsInstance(t.shape[0] + 1, values.Unknown)
+        a, b, c = t  # unpacking gives as many as asked
+        self.assertIsInstance(c, values.Unknown)
+        self.assertEqual(list(t), [])
+
+    def test_attributes_are_stable_and_settable(self):
+        root = values.setting("FLAGS")
+        self.assertIs(root.batch_size, root.batch_size)
+        root.batch_size = 32
+        self.assertEqual(root.batch_size, 32)
+
+    def test_the_worker_index_is_refused_in_arithmetic(self):
+        ctx = standin.context_for(4, 0, 2)
+        self.assertEqual(ctx.num_input_pipelines + 1, 5)
+        self.assertEqual(ctx.get_per_replica_batch_size(64), 8)
+        self.assertEqual(repr(ctx.get_per_replica_batch_size(64)),
+                         "ctx.get_per_replica_batch_size(64)")
+        for use in (lambda i: i + 1, lambda i: ["a", "b"][i:], lambda i: i == 0, bool):
+            with self.assertRaises(values.TraceError):
+                use(ctx.input_pipeline_id)
+        with self.assertRaises(ValueError):
+            ctx.get_per_replica_batch_size(60)
+
+
+class RenderTest(unittest.TestCase):
+    def test_values_as_grammar_text(self):
+        cases = [(None, "None"), (True, "True"), (3, "3"), (0.5, "0.5"), (1e-05, "1e-05"),
+                 ('a"b\\c\nd', '"a\\"b\\\\c\\nd"'), ([1, (2,)], "[1, (2,)]"),
+                 ({"k": [1]}, '{"k": [1]}'), (b"x", '"x"')]
+        for value, text in cases:
+            self.assertEqual(render.render(value, "t()"), text)
+
+    def test_values_it_cannot_write(self):
+        for value in (float("nan"), {1, 2}, object(), values.tensor("t")):
+            with self.assertRaises(values.TraceError):
+                render.render(value, "t()")
+        with self.assertRaises(values.NeedValue):
+            render.render(values.setting("FLAGS.x"), "t()")
+
+
+class GlobTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        for name in ["b.rec", "a.rec", ".hidden.rec", "c.txt", "x[1].rec"]:
+            open(os.path.join(self.dir, name), "w").close()
+        os.mkdir(os.path.join(self.dir, "sub"))
+        open(os.path.join(self.dir, "sub", "d.rec"), "w").close()
+
+    def names(self, pattern):
+        return [os.path.relpath(p, self.dir) for p in tf_io.glob_one(os.path.join(self.dir, pattern))]
+
+    def test_matches_as_fnmatch_does_and_keeps_the_listing_order(self):
+        got = self.names("*.rec")
+        listing = [n for n in os.listdir(self.dir) if n.endswith(".rec")]
+        self.assertEqual(got, listing)  # not sorted: the folder's order
+        self.assertIn(".hidden.rec", got)  # a wildcard matches a leading dot
+        self.assertEqual(self.names("[ab].rec"), [n for n in os.listdir(self.dir)
+                                                  if n in ("a.rec", "b.rec")])
+        self.assertEqual(self.names("[!ab].txt"), ["c.txt"])
+        self.assertEqual(self.names("x\\[1\\].rec"), ["x[1].rec"])
+        self.assertEqual(self.names("*/d.rec"), ["sub/d.rec"])
+        self.assertEqual(sorted(self.names("?.rec")), ["a.rec", "b.rec"])
+        self.assertEqual(self.names("none*"), [])
+        self.assertEqual(self.names("a.rec"), ["a.rec"])
+
+    def test_matching_files_sorts(self):
+        got = tf_io.matching_files(os.path.join(self.dir, "*.rec"))
+        self.assertEqual(got, sorted(got))
+        with self.assertRaises(values.TraceError):
+            tf_io.matching_files(os.path.join(self.dir, "none*"))
+
+
+class FlagsTest(unittest.TestCase):
+    def test_define_defaults_and_unknown_flags(self):
+        flags = sys.modules["absl.flags"]
+        flags.DEFINE_integer("epochs_for_test", 3, "help")
+        flags.DEFINE_string("dir_for_test", None, "help")
+        self.assertEqual(flags.FLAGS.epochs_for_test, 3)
+        self.assertIsInstance(flags.FLAGS.dir_for_test, values.Unknown)
+        self.assertIs(tf.compat.v1.flags.FLAGS, flags.FLAGS)
+        self.assertIs(tf.app.flags.FLAGS, flags.FLAGS)
+
+
+class DatasetTest(unittest.TestCase):
+    def test_methods_record_the_chain(self):
+        ds = tf.data.Dataset.list_files(["a*", "b*"], shuffle=False)
+        ds = ds.shard(2, 1).interleave(lambda f: tf.data.TFRecordDataset(f, "GZIP"),
+                                       cycle_length=4, num_parallel_calls=tf.data.AUTOTUNE)
+        ds = ds.shuffle(100, seed=3).repeat().batch(8, drop_remainder=True).prefetch(2)
+        self.assertEqual(chain(ds), [
+            'list_files(["a*", "b*"], shuffle=False)', ".shard(2, 1)",
+            '.interleave(tfrecord(compression_type="GZIP"), cycle_length=4, num_parallel_calls=-1)',
+            ".shuffle(100, seed=3)", ".repeat()", ".batch(8, drop_remainder=True)",
+            ".prefetch(2)"])
+
+    def test_a_reader_over_a_dataset_of_names(self):
+        names = tf.data.Dataset.from_tensor_slices(["x", "y"])
+        self.assertEqual(chain(tf.data.TFRecordDataset(names))[1], ".flat_map(tfrecord)")
+        self.assertEqual(chain(tf.data.TFRecordDataset(names, num_parallel_reads=3))[1],
+                         ".interleave(tfrecord, cycle_length=3, block_length=1, "
+                         "num_parallel_calls=3, deterministic=True)")
+        self.assertEqual(chain(tf.data.TFRecordDataset(names, num_parallel_reads=-1))[1],
+                         ".interleave(tfrecord, block_length=1, num_parallel_calls=-1)")
+
+    def test_a_map_that_parses_its_element(self):
+        spec = {"x": tf.io.FixedLenFeature([2], tf.float32),
+                "y": tf.io.VarLenFeature(tf.int64),
+                "z": tf.io.SparseFeature("i", "v", tf.float32, 10)}
+
+        def parse(record):
+            parsed = tf.io.parse_single_example(record, spec)
+            return parsed["x"] * 2, parsed["y"]
+
+        ds = tf.data.TFRecordDataset(["f"]).map(parse).map(lambda x, y: x)
+        self.assertEqual(chain(ds)[1:], [
+            '.map(parse_single_example({"x": FixedLenFeature(shape=[2], dtype=tf.float32), '
+            '"y": VarLenFeature(dtype=tf.int64)}))', '.map(opaque("DatasetTest.'
+            'test_a_map_that_parses_its_element.lambda"))'])
+        self.assertTrue(any("'z' (SparseFeature) is not parsed" in a for a in data.assumptions))
+
+    def test_sources_of_values(self):
+        self.assertEqual(chain(tf.data.Dataset.from_tensor_slices(([1, 2], ["a", "b"])))[0],
+                         "from_tensor_slices([(1, \"a\"), (2, \"b\")])")
+        self.assertEqual(chain(tf.data.Dataset.from_tensor_slices({"k": [1, 2]}))[0],
+                         'from_tensor_slices([{"k": 1}, {"k": 2}])')
+        self.assertEqual(chain(tf.data.Dataset.from_tensors([1.0]))[0], "from_tensors([1.0])")
+        self.assertEqual(chain(tf.data.Dataset.range(2, 8, 2))[0], "range(2, 8, 2)")
+        with self.assertRaises(values.TraceError):
+            tf.data.Dataset.from_tensor_slices(([1, 2], [3]))
+
+    def test_shard_hint_and_options(self):
+        ds = tf.data.Dataset.range(4).shard(tf.data.experimental.SHARD_HINT,
+                                            tf.data.experimental.SHARD_HINT)
+        self.assertEqual(chain(ds)[1], ".shard(SHARD_HINT, SHARD_HINT)")
+        options = tf.data.Options()
+        options.experimental_distribute.auto_shard_policy = \
+            tf.data.experimental.AutoShardPolicy.OFF
+        options.experimental_deterministic = False
+        merged = data.merged_options(ds.with_options(options))
+        self.assertEqual(merged["auto_shard_policy"], "OFF")
+        self.assertIs(merged["deterministic"], False)
+
+    def test_refused_ops_name_themselves(self):
+        ds = tf.data.Dataset.range(3)
+        for call in (lambda: ds.window(2), lambda: tf.data.Dataset.zip((ds, ds)),
+                     lambda: ds.concatenate(ds), lambda: tf.data.TextLineDataset("f"),
+                     lambda: ds.interleave(lambda x: tf.data.Dataset.range(2))):
+            with self.assertRaises(values.TraceError):
+                call()
+
+    def test_interleave_moves_element_wise_ops_out(self):
+        names = tf.data.Dataset.from_tensor_slices(["a"])
+        ds = names.interleave(lambda f: tf.data.TFRecordDataset(f).prefetch(1), cycle_length=2)
+        self.assertEqual(chain(ds)[1:], [".interleave(tfrecord, cycle_length=2)", ".prefetch(1)"])
+        with self.assertRaises(values.TraceError):
+            names.interleave(lambda f: tf.data.TFRecordDataset(f).take(3), cycle_length=2)
+
+
+if __name__ == "__main__":
+    unittest.main()
