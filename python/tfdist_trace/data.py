@@ -397,8 +397,14 @@ class Dataset:
 
     # -- what the trace cannot follow -----------------------------------
     def concatenate(self, dataset, name=None):
-        raise TraceError("concatenate() joins two datasets; tfdist lays out one chain from one "
-                         "source (lay out each part on its own)")
+        site = user_site()
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"concatenate() takes a dataset; got {type(dataset).__name__}")
+        # The joined chain goes in the argument, a line per op, each with
+        # its own line's marker.
+        inner = "".join(f"  {line}\n" for line in chain_of(dataset).splitlines())
+        text = f"concatenate(  #@ {site[0]}:{site[1]}\n{inner})"
+        return self._then("concatenate", text, site=site)
 
     def __iter__(self):
         raise TraceError("the code iterates over the dataset while building it; tfdist traces "

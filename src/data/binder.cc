@@ -100,6 +100,8 @@ std::string Binder::ExprText(const Expr& e) {
       return e.text + "(...)";
     case Expr::Kind::kLambda:
       return "a lambda";
+    case Expr::Kind::kChain:
+      return e.calls.front().name + "(...)." + e.calls.back().name + "(...)";
   }
   return "?";
 }
@@ -318,6 +320,7 @@ Result<Op> Binder::Transform(const Call& call) const {
       {"cache", &Binder::Cache},
       {"ignore_errors", &Binder::IgnoreErrors},
       {"apply", &Binder::Apply},
+      {"concatenate", &Binder::Concatenate},
   };
   const auto* method = std::find_if(std::begin(kMethods), std::end(kMethods),
                                     [&](const auto& m) { return m.first == call.name; });
@@ -325,7 +328,8 @@ Result<Op> Binder::Transform(const Call& call) const {
     return ErrorAt(call.pos,
                    fmt::format("unknown method '{}'; expected shard, interleave, flat_map, "
                                "shuffle, repeat, batch, padded_batch, unbatch, rebatch, take, "
-                               "skip, enumerate, prefetch, cache, map, filter, ignore_errors or apply",
+                               "skip, enumerate, prefetch, cache, map, filter, ignore_errors, apply or "
+                               "concatenate",
                                call.name));
   }
   Op op;
@@ -414,6 +418,7 @@ Result<std::string> Binder::ValueText(const Expr& e, bool nested) const {
     }
     case Expr::Kind::kCall:
     case Expr::Kind::kLambda:
+    case Expr::Kind::kChain:
       break;
   }
   return ErrorAt(e.pos, fmt::format("expected a value (a number, a string, a list, a tuple or a "
@@ -697,6 +702,33 @@ Result<OpParams> Binder::Apply(const Call& call, std::string_view name) const {
   return ErrorAt(f.pos, fmt::format("apply() takes tf.data.experimental.parse_example_dataset"
                                     "(...), ignore_errors() or unbatch(); got {}",
                                     ExprText(f)));
+}
+
+// concatenate(dataset): the dataset is a pipeline of its own, written in
+// the argument; its positions are in the same text.
+Result<OpParams> Binder::Concatenate(const Call& call, std::string_view name) const {
+  static constexpr Param kParams[] = {{"dataset", true}, {"name", false}};
+  TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
+  const Expr& d = *b[0];
+  std::vector<Call> calls;
+  if (d.kind == Expr::Kind::kChain) {
+    calls = d.calls;
+  } else if (d.kind == Expr::Kind::kCall) {
+    calls.push_back(Call{d.text, d.pos, d.pos, d.args});
+  } else {
+    return ErrorAt(d.pos, fmt::format("concatenate() takes a dataset, written as a pipeline "
+                                      "(tfrecord(\"b\").map(...)); got {}",
+                                      ExprText(d)));
+  }
+  auto other = std::make_shared<Pipeline>();
+  other->text = std::string(text_);
+  TFDIST_ASSIGN_OR_RETURN(Op source, Source(calls[0]));
+  other->ops.push_back(std::move(source));
+  for (size_t i = 1; i < calls.size(); ++i) {
+    TFDIST_ASSIGN_OR_RETURN(Op op, Transform(calls[i]));
+    other->ops.push_back(std::move(op));
+  }
+  return OpParams(ConcatenateOp{std::move(other)});
 }
 
 }  // namespace tfdist::data

@@ -89,7 +89,7 @@ class Binder {
   Result<Op> Source(const Call& call) const;
   // A method call after the source: shard, interleave, flat_map, shuffle,
   // repeat, batch, padded_batch, unbatch, rebatch, take, skip, enumerate,
-  // prefetch, cache, map, filter, ignore_errors, apply.
+  // prefetch, cache, map, filter, ignore_errors, apply, concatenate.
   Result<Op> Transform(const Call& call) const;
 
  private:
@@ -117,6 +117,7 @@ class Binder {
   Result<OpParams> Cache(const Call& call, std::string_view name) const;
   Result<OpParams> IgnoreErrors(const Call& call, std::string_view name) const;
   Result<OpParams> Apply(const Call& call, std::string_view name) const;
+  Result<OpParams> Concatenate(const Call& call, std::string_view name) const;
 
   // The elements of from_tensor_slices()/from_tensors() given as `items`.
   Result<OpParams> Elements(std::span<const Expr> items) const;

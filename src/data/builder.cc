@@ -186,6 +186,15 @@ Result<DatasetPtr> Builder::Apply(const CacheOp&, const Op&, DatasetPtr in) {
 
 Result<DatasetPtr> Builder::Apply(const FilterOp&, const Op&, DatasetPtr in) { return in; }
 
+// The joined pipeline is built with the same options; its unseeded
+// shuffles draw from a seed of their own, not the same as this one's.
+Result<DatasetPtr> Builder::Apply(const ConcatenateOp& p, const Op&, DatasetPtr in) {
+  BuildOptions options = options_;
+  options.default_seed = seed_ ^ (0x9e3779b97f4a7c15ULL * (index_ + 1));
+  TFDIST_ASSIGN_OR_RETURN(DatasetPtr other, Builder(*p.dataset, options).Build());
+  return NewConcatenateDataset(std::move(in), std::move(other));
+}
+
 // The readers before it end a file at its error (ReaderOptions).
 Result<DatasetPtr> Builder::Apply(const IgnoreErrorsOp&, const Op&, DatasetPtr in) { return in; }
 

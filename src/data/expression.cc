@@ -314,6 +314,7 @@ class Parser {
           call.name = e.text;
           call.pos = e.pos;
           TFDIST_RETURN_IF_ERROR(ParseArgs(call));
+          if (IsMethodNext()) return ParseChainValue(std::move(call), e);
           e.kind = Expr::Kind::kCall;
           e.args = std::move(call.args);
         }
@@ -346,6 +347,31 @@ class Parser {
     }
     return Error(t, fmt::format("expected a value (a number, a string, a list or a name); got {}",
                                 Describe(t)));
+  }
+
+  // ".name(" follows: a call goes on as a method chain.
+  bool IsMethodNext() const {
+    return IsPunct(Peek(), ".") && Peek(1).kind == Token::Kind::kName && IsPunct(Peek(2), "(");
+  }
+
+  // A method chain as a value (concatenate's dataset), from its source call.
+  Status ParseChainValue(Call source, Expr& e) {
+    e.kind = Expr::Kind::kChain;
+    e.calls.push_back(std::move(source));
+    while (IsMethodNext()) {
+      if (e.calls.size() > kMaxMethodCalls) {
+        return Error(Peek(1), fmt::format("a pipeline takes at most {} method calls after its "
+                                          "source",
+                                          kMaxMethodCalls));
+      }
+      Call call;
+      call.name = Peek(1).text;
+      call.pos = Peek(1).pos;
+      i_ += 2;
+      TFDIST_RETURN_IF_ERROR(ParseArgs(call));
+      e.calls.push_back(std::move(call));
+    }
+    return Status::OK();
   }
 
   // "(x)" is x; "()", "(x,)" and "(x, y)" are tuples.

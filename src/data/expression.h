@@ -14,6 +14,7 @@
 namespace tfdist::data {
 
 struct Arg;
+struct Call;
 
 // A value written as an argument.
 struct Expr {
@@ -27,6 +28,7 @@ struct Expr {
     kName,    // tfrecord, True, None, ctx.num_input_pipelines (dotted)
     kCall,    // tfrecord(compression_type="GZIP"), ctx.get_per_replica_batch_size(64)
     kLambda,  // lambda f: tf.data.TFRecordDataset(f)
+    kChain,   // a method chain: list_files("b*").interleave(tfrecord)
   };
   Kind kind = Kind::kInt;
   size_t pos = 0;      // byte offset of the value in the text
@@ -37,6 +39,7 @@ struct Expr {
   // kLambda: {the body}
   std::vector<Expr> items;
   std::vector<Arg> args;    // kCall
+  std::vector<Call> calls;  // kChain: the source call, then the method calls
 };
 
 struct Arg {

@@ -56,6 +56,8 @@ Status CheckElements(const Pipeline& pipeline) {
                                          op.name));
       }
       if (std::holds_alternative<UnbatchOp>(p)) --depth;
+    } else if (const auto* c = std::get_if<ConcatenateOp>(&p)) {
+      TFDIST_RETURN_IF_ERROR(CheckElements(*c->dataset));
     } else if (const auto* m = std::get_if<MapOp>(&p); m != nullptr && m->opaque.empty()) {
       std::string_view what;
       switch (kind) {

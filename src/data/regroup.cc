@@ -1,6 +1,6 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Stages that regroup batches (unbatch, rebatch), replay a pass (cache),
-// and the integers of from_tensor_slices.
+// join two datasets (concatenate), and the integers of from_tensor_slices.
 
 #include <fmt/format.h>
 
@@ -205,7 +205,44 @@ class CacheDataset final : public Dataset {
   mutable std::atomic<bool> first_taken_{false};
 };
 
+class ConcatenateDataset final : public Dataset {
+ public:
+  ConcatenateDataset(DatasetPtr first, DatasetPtr second)
+      : first_(std::move(first)), second_(std::move(second)) {}
+
+  Result<std::unique_ptr<Iterator>> MakeIterator() const override {
+    class It final : public Iterator {
+     public:
+      It(std::unique_ptr<Iterator> first, const Dataset& second)
+          : current_(std::move(first)), second_(second) {}
+      Status GetNext(Element& out, bool& end) override {
+        for (;;) {
+          TFDIST_RETURN_IF_ERROR(current_->GetNext(out, end));
+          if (!end || on_second_) return Status::OK();
+          // The second input's iterator is made when the first ends.
+          TFDIST_ASSIGN_OR_RETURN(current_, second_.MakeIterator());
+          on_second_ = true;
+        }
+      }
+
+     private:
+      std::unique_ptr<Iterator> current_;
+      const Dataset& second_;
+      bool on_second_ = false;
+    };
+    TFDIST_ASSIGN_OR_RETURN(auto first, first_->MakeIterator());
+    return std::unique_ptr<Iterator>(std::make_unique<It>(std::move(first), *second_));
+  }
+
+ private:
+  DatasetPtr first_, second_;
+};
+
 }  // namespace
+
+DatasetPtr NewConcatenateDataset(DatasetPtr first, DatasetPtr second) {
+  return std::make_shared<ConcatenateDataset>(std::move(first), std::move(second));
+}
 
 DatasetPtr NewIntsDataset(std::vector<int64_t> values) {
   return std::make_shared<IntsDataset>(std::move(values));

@@ -113,6 +113,9 @@ DatasetPtr NewRebatchDataset(DatasetPtr input, std::vector<int64_t> sizes, bool 
 // first pass's elements in its order without holding them in memory.
 DatasetPtr NewCacheDataset(DatasetPtr input, std::function<Result<DatasetPtr>()> rebuild);
 
+// concatenate(): the elements of `first`, then those of `second`.
+DatasetPtr NewConcatenateDataset(DatasetPtr first, DatasetPtr second);
+
 // The records an element holds: its leaves, file names not counted.
 uint64_t RecordLeaves(const Element& e);
 

@@ -85,6 +85,22 @@ PipelineShape Analyze(const data::Pipeline& p) {
         fmt::format("the pipeline reads no files ({}() is not file-based)", ops[0].name);
   } else {
     for (size_t i = *s.reader + 1; i < ops.size(); ++i) {
+      if (const auto* c = std::get_if<data::ConcatenateOp>(&ops[i].params)) {
+        // TensorFlow recurses into each input: FILE applies when every one
+        // reads files; tfdist does not yet shard the joined one's.
+        const PipelineShape other = Analyze(*c->dataset);
+        if (!other.file_blocker.empty()) {
+          s.file_blocker = fmt::format("concatenate() ({}) joins a dataset where {}",
+                                       data::DescribePosition(p.text, ops[i].pos),
+                                       other.file_blocker);
+          break;
+        }
+        s.file_unsupported = fmt::format(
+            "concatenate() ({}) joins datasets that both read files; TensorFlow shards the "
+            "files of each, which tfdist does not yet do",
+            data::DescribePosition(p.text, ops[i].pos));
+        continue;
+      }
       if (!FileTransparent(ops[i])) {
         s.file_blocker = fmt::format("{}() after the reader hides the files it reads ({})",
                                      ops[i].name, data::DescribePosition(p.text, ops[i].pos));
@@ -94,15 +110,27 @@ PipelineShape Analyze(const data::Pipeline& p) {
   }
   // Walk back from the end through batch-preserving ops to a batch().
   bool size_hidden = false;
+  std::vector<std::optional<int64_t>> joined;  // the batch sizes of concatenated datasets
   for (size_t i = ops.size(); i-- > 0;) {
     if (KeepsBatch(ops[i])) continue;
     if (HidesBatchSize(ops[i])) {
       size_hidden = true;
       continue;
     }
+    if (const auto* c = std::get_if<data::ConcatenateOp>(&ops[i].params)) {
+      // compute_batch_size: every input must have the same static size.
+      const PipelineShape other = Analyze(*c->dataset);
+      if (!other.batched) break;
+      if (!other.global_batch_size) size_hidden = true;
+      joined.push_back(other.global_batch_size);
+      continue;
+    }
     if (const auto* b = std::get_if<data::BatchOp>(&ops[i].params)) {
       s.batched = true;
-      if (b->batch_size.symbol == data::IntArg::Symbol::kLiteral && !size_hidden) {
+      if (b->batch_size.symbol == data::IntArg::Symbol::kLiteral && !size_hidden &&
+          std::all_of(joined.begin(), joined.end(), [&](const std::optional<int64_t>& g) {
+            return g == b->batch_size.value;
+          })) {
         s.global_batch_size = b->batch_size.value;
       }
       s.drop_remainder = b->drop_remainder;

@@ -7,6 +7,7 @@
 
 #include "test_util.h"
 #include "tfdist/data/pipeline.h"
+#include "tfdist/distribute/decide.h"
 #include "tfdist/distribute/shape.h"
 #include "tfdist/io/record_writer.h"
 
@@ -196,6 +197,50 @@ TEST_CASE("auto-sharding sees through cache, filter and rebatch, not unbatch or 
   CHECK_FALSE(rebatched.global_batch_size);  // compute_batch_size stops at RebatchDatasetV2
   CHECK_FALSE(shape(reader + ".batch(4).unbatch()").batched);
   CHECK_FALSE(shape(reader + ".batch(4).ignore_errors()").global_batch_size);
+}
+
+TEST_CASE("concatenate joins a pipeline written in its argument") {
+  CHECK(Out("range(2).concatenate(range(10, 12)).batch(3)") == V{"[0,1,10]", "[11]"});
+  CHECK(Out("range(2).concatenate(from_tensor_slices([5]).repeat(2)).concatenate(range(1))") ==
+        V{"0", "1", "5", "5", "0"});
+  CHECK(Out("range(2).concatenate(range(2).shuffle(2)).repeat(2)", 3).size() == 8);
+  // The joined pipeline is checked as one: its positions are in the text.
+  CHECK(Error("range(2).concatenate(range(3).batch(0))") ==
+        "column 37: batch(): batch_size must be positive; got 0");
+  CHECK(Error("range(2).concatenate(3)").starts_with("column 22: concatenate() takes a dataset"));
+  CHECK(Error("range(2).concatenate(range(3).unbatch())").find("takes batches") !=
+        std::string::npos);
+}
+
+TEST_CASE("concatenate and auto-sharding: TensorFlow shards each input's files") {
+  auto shape = [](const std::string& expr) {
+    Result<Pipeline> p = ParsePipeline(expr);
+    REQUIRE(p.ok());
+    return dist::Analyze(*p);
+  };
+  const std::string files = "tfrecord(['a', 'b'])";
+  // A joined input without files: TensorFlow cannot FILE-shard it (AUTO: DATA).
+  dist::PipelineShape s = shape(files + ".concatenate(range(3))");
+  CHECK(s.file_blocker.starts_with("concatenate() (column 22) joins a dataset where the "
+                                   "pipeline reads no files"));
+  // Both read files: TensorFlow shards each; tfdist says it cannot yet.
+  s = shape(files + ".concatenate(tfrecord('c'))");
+  CHECK(s.file_blocker.empty());
+  CHECK(s.file_unsupported.starts_with("concatenate() (column 22) joins datasets that both"));
+  dist::DistributeOptions o;
+  o.topology.workers = 2;
+  Result<dist::Decision> d = dist::Decide(s, o);
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.status().advice().remedy == Remedy::kDataOrOffPolicy);
+  o.policy = dist::AutoShardPolicy::kData;
+  CHECK(dist::Decide(s, o).ok());
+  o.topology.workers = 1;
+  o.policy = dist::AutoShardPolicy::kAuto;
+  CHECK(dist::Decide(s, o).ok());
+  // compute_batch_size: the inputs' batch sizes must agree.
+  CHECK(shape(files + ".batch(4).concatenate(tfrecord('c').batch(4))").global_batch_size == 4);
+  CHECK_FALSE(shape(files + ".batch(4).concatenate(tfrecord('c').batch(3))").global_batch_size);
+  CHECK(shape(files + ".batch(4).concatenate(tfrecord('c').batch(3))").batched);
 }
 
 TEST_CASE("a line ending in #@ FILE:LINE is named by it in messages") {

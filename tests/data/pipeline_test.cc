@@ -389,7 +389,7 @@ TEST_CASE("syntax and argument errors name the column and what was expected") {
       {"range(6).bach(4)",
        "column 10: unknown method 'bach'; expected shard, interleave, flat_map, shuffle, repeat, "
        "batch, padded_batch, unbatch, rebatch, take, skip, enumerate, prefetch, cache, map, "
-       "filter, ignore_errors or apply"},
+       "filter, ignore_errors, apply or concatenate"},
       {"ranges(6)",
        "column 1: unknown source 'ranges'; expected list_files, from_tensor_slices, "
        "from_tensors, tfrecord or range"},

@@ -181,10 +181,17 @@ class DatasetTest(unittest.TestCase):
     def test_refused_ops_name_themselves(self):
         ds = tf.data.Dataset.range(3)
         for call in (lambda: ds.window(2), lambda: tf.data.Dataset.zip((ds, ds)),
-                     lambda: ds.concatenate(ds), lambda: tf.data.TextLineDataset("f"),
+                     lambda: tf.data.TextLineDataset("f"),
                      lambda: ds.interleave(lambda x: tf.data.Dataset.range(2))):
             with self.assertRaises(values.TraceError):
                 call()
+
+    def test_concatenate_writes_the_joined_chain_in_its_argument(self):
+        joined = tf.data.Dataset.range(3).concatenate(tf.data.Dataset.range(5).take(2))
+        lines = data.chain_of(joined).splitlines()
+        self.assertEqual([line.split("  #@ ")[0] for line in lines],
+                         ["range(3)", ".concatenate(", "  range(5)", "  .take(2)", ")"])
+        self.assertTrue(all("  #@ " in line for line in lines))
 
     def test_interleave_moves_element_wise_ops_out(self):
         names = tf.data.Dataset.from_tensor_slices(["a"])

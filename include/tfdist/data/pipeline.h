@@ -120,6 +120,12 @@ struct CacheOp {
 struct FilterOp {
   std::string function;  // its name, for messages
 };
+struct Pipeline;
+// concatenate(dataset): the input's elements, then those of `dataset` (a
+// pipeline of its own, written as a method chain in the argument).
+struct ConcatenateOp {
+  std::shared_ptr<const Pipeline> dataset;
+};
 // ignore_errors(): a file a reader cannot open or read to its end ends
 // where the error is (TensorFlow's reader moves on to the next file), and
 // the error is dropped.
@@ -155,7 +161,7 @@ struct MapOp {
 using OpParams =
     std::variant<ListFilesOp, FromTensorSlicesOp, TFRecordOp, RangeOp, ShardOp, InterleaveOp,
                  ShuffleOp, RepeatOp, BatchOp, TakeOp, SkipOp, EnumerateOp, PrefetchOp, MapOp,
-                 UnbatchOp, RebatchOp, CacheOp, FilterOp, IgnoreErrorsOp>;
+                 UnbatchOp, RebatchOp, CacheOp, FilterOp, IgnoreErrorsOp, ConcatenateOp>;
 
 struct Op {
   OpParams params;

@@ -22,6 +22,9 @@ struct PipelineShape {
   std::optional<size_t> reader;
   // Why FILE sharding cannot apply; empty when it can.
   std::string file_blocker;
+  // Why FILE sharding would apply in TensorFlow but tfdist cannot do it
+  // yet (a concatenation of file-reading datasets); empty otherwise.
+  std::string file_unsupported;
   // The elements are batches: the ops after the last batch() (or
   // padded_batch(), rebatch()) keep the batch dimension (prefetch, repeat,
   // shard, shuffle, skip, take, cache, filter, map, ignore_errors).
