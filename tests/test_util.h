@@ -113,6 +113,15 @@ inline std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// An element as the pipeline tests print it: its label, or a batch as
+// "[a,b,[c,d]]".
+inline std::string ElementText(const data::Element& e) {
+  if (e.kind != data::Element::Kind::kBatch) return e.Label();
+  std::string out = "[";
+  for (size_t i = 0; i < e.items.size(); ++i) out += (i ? "," : "") + ElementText(e.items[i]);
+  return out + "]";
+}
+
 // "[a,b,c]": the labels of a batch's elements (doc/semantics.md, "Elements and labels").
 inline std::string BatchLabels(const std::vector<data::Element>& batch) {
   std::string out = "[";

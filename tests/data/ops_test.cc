@@ -14,13 +14,6 @@
 namespace tfdist::data {
 namespace {
 
-std::string Text(const Element& e) {
-  if (e.kind != Element::Kind::kBatch) return e.Label();
-  std::string out = "[";
-  for (size_t i = 0; i < e.items.size(); ++i) out += (i ? "," : "") + Text(e.items[i]);
-  return out + "]";
-}
-
 Result<std::vector<std::string>> Run(const std::string& expr, uint64_t seed = 1,
                                      int passes = 1) {
   TFDIST_ASSIGN_OR_RETURN(Pipeline p, ParsePipeline(expr));
@@ -36,7 +29,7 @@ Result<std::vector<std::string>> Run(const std::string& expr, uint64_t seed = 1,
       bool end = false;
       TFDIST_RETURN_IF_ERROR(it->GetNext(e, end));
       if (end) break;
-      out.push_back(Text(e));
+      out.push_back(testing::ElementText(e));
     }
   }
   return out;
@@ -58,6 +51,13 @@ std::string Error(const std::string& expr) {
 }
 
 using V = std::vector<std::string>;
+
+dist::PipelineShape ShapeOf(const std::string& expr) {
+  Result<Pipeline> p = ParsePipeline(expr);
+  INFO(expr);
+  REQUIRE(p.ok());
+  return dist::Analyze(*p);
+}
 
 TEST_CASE("from_tensors and from_tensor_slices of values: integers, strings, other values") {
   CHECK(Out("from_tensor_slices([3, 1, 2])") == V{"3", "1", "2"});
@@ -131,9 +131,7 @@ TEST_CASE("filter counts as keeping everything; map of an opaque function passes
   CHECK(Out("range(3).filter(lambda x: tf.math.greater(x, 1))") == V{"0", "1", "2"});
   CHECK(Error("range(3).map(opaque(3))") ==
         "column 14: opaque() takes the function's name as a string: opaque(\"parse_fn\")");
-  Result<Pipeline> p = ParsePipeline("range(3).filter(opaque(\"keep\")).batch(2)");
-  REQUIRE(p.ok());
-  const dist::PipelineShape shape = dist::Analyze(*p);
+  const dist::PipelineShape shape = ShapeOf("range(3).filter(opaque(\"keep\")).batch(2)");
   CHECK(shape.filter == "filter(keep) (column 10)");
   CHECK(shape.global_batch_size == 2);  // compute_batch_size looks through filter
 }
@@ -182,21 +180,16 @@ TEST_CASE("apply() takes parse_example_dataset, ignore_errors and unbatch") {
 }
 
 TEST_CASE("auto-sharding sees through cache, filter and rebatch, not unbatch or ignore_errors") {
-  auto shape = [](const std::string& expr) {
-    Result<Pipeline> p = ParsePipeline(expr);
-    REQUIRE(p.ok());
-    return dist::Analyze(*p);
-  };
   const std::string reader = "list_files('x*').interleave(tfrecord)";
-  CHECK(shape(reader + ".cache().filter(opaque('f')).batch(4).rebatch(2)").file_blocker.empty());
-  CHECK(shape(reader + ".padded_batch(4)").global_batch_size == 4);
-  CHECK(shape(reader + ".batch(4).unbatch()").file_blocker.starts_with("unbatch() after the"));
-  CHECK(shape(reader + ".ignore_errors()").file_blocker.starts_with("ignore_errors() after"));
-  const dist::PipelineShape rebatched = shape(reader + ".batch(4).rebatch(2)");
+  CHECK(ShapeOf(reader + ".cache().filter(opaque('f')).batch(4).rebatch(2)").file_blocker.empty());
+  CHECK(ShapeOf(reader + ".padded_batch(4)").global_batch_size == 4);
+  CHECK(ShapeOf(reader + ".batch(4).unbatch()").file_blocker.starts_with("unbatch() after the"));
+  CHECK(ShapeOf(reader + ".ignore_errors()").file_blocker.starts_with("ignore_errors() after"));
+  const dist::PipelineShape rebatched = ShapeOf(reader + ".batch(4).rebatch(2)");
   CHECK(rebatched.batched);
   CHECK_FALSE(rebatched.global_batch_size);  // compute_batch_size stops at RebatchDatasetV2
-  CHECK_FALSE(shape(reader + ".batch(4).unbatch()").batched);
-  CHECK_FALSE(shape(reader + ".batch(4).ignore_errors()").global_batch_size);
+  CHECK_FALSE(ShapeOf(reader + ".batch(4).unbatch()").batched);
+  CHECK_FALSE(ShapeOf(reader + ".batch(4).ignore_errors()").global_batch_size);
 }
 
 TEST_CASE("concatenate joins a pipeline written in its argument") {
@@ -213,18 +206,13 @@ TEST_CASE("concatenate joins a pipeline written in its argument") {
 }
 
 TEST_CASE("concatenate and auto-sharding: TensorFlow shards each input's files") {
-  auto shape = [](const std::string& expr) {
-    Result<Pipeline> p = ParsePipeline(expr);
-    REQUIRE(p.ok());
-    return dist::Analyze(*p);
-  };
   const std::string files = "tfrecord(['a', 'b'])";
   // A joined input without files: TensorFlow cannot FILE-shard it (AUTO: DATA).
-  dist::PipelineShape s = shape(files + ".concatenate(range(3))");
+  dist::PipelineShape s = ShapeOf(files + ".concatenate(range(3))");
   CHECK(s.file_blocker.starts_with("concatenate() (column 22) joins a dataset where the "
                                    "pipeline reads no files"));
   // Both read files: TensorFlow shards each; tfdist says it cannot yet.
-  s = shape(files + ".concatenate(tfrecord('c'))");
+  s = ShapeOf(files + ".concatenate(tfrecord('c'))");
   CHECK(s.file_blocker.empty());
   CHECK(s.file_unsupported.starts_with("concatenate() (column 22) joins datasets that both"));
   dist::DistributeOptions o;
@@ -238,9 +226,9 @@ TEST_CASE("concatenate and auto-sharding: TensorFlow shards each input's files")
   o.policy = dist::AutoShardPolicy::kAuto;
   CHECK(dist::Decide(s, o).ok());
   // compute_batch_size: the inputs' batch sizes must agree.
-  CHECK(shape(files + ".batch(4).concatenate(tfrecord('c').batch(4))").global_batch_size == 4);
-  CHECK_FALSE(shape(files + ".batch(4).concatenate(tfrecord('c').batch(3))").global_batch_size);
-  CHECK(shape(files + ".batch(4).concatenate(tfrecord('c').batch(3))").batched);
+  CHECK(ShapeOf(files + ".batch(4).concatenate(tfrecord('c').batch(4))").global_batch_size == 4);
+  CHECK_FALSE(ShapeOf(files + ".batch(4).concatenate(tfrecord('c').batch(3))").global_batch_size);
+  CHECK(ShapeOf(files + ".batch(4).concatenate(tfrecord('c').batch(3))").batched);
 }
 
 TEST_CASE("a line ending in #@ FILE:LINE is named by it in messages") {

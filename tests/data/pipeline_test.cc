@@ -19,13 +19,6 @@
 namespace tfdist::data {
 namespace {
 
-std::string Text(const Element& e) {
-  if (e.kind != Element::Kind::kBatch) return e.Label();
-  std::string out = "[";
-  for (size_t i = 0; i < e.items.size(); ++i) out += (i ? "," : "") + Text(e.items[i]);
-  return out + "]";
-}
-
 struct Run {
   Status status;
   std::vector<std::string> out;
@@ -52,7 +45,7 @@ Run Evaluate(const std::string& expr, BuildOptions options = {}, int64_t limit =
     bool end = false;
     run.status = (*it)->GetNext(e, end);
     if (!run.status.ok() || end) break;
-    run.out.push_back(Text(e));
+    run.out.push_back(testing::ElementText(e));
   }
   return run;
 }
