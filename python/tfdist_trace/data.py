@@ -178,9 +178,8 @@ def trace_function(fn, element):
         import traceback
         site = None
         for frame, line in traceback.walk_tb(e.__traceback__):
-            path = frame.f_code.co_filename
-            if not path.startswith(r.PACKAGE_DIR):
-                site = (path, line)
+            if not r.is_library(frame.f_code.co_filename):
+                site = (frame.f_code.co_filename, line)
         return _Traced(None, events, e, site)
     finally:
         _parse_events.pop()
@@ -196,22 +195,40 @@ class Dataset:
     the structure of one element (symbolic tensors), and the options set
     with with_options()."""
 
-    def __init__(self, steps, element, options=(), reader_of=None):
+    def __init__(self, steps, element, options=(), reader_of=None, count=None):
         self._steps = tuple(steps)
         self._element = element
         self._options = tuple(options)
         # A per-file reader made inside an interleave/flat_map function:
         # the name tensor it reads and its reader text.
         self._reader_of = reader_of
+        # The number of elements when Python knows it (len(dataset)), else None.
+        self._count = count
 
     # -- building ------------------------------------------------------
-    def _then(self, kind, text, element=None, site=None):
+    def _then(self, kind, text, element=None, site=None, count=None):
         step = Step(kind, text, site or user_site())
         return Dataset(self._steps + (step,), self._element if element is None else element,
-                       self._options, self._reader_of)
+                       self._options, self._reader_of, count)
 
-    def _method(self, op, positional=(), keywords=(), element=None):
-        return self._then(op, _call_text(op, positional, keywords), element, user_site())
+    def _method(self, op, positional=(), keywords=(), element=None, count=None):
+        return self._then(op, _call_text(op, positional, keywords), element, user_site(), count)
+
+    def _counted(self, f):
+        """f(count) when the count is known and the arguments are plain ints."""
+        try:
+            return f(self._count) if self._count is not None else None
+        except (TypeError, ValueError, ZeroDivisionError, TraceError):
+            return None
+
+    def __len__(self):
+        if self._count is None or self._count < 0:
+            raise TypeError("The dataset length is unknown." if self._count is None
+                            else "The dataset is infinite.")
+        return self._count
+
+    def cardinality(self):
+        return Cardinality(-2 if self._count is None else self._count)
 
     # -- methods TensorFlow users write ---------------------------------
     def shard(self, num_shards, index, name=None):
@@ -219,21 +236,29 @@ class Dataset:
         if _is_hint(num_shards):
             idx = "SHARD_HINT" if _is_hint(index) else render(index, "shard(index)")
             return self._then("shard", f"shard(SHARD_HINT, {idx})", site=user_site())
-        return self._method("shard", [num_shards, index])
+        return self._method("shard", [num_shards, index],
+                            count=self._counted(lambda n: _plain(n - index + num_shards - 1)
+                                                // _plain(num_shards)))
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
+        seed = per_process_seed(seed, "shuffle")
         return self._method("shuffle", [buffer_size],
-                            [("seed", seed), ("reshuffle_each_iteration", reshuffle_each_iteration)])
+                            [("seed", seed), ("reshuffle_each_iteration", reshuffle_each_iteration)],
+                            count=self._count)
 
     def repeat(self, count=None, name=None):
-        return self._method("repeat", [count] if count is not None else [])
+        times = -1 if count is None else count
+        return self._method("repeat", [count] if count is not None else [],
+                            count=self._counted(lambda n: n * _plain(times) if times >= 0 or n == 0
+                                                else -1))
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
               deterministic=None, name=None):
         return self._method("batch", [batch_size],
                             [("drop_remainder", drop_remainder or None),
                              ("num_parallel_calls", num_parallel_calls),
-                             ("deterministic", deterministic)])
+                             ("deterministic", deterministic)],
+                            count=self._counted(lambda n: _batches(n, batch_size, drop_remainder)))
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
                      drop_remainder=False, name=None):
@@ -253,20 +278,22 @@ class Dataset:
         return self._method("rebatch", [batch_size], [("drop_remainder", drop_remainder or None)])
 
     def take(self, count, name=None):
-        return self._method("take", [count])
+        return self._method("take", [count], count=self._counted(
+            lambda n: n if _plain(count) < 0 else (_plain(count) if n < 0 else min(n, count))))
 
     def skip(self, count, name=None):
-        return self._method("skip", [count])
+        return self._method("skip", [count], count=self._counted(
+            lambda n: 0 if _plain(count) < 0 else (n if n < 0 else max(n - count, 0))))
 
     def enumerate(self, start=0, name=None):
         return self._method("enumerate", [start] if start else [],
                             element=(tensor("index"), self._element))
 
     def prefetch(self, buffer_size, name=None):
-        return self._method("prefetch", [buffer_size])
+        return self._method("prefetch", [buffer_size], count=self._count)
 
     def cache(self, filename="", name=None):
-        return self._method("cache", [filename] if filename else [])
+        return self._method("cache", [filename] if filename else [], count=self._count)
 
     def ignore_errors(self, log_warning=False, name=None):
         return self._method("ignore_errors")
@@ -288,7 +315,7 @@ class Dataset:
         keywords = [("num_parallel_calls", num_parallel_calls)]
         text = f"map({function}{''.join(', ' + k + '=' + render(v, 'map(' + k + ')') for k, v in keywords if v is not None)})"
         element = traced.result if traced.error is None else tensor(f"{label}(...)")
-        return self._then("map", text, element=element, site=site)
+        return self._then("map", text, element=element, site=site, count=self._count)
 
     def _map_function(self, traced, label, site):
         """parse_example({...}) when the function parses its element, else
@@ -346,6 +373,14 @@ class Dataset:
         """The reader text of an interleave/flat_map function, and the
         per-file element-wise steps that follow it (moved after the op)."""
         traced = trace_function(fn, self._element)
+        names = isinstance(self._element, Unknown) and self._element._name == "file name"
+        if not names:
+            what = "integers" if isinstance(self._element, Unknown) and \
+                self._element._name == "int" else "elements that are not file names"
+            raise TraceError(f"{op}(): its function runs on {what}; tfdist's {op} reads each "
+                             f"element as a TFRecord file name (lambda f: "
+                             f"tf.data.TFRecordDataset(f, ...)); lay out the datasets it builds "
+                             f"on their own")
         if traced.error is not None:
             where = f" at {traced.site[0]}:{traced.site[1]}" if traced.site else ""
             raise TraceError(f"{op}(): running its function on a file name raised "
@@ -370,6 +405,9 @@ class Dataset:
         return ds._reader_of[1], list(ds._steps)
 
     def apply(self, transformation_func):
+        if isinstance(transformation_func, Unknown):
+            raise TraceError(f"apply({transformation_func._name}): tfdist does not know this "
+                             f"transformation")
         out = transformation_func(self)
         if not isinstance(out, Dataset):
             raise TraceError(f"apply(): the transformation returned {type(out).__name__}, "
@@ -407,8 +445,16 @@ class Dataset:
         return self._then("concatenate", text, site=site)
 
     def __iter__(self):
+        if loading:
+            # A script peeking at a batch while it loads: one symbolic element.
+            assume("the file iterates over a dataset while it loads; the trace gives it one "
+                   "symbolic element", user_site())
+            return iter([self._element])
         raise TraceError("the code iterates over the dataset while building it; tfdist traces "
                          "how datasets are built, without reading data")
+
+    def as_numpy_iterator(self):
+        return self.__iter__()
 
     # TF1 input functions return an iterator's next element: the layout is
     # the dataset's (said as an assumption).
@@ -457,6 +503,48 @@ _REFUSED = {
 
 
 iterated = []  # the datasets whose iterators the code asked for
+loading = False  # the user's file is being loaded (not the entry called)
+
+
+class Cardinality(int):
+    """Dataset.cardinality(): an int, with TensorFlow's numpy()."""
+
+    def numpy(self):
+        return int(self)
+
+
+class RandomInt(int):
+    """A number Python's random module drew: each process of a training
+    job draws its own."""
+
+
+def per_process_seed(seed, op):
+    """A seed drawn at random in the program (random.randint, numpy.random)
+    differs in each worker's process: TensorFlow's shuffle is then as
+    unseeded, which is how it is laid out."""
+    drawn = isinstance(seed, RandomInt)
+    if isinstance(seed, Unknown):
+        name = seed.origin()._name
+        drawn = name.startswith("numpy.random.") or name.startswith("random.")
+    if not drawn:
+        return seed
+    assume(f"{op}(seed=...): the seed is drawn at random in each worker's process; laid out "
+           f"as an unseeded shuffle", user_site())
+    return None
+
+
+def _plain(value):
+    """`value` as an int when it is a plain one (not a symbol); else raises."""
+    if type(value) is bool or not isinstance(value, int) or hasattr(value, "symbol"):
+        raise TypeError("not a plain int")
+    return int(value)
+
+
+def _batches(n, size, drop):
+    size = _plain(size)
+    if n < 0:
+        return n
+    return n // size if drop else -(-n // size)
 
 
 class _Iterator:
@@ -489,8 +577,8 @@ def refused(name, why=None):
 
 # -- sources ----------------------------------------------------------------
 
-def _source(text, element, site):
-    return Dataset([Step("source", text, site)], element)
+def _source(text, element, site, count=None):
+    return Dataset([Step("source", text, site)], element, count=count)
 
 
 def _patterns(file_pattern, what):
@@ -506,6 +594,7 @@ def _patterns(file_pattern, what):
 
 def list_files(file_pattern, shuffle=None, seed=None, name=None):
     site = user_site()
+    seed = per_process_seed(seed, "list_files")
     patterns = _patterns(file_pattern, "list_files()")
     text = _call_text("list_files", [patterns],
                       [("shuffle", shuffle), ("seed", seed)])
@@ -516,6 +605,9 @@ def _slices(value, what):
     """The elements from_tensor_slices makes of a Python value (sliced on
     its first dimension), and the structure of one element."""
     if isinstance(value, Unknown):
+        rows = value._attrs.get("_rows")
+        if rows is not None:  # tf.zeros([n, ...]) and the like: n tensors
+            return ["tensor"] * rows, tensor("element")
         if value._tensor:
             raise TraceError(f"{what} slices a tensor computed by the program ({value._name}); "
                              f"tfdist needs values known before the pipeline runs")
@@ -551,16 +643,27 @@ def _same_length(columns, what):
 def from_tensor_slices(tensors, name=None):
     site = user_site()
     items, element = _slices(tensors, "from_tensor_slices()")
-    return _source(f"from_tensor_slices({render(items, 'from_tensor_slices()')})", element, site)
+    return _source(f"from_tensor_slices({render(items, 'from_tensor_slices()')})", element, site,
+                   count=len(items))
+
+
+def _label(value):
+    """A value for from_tensors: tensors the program computes are "tensor"."""
+    if isinstance(value, Unknown):
+        if not value._tensor:
+            raise NeedValue(value, "is what from_tensors() holds")
+        return "tensor"
+    if isinstance(value, (list, tuple)):
+        return type(value)(_label(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _label(v) for k, v in value.items()}
+    return value
 
 
 def from_tensors(tensors, name=None):
     site = user_site()
-    if isinstance(tensors, Unknown) and not tensors._tensor:
-        raise NeedValue(tensors, "is what from_tensors() holds")
-    element = tensors if not isinstance(tensors, Unknown) else tensor("element")
-    text = render(tensors, "from_tensors()") if not isinstance(tensors, Unknown) else '"tensor"'
-    return _source(f"from_tensors({text})", _structure(element), site)
+    text = render(_label(tensors), "from_tensors()")
+    return _source(f"from_tensors({text})", _structure(tensors), site, count=1)
 
 
 def _structure(value):
@@ -575,7 +678,11 @@ def range_(*args, output_type=None, name=None):
     site = user_site()
     if not 1 <= len(args) <= 3:
         raise TypeError(f"range() takes 1 to 3 positional arguments; got {len(args)}")
-    return _source(_call_text("range", list(args)), tensor("int"), site)
+    try:
+        count = len(range(*[_plain(a) for a in args]))
+    except (TypeError, ValueError, TraceError):
+        count = None
+    return _source(_call_text("range", list(args)), tensor("int"), site, count=count)
 
 
 def _reader_text(compression_type, buffer_size):
@@ -619,6 +726,15 @@ def refused_reader(name, what):
 
 
 # -- tf.data.experimental transformations (for Dataset.apply) ------------
+
+def batch_and_drop_remainder(batch_size):
+    return lambda ds: ds.batch(batch_size, drop_remainder=True)
+
+
+def padded_batch_and_drop_remainder(batch_size, padded_shapes, padding_values=None):
+    return lambda ds: ds.padded_batch(batch_size, padded_shapes, padding_values,
+                                      drop_remainder=True)
+
 
 def ignore_errors(log_warning=False):
     return lambda ds: ds.ignore_errors()
@@ -696,15 +812,21 @@ def parse_example_dataset(features, num_parallel_calls=1, deterministic=None):
 
     def apply(ds):
         site = user_site()
-        if not isinstance(features, dict):
-            raise TraceError("parse_example_dataset() takes a dict of features")
-        text = features_text(features, "parse_example_dataset()", site)
-        element = {key: tensor(f"parsed[{key!r}]") for key in features}
+        if isinstance(features, dict):
+            text = features_text(features, "the feature spec", site)
+            element = {key: tensor(f"parsed[{key!r}]") for key in features}
+        else:  # a spec another library computes (tf.transform, feature columns)
+            name = features._name if isinstance(features, Unknown) else type(features).__name__
+            assume(f"the feature spec {name} is not known to the trace: batches are parsed as "
+                   f"TensorFlow's ParseExampleDataset keeps them, into no columns", site)
+            text, element = None, tensor("parsed")
         if text is None:
-            return ds._then("map", 'map(opaque("parse_example_dataset"))', element, site)
+            return ds._then("apply", 'apply(parse_example_dataset(opaque("feature spec")))',
+                            element, site, count=ds._count)
         calls = "" if num_parallel_calls in (None, 1) else \
             f", num_parallel_calls={render(num_parallel_calls, 'parse_example_dataset()')}"
-        return ds._then("apply", f"apply(parse_example_dataset({text}{calls}))", element, site)
+        return ds._then("apply", f"apply(parse_example_dataset({text}{calls}))", element, site,
+                        count=ds._count)
 
     return apply
 

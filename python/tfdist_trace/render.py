@@ -4,19 +4,31 @@
 import math
 import os
 import sys
+import sysconfig
 
 from .values import ContextInt, NeedValue, TraceError, Unknown, WorkerIndex
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# Python's own library: an error raised there is the user's code's, at the
+# user's line that called it.
+_LIBRARY_DIRS = tuple(sorted({os.path.abspath(p) + os.sep for p in (
+    sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")) if p}))
+
+
+def is_library(filename):
+    """Whether code in `filename` is the stand-in's or Python's, not the user's."""
+    if filename.startswith("<frozen") or filename.startswith("<string>"):
+        return True
+    path = os.path.abspath(filename)
+    return path.startswith(PACKAGE_DIR + os.sep) or path.startswith(_LIBRARY_DIRS)
 
 
 def user_site(skip=1):
-    """(file, line) of the innermost frame outside this package: the user's
-    code that called into the stand-in."""
+    """(file, line) of the innermost frame outside this package and Python's
+    library: the user's code that called into the stand-in."""
     frame = sys._getframe(skip)
     while frame is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith(PACKAGE_DIR + os.sep) and not frame.f_code.co_filename.startswith("<frozen"):
+        if not is_library(frame.f_code.co_filename):
             return frame.f_code.co_filename, frame.f_lineno
         frame = frame.f_back
     return "<tfdist>", 0

@@ -5,7 +5,6 @@ what it built as one JSON object (the protocol of doc/python.md).
 Usage (by tfdist): python3 -I -S -c BOOTSTRAP PACKAGE_ROOT RESULT_FD
 with the request as JSON on standard input."""
 
-import ast
 import inspect
 import json
 import linecache
@@ -16,36 +15,55 @@ import traceback
 import types
 
 from . import data, standin
-from .render import PACKAGE_DIR
-from .values import NeedValue, TraceError, Unknown
+from .render import is_library
+from .values import NeedValue, TraceError, Unknown, setting
 
-CONTEXT_NAMES = ("input_context", "ctx", "input_ctx")
+CONTEXT_NAMES = ("input_context", "ctx", "input_ctx", "context")
+
+
+def is_context_parameter(p):
+    """input_context, ctx, input_pipeline_context, ...; or annotated as one."""
+    name = p.name
+    if name in CONTEXT_NAMES or name.endswith("_context") or name.endswith("_ctx"):
+        return True
+    annotation = p.annotation
+    return annotation is not p.empty and "InputContext" in repr(annotation)
 ENTRY_WORDS = ("input_fn", "dataset_fn")
+ENTRY_HINTS = ("input", "dataset", "build", "read", "make")  # when none is named so
+# Names the code of a function that builds a dataset refers to.
+DATASET_NAMES = {"TFRecordDataset", "list_files", "from_tensor_slices", "from_tensors",
+                 "interleave", "flat_map", "batch", "padded_batch", "shard", "prefetch",
+                 "make_batched_features_dataset", "parallel_interleave", "map_and_batch",
+                 "Dataset", "repeat", "shuffle"}
 MAX_BUILDER_CALLS = 4
 
 
 class Failure(Exception):
-    """An error to report: a message and, when known, the user's line."""
+    """An error to report: a message and, when known, the user's line.
+    `not_input`: the function called does not look like an input function."""
 
-    def __init__(self, message, site=None):
+    def __init__(self, message, site=None, not_input=False):
         super().__init__(message)
         self.message = message
         self.site = site
+        self.not_input = not_input
 
 
 def _user_site(tb, user_file):
-    """The innermost traceback frame outside this package."""
+    """Where an exception meets the user's code: the innermost traceback
+    frame outside the stand-in and Python's library (the user's file, or a
+    module of theirs it imports)."""
     site = None
     for frame, line in traceback.walk_tb(tb):
-        path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith(PACKAGE_DIR + os.sep) and not frame.f_code.co_filename.startswith("<frozen"):
+        if not is_library(frame.f_code.co_filename):
             site = (frame.f_code.co_filename, line)
     return site
 
 
 def _display_name(unknown, namespaces):
     """An Unknown's name as the user's code spells it: a global (or self)
-    that holds it or an ancestor of it."""
+    that holds it or an ancestor of it, or a module under the name the code
+    imported it as (`hvd.size` for horovod.tensorflow.size)."""
     chain = []
     node = unknown
     suffix = []
@@ -56,19 +74,33 @@ def _display_name(unknown, namespaces):
         suffix.insert(0, node._key)
         node = node._parent
     for namespace_name, namespace in namespaces:
+        prefix = [namespace_name] if namespace_name else []
         for name, value in namespace.items():
             for target, rest in chain:
                 if value is target and isinstance(target, Unknown):
-                    full = ".".join(([namespace_name] if namespace_name else []) + [name] + rest)
-                    return full
-    return unknown._name
+                    return ".".join(prefix + [name] + rest)
+    return spell(unknown._name, namespaces)
+
+
+def spell(text, namespaces):
+    """`text` with a module path as the code imported it (horovod.tensorflow.size -> hvd.size)."""
+    for _, namespace in namespaces:
+        for name, value in namespace.items():
+            module = value.__name__ if isinstance(value, types.ModuleType) else None
+            if module and text.startswith(module + "."):
+                return name + text[len(module):]
+    return text
 
 
 def describe_exception(e, namespaces, self_object=None):
     if isinstance(e, NeedValue):
-        name = _display_name(e.unknown, namespaces)
-        return (f"{name} {e.why}, but nothing defines it; give it with --define "
-                f"{name}=VALUE")
+        held = e.unknown
+        origin = held.origin()
+        name = _display_name(origin, namespaces)
+        what = name if held is origin else f"{spell(held._name, namespaces)}, computed from {name},"
+        value = "lambda *args, **kwargs: VALUE" if held._called else "VALUE"
+        define = f"--define '{name}={value}'" if held._called else f"--define {name}={value}"
+        return f"{what} {e.why}, but nothing defines it; give it with {define}"
     if isinstance(e, TraceError):
         return str(e)
     if isinstance(e, AttributeError) and self_object is not None and \
@@ -126,6 +158,7 @@ class Tracer:
         self.api = None
         self.values = {}  # define name -> evaluated value
         self.used = set()
+        self.default_entry = False  # the entry was chosen without --entry
 
     # -- the file --------------------------------------------------------
     def load(self):
@@ -171,6 +204,10 @@ class Tracer:
 
     # -- --define ------------------------------------------------------------
     def _eval(self, name, expr, namespace):
+        if expr.strip() == "UNKNOWN":
+            # A value the user cannot give either (an object of another
+            # library): passed around as the unknown it is.
+            return setting(name)
         try:
             value = eval(compile(expr, f"--define {name}", "eval", dont_inherit=True), namespace)
         except Exception as e:
@@ -234,42 +271,82 @@ class Tracer:
 
     # -- the entry -------------------------------------------------------------
     def _candidates(self):
+        """The file's top-level functions and its classes' methods
+        (inherited ones too, under the class that inherits them), each
+        (line, name); methods of a class before those of its subclasses."""
         path = self.request.file
         functions, methods = [], []
+        classes = [obj for obj in self.module.__dict__.values()
+                   if isinstance(obj, type) and obj.__module__ == self.module.__name__]
         for name, obj in self.module.__dict__.items():
             if isinstance(obj, types.FunctionType) and obj.__code__.co_filename == path:
-                functions.append((obj.__code__.co_firstlineno, name, obj))
-            elif isinstance(obj, type) and getattr(obj, "__module__", None) == self.module.__name__:
-                for attr, member in vars(obj).items():
+                functions.append((obj.__code__.co_firstlineno, name))
+        for cls in classes:
+            depth = len(cls.__mro__)
+            for klass in reversed(cls.__mro__):
+                for attr, member in vars(klass).items():
                     fn = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
                     if isinstance(fn, types.FunctionType) and fn.__code__.co_filename == path:
-                        methods.append((fn.__code__.co_firstlineno, f"{name}.{attr}", fn))
-        return sorted(functions, key=lambda t: t[0]), sorted(methods, key=lambda t: t[0])
+                        methods.append((depth, fn.__code__.co_firstlineno, f"{cls.__name__}.{attr}"))
+        methods = [(line, name) for depth, line, name in sorted(set(methods))]
+        return sorted(functions), methods
 
     def choose_entry(self):
         functions, methods = self._candidates()
+        names = [n for _, n in functions] + list(dict.fromkeys(n for _, n in methods))
         want = self.request.entry
         if want:
-            for _, name, fn in functions + methods:
-                if name == want:
-                    return name
+            if want in names:
+                return want
             cls = self.module.__dict__.get(want)
-            if isinstance(cls, type) and "__call__" in vars(cls):
+            if isinstance(cls, type) and callable(getattr(cls, "__call__", None)) and \
+                    f"{want}.__call__" in names:
                 return f"{want}.__call__"
-            known = ", ".join(n for _, n, _ in functions + methods) or "none"
             raise Failure(f"--entry {want}: no such function or method in {self.request.file} "
-                          f"(found: {known})")
+                          f"(found: {', '.join(names) or 'none'})")
+        # Named like an input function: a top-level one, else a method of
+        # the most derived class that has it.
         for group in (functions, methods):
-            named = [n for _, n, _ in group if any(w in n.split(".")[-1] for w in ENTRY_WORDS)]
+            named = [n for _, n in group if any(w in n.split(".")[-1] for w in ENTRY_WORDS)]
             if named:
                 return named[-1]
+        self.default_entry = True  # a guess: a failure lists the others
+        # Else the function whose code builds the most of a dataset (the
+        # last of those), a __call__ first; then a name that hints at one.
+        scored = [(self._dataset_calls(n), line, n) for line, n in functions + methods]
+        best = max((score for score, _, _ in scored), default=0)
+        if best > 0:
+            builders = [n for score, _, n in sorted(scored, key=lambda t: t[1]) if score == best]
+            calls = [n for n in builders if n.endswith(".__call__")]
+            return (calls or builders)[-1]
+        for group in (functions, methods):
+            hinted = [n for _, n in group if not n.split(".")[-1].startswith("_") and
+                      any(w in n.split(".")[-1].lower() for w in ENTRY_HINTS)]
+            if hinted:
+                return hinted[-1]
         if functions:
             return functions[-1][1]
-        calls = [n for _, n, _ in methods if n.endswith(".__call__")]
-        if calls:
-            return calls[-1]
         raise Failure(f"{self.request.file} defines no function to call; name the input "
                       f"function with --entry")
+
+    def _dataset_calls(self, name):
+        """How many tf.data names the code of function `name` (nested
+        functions included) refers to."""
+        obj = self.module.__dict__.get(name.split(".")[0])
+        for part in name.split(".")[1:]:
+            obj = getattr(obj, part, None)
+        code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+        names, stack = set(), [code] if code else []
+        while stack:
+            c = stack.pop()
+            names.update(c.co_names)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        return len(names & DATASET_NAMES)
+
+    def other_entries(self, entry):
+        functions, methods = self._candidates()
+        names = [n for _, n in functions] + list(dict.fromkeys(n for _, n in methods))
+        return [n for n in names if n != entry and not n.split(".")[-1].startswith("_")]
 
     def _instance(self, class_name):
         cls = self.module.__dict__[class_name]
@@ -285,7 +362,7 @@ class Tracer:
             params = [p for p in list(sig.parameters.values())[1:]
                       if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)] if sig else []
             missing = [p.name for p in params if p.default is p.empty and p.name not in defines
-                       and p.name not in CONTEXT_NAMES]
+                       and not is_context_parameter(p)]
             if missing:
                 obj = object.__new__(cls)
                 data.assume(f"{class_name}.__init__ was not run (it takes "
@@ -311,17 +388,17 @@ class Tracer:
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 continue
-            if p.name in CONTEXT_NAMES and self.request.api == "distribute":
+            context = is_context_parameter(p) and p.name not in self.values
+            if context and self.request.api == "distribute":
                 # experimental_distribute_dataset: the function makes the
                 # whole dataset, without a context.
                 if p.default is p.empty:
-                    missing_context = p.name
                     code = getattr(fn, "__code__", None)
-                    raise Failure(f"{label}() takes {missing_context}, an input context, which "
-                                  f"only distribute_datasets_from_function gives (--api "
+                    raise Failure(f"{label}() takes {p.name}, an input context, which only "
+                                  f"distribute_datasets_from_function gives (--api "
                                   f"from-function)",
                                   (code.co_filename, code.co_firstlineno) if code else None)
-            elif p.name in CONTEXT_NAMES:
+            elif context:
                 kwargs[p.name] = standin.state["context"]
                 self.api = "from-function"
                 shown.append(f"{p.name}=<input context>")
@@ -369,7 +446,8 @@ class Tracer:
                 data.assume(f"{label}() returns the next element of an iterator; laid out: "
                             f"the dataset iterated", site)
                 break
-            raise Failure(f"{label}() returned {_kind(result)}, not a tf.data.Dataset")
+            raise Failure(f"{label}() returned {_kind(result)}, not a tf.data.Dataset",
+                          not_input=True)
         else:
             raise Failure(f"{name}: still a function after {MAX_BUILDER_CALLS} calls")
         self.entry_text = " -> ".join(calls)
@@ -409,14 +487,28 @@ def trace(request):
                                                    request.replicas)
     standin.state["strategy_replicas"] = request.workers * request.replicas
     tracer = Tracer(request, tf)
+    entry = None
+
+    def chosen(message, not_input=False):
+        """A failure of an entry picked by default says so, and the others."""
+        if entry is None or request.entry or not (tracer.default_entry or not_input):
+            return message
+        others = tracer.other_entries(entry)
+        listed = ", ".join(others[:8]) + (", ..." if len(others) > 8 else "")
+        return (f"{message} ({entry} is the function tfdist picked"
+                + (f"; the file also defines {listed}" if others else "")
+                + ": name the input function with --entry)")
+
     try:
+        data.loading = True
         tracer.load()
+        data.loading = False
         entry = tracer.choose_entry()
         dataset = tracer.call_entry(entry)
         chain = data.chain_of(dataset)
         options = data.merged_options(dataset)
     except Failure as f:
-        return {"error": _error_json(f.message, f.site)}
+        return {"error": _error_json(chosen(f.message, f.not_input), f.site)}
     except KeyboardInterrupt as e:  # tfdist's time limit: where the code was
         return {"error": _error_json("interrupted", _user_site(e.__traceback__, request.file),
                                      kind="timeout")}
@@ -429,7 +521,8 @@ def trace(request):
             namespaces.append(("", tracer.module.__dict__))
         if tracer.self_object is not None:
             namespaces.append(("self", vars(tracer.self_object)))
-        return {"error": _error_json(describe_exception(e, namespaces, tracer.self_object),
+        return {"error": _error_json(chosen(describe_exception(e, namespaces,
+                                                               tracer.self_object)),
                                      _user_site(e.__traceback__, request.file))}
     for name in tracer.unused_defines():
         data.assume(f"--define {name}: no parameter or name of that spelling in the code")

@@ -10,8 +10,8 @@ import sys
 import types
 
 from . import data, tf_io
-from .render import user_site
-from .values import ContextInt, Unknown, WorkerIndex, setting, tensor
+from .render import PACKAGE_DIR, is_library, user_site
+from .values import ContextInt, TraceError, Unknown, WorkerIndex, setting, tensor
 
 # What the code set that the runner reports.
 state = {"api": None, "global_seed": None, "context": None, "strategy_replicas": 1}
@@ -19,11 +19,13 @@ state = {"api": None, "global_seed": None, "context": None, "strategy_replicas":
 
 class Module(types.ModuleType):
     """A stand-in module: names it defines, and for any other an Unknown
-    (a tensor op under tensorflow; a setting elsewhere)."""
+    (a tensor op under tensorflow; a setting elsewhere), or, for a module
+    whose every name matters to a layout (tf.data), a refusal."""
 
-    def __init__(self, name, tensors, members=None):
+    def __init__(self, name, tensors, members=None, strict=False):
         super().__init__(name)
         self.__dict__["_tensors"] = tensors
+        self.__dict__["_strict"] = strict
         self.__dict__["__path__"] = []  # a package: submodules may be imported
         if members:
             self.__dict__.update(members)
@@ -34,9 +36,83 @@ class Module(types.ModuleType):
         full = f"{self.__name__}.{attr}"
         if full in sys.modules:
             return sys.modules[full]
-        value = Unknown(full, tensor=self.__dict__["_tensors"])
+        if self.__dict__["_strict"]:
+            value = Unmodelled(full.replace("tensorflow.", "tf.", 1))
+        else:
+            value = Unknown(full, tensor=self.__dict__["_tensors"])
         self.__dict__[attr] = value
         return value
+
+
+class Unmodelled:
+    """A name of tf.data the stand-in does not model: using it is an error
+    that names it (a permissive stand-in would fail later, elsewhere)."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def _fail(self):
+        raise TraceError(f"{self._name} is not modelled by tfdist; a layout would need to know "
+                         f"what it does to the elements")
+
+    def __call__(self, *args, **kwargs):
+        self._fail()
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return Unmodelled(f"{self._name}.{attr}")
+
+
+def _shaped(name):
+    """tf.zeros([n, ...]) and the like: a tensor of n rows, which
+    from_tensor_slices slices into n elements."""
+
+    def make(shape=None, *args, **kwargs):
+        if shape is None:
+            shape = kwargs.get("shape", kwargs.get("dims"))
+        out = tensor(f"tf.{name}(...)")
+        rows = shape[0] if isinstance(shape, (list, tuple)) and shape else None
+        if isinstance(rows, int) and not isinstance(rows, bool):
+            out._attrs["_rows"] = rows
+        return out
+
+    return make
+
+
+def _nest_module():
+    """tf.nest: structures of lists, tuples and dicts, anything else a leaf."""
+
+    def flatten(structure, expand_composites=False):
+        if isinstance(structure, dict):
+            return [x for k in sorted(structure) for x in flatten(structure[k])]
+        if isinstance(structure, (list, tuple)):
+            return [x for item in structure for x in flatten(item)]
+        return [structure]
+
+    def pack_sequence_as(structure, flat, expand_composites=False):
+        items = iter(flat)
+
+        def pack(s):
+            if isinstance(s, dict):
+                return {k: pack(s[k]) for k in sorted(s)}
+            if isinstance(s, (list, tuple)):
+                return type(s)(pack(x) for x in s)
+            return next(items)
+
+        return pack(structure)
+
+    def map_structure(fn, *structures, **kwargs):
+        flats = [flatten(s) for s in structures]
+        return pack_sequence_as(structures[0], [fn(*xs) for xs in zip(*flats)])
+
+    def is_nested(structure):
+        return isinstance(structure, (list, tuple, dict))
+
+    return Module("tensorflow.nest", True, {
+        "flatten": flatten, "pack_sequence_as": pack_sequence_as, "map_structure": map_structure,
+        "is_nested": is_nested, "is_sequence": is_nested,
+        "assert_same_structure": lambda *a, **k: None})
 
 
 def _function(*args, **kwargs):
@@ -210,6 +286,7 @@ def _data_module():
         "Options": data.Options, "ignore_errors": data.ignore_errors,
         "parallel_interleave": data.parallel_interleave, "map_and_batch": data.map_and_batch,
         "shuffle_and_repeat": data.shuffle_and_repeat, "unbatch": data.unbatch,
+        "batch_and_drop_remainder": data.batch_and_drop_remainder,
         "dense_to_ragged_batch": data.dense_to_ragged_batch,
         "dense_to_sparse_batch": data.dense_to_sparse_batch,
         "enumerate_dataset": data.enumerate_dataset,
@@ -238,11 +315,11 @@ def _data_module():
         "TextLineDataset": data.refused_reader("TextLineDataset", "lines of text"),
         "FixedLengthRecordDataset": data.refused_reader("FixedLengthRecordDataset",
                                                         "fixed-length records"),
-        "experimental": Module("tensorflow.data.experimental", True, experimental),
+        "experimental": Module("tensorflow.data.experimental", True, experimental, strict=True),
         "DatasetSpec": tensor("tf.data.DatasetSpec"),
         "Iterator": tensor("tf.data.Iterator"),
     }
-    return Module("tensorflow.data", True, members)
+    return Module("tensorflow.data", True, members, strict=True)
 
 
 def _io_module():
@@ -287,18 +364,25 @@ def build_tensorflow(flags_module):
     distribute = _distribute_module()
     dtypes = Module("tensorflow.dtypes", True, {
         **tf_io.DTYPES, "DType": tf_io.DType, "as_dtype": tf_io.as_dtype})
-    random = Module("tensorflow.random", True, {"set_seed": _set_seed, "set_random_seed": _set_seed})
+    random = Module("tensorflow.random", True, {
+        "set_seed": _set_seed, "set_random_seed": _set_seed,
+        "uniform": _shaped("random.uniform"), "normal": _shaped("random.normal")})
+    nest = _nest_module()
     estimator = Module("tensorflow.estimator", True, {
         "ModeKeys": types.SimpleNamespace(TRAIN="train", EVAL="eval", PREDICT="infer")})
     contrib_data = Module("tensorflow.contrib.data", True, {
         "parallel_interleave": data.parallel_interleave, "map_and_batch": data.map_and_batch,
         "shuffle_and_repeat": data.shuffle_and_repeat, "ignore_errors": data.ignore_errors,
         "unbatch": data.unbatch, "AUTOTUNE": data.AUTOTUNE,
-        "TFRecordDataset": data.TFRecordDataset})
+        "batch_and_drop_remainder": data.batch_and_drop_remainder,
+        "padded_batch_and_drop_remainder": data.padded_batch_and_drop_remainder,
+        "TFRecordDataset": data.TFRecordDataset}, strict=True)
     contrib = Module("tensorflow.contrib", True, {"data": contrib_data})
     version = types.SimpleNamespace(VERSION="2.15.0 (tfdist stand-in)", GIT_VERSION="")
     members = {
         "data": data_module, "io": io_module, "distribute": distribute, "dtypes": dtypes,
+        "nest": nest, "zeros": _shaped("zeros"), "ones": _shaped("ones"),
+        "fill": _shaped("fill"), "random_uniform": _shaped("random_uniform"),
         "random": random, "estimator": estimator, "contrib": contrib, "gfile": gfile,
         "flags": flags_module, "app": Module("tensorflow.app", True, {"flags": flags_module}),
         "version": version, "__version__": version.VERSION,
@@ -319,22 +403,63 @@ def build_tensorflow(flags_module):
     tf.__dict__["compat"] = compat
     for module in [tf, data_module, data_module.experimental, io_module, gfile, distribute,
                    distribute.experimental, dtypes, random, estimator, contrib, contrib_data,
-                   compat]:
+                   compat, nest]:
         sys.modules[module.__name__] = module
     sys.modules["tensorflow.compat.v1"] = tf
     sys.modules["tensorflow.compat.v2"] = tf
     return tf
 
 
+def _importer_is_library():
+    """Whether the import being resolved comes from Python's library (an
+    optional import it probes for), not from the user's code."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith("<frozen") and not name.startswith(PACKAGE_DIR):
+            return is_library(name)
+        frame = frame.f_back
+    return False
+
+
+def _six_module(name):
+    """six, whose site package the isolated trace does not see."""
+    moves = Module("six.moves", False, {
+        "range": range, "xrange": range, "zip": zip, "map": map, "filter": filter,
+        "input": input, "reduce": __import__("functools").reduce,
+        "cPickle": __import__("pickle"), "queue": __import__("queue")})
+    if name == "six.moves":
+        return moves
+
+    def with_metaclass(meta, *bases):
+        return meta("_SixBase", bases or (object,), {})
+
+    def add_metaclass(meta):
+        return lambda cls: meta(cls.__name__, cls.__bases__, dict(vars(cls)))
+
+    return Module("six", False, {
+        "PY2": False, "PY3": True, "moves": moves, "string_types": (str,),
+        "integer_types": (int,), "text_type": str, "binary_type": bytes,
+        "iteritems": lambda d, **k: iter(d.items()), "itervalues": lambda d, **k: iter(d.values()),
+        "iterkeys": lambda d, **k: iter(d.keys()), "with_metaclass": with_metaclass,
+        "add_metaclass": add_metaclass, "ensure_str": str, "ensure_text": str})
+
+
 class _PermissiveFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Last on sys.meta_path: an import nothing else can satisfy becomes a
-    permissive stand-in module (said as an assumption)."""
+    """Last on sys.meta_path: an import of the user's code that nothing else
+    can satisfy becomes a permissive stand-in module (said as an
+    assumption). Python's library probing for optional modules gets its
+    ImportError as usual."""
 
     def find_spec(self, fullname, path, target=None):
+        if not fullname.startswith("tensorflow") and _importer_is_library():
+            return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def create_module(self, spec):
         name = spec.name
+        if name in ("six", "six.moves"):
+            return _six_module(name)
         tensors = name.split(".")[0] in ("tensorflow", "keras", "tf_keras")
         if name.split(".")[0] not in ("tensorflow",):
             data.assume(f"import {name}: not available to the trace; a stand-in that accepts "
@@ -345,6 +470,34 @@ class _PermissiveFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
+# -- horovod -----------------------------------------------------------------
+
+def _horovod_module(name):
+    """horovod.tensorflow (and .keras): one process per GPU, each building
+    its own pipeline, so tfdist's workers are Horovod's processes and the
+    layout is distribute_datasets_from_function's."""
+
+    def used():
+        if state["api"] != "from-function":
+            state["api"] = "from-function"
+            data.assume("Horovod: each process builds its own pipeline; laid out a worker per "
+                        "process (--workers), as distribute_datasets_from_function does",
+                        user_site())
+
+    def size():
+        used()
+        return state["context"].num_input_pipelines
+
+    def rank():
+        used()
+        return state["context"].input_pipeline_id
+
+    members = {"init": lambda *a, **k: None, "size": size, "rank": rank,
+               "local_rank": lambda: ContextInt(0, "0"), "local_size": lambda: ContextInt(1, "1"),
+               "is_initialized": lambda: True, "shutdown": lambda: None}
+    return Module(name, True, members)
+
+
 def install():
     """Registers the stand-ins; returns the tensorflow module."""
     flags_module = _flags_module("absl.flags")
@@ -353,7 +506,30 @@ def install():
     sys.modules["absl.flags"] = flags_module
     tf = build_tensorflow(flags_module)
     sys.modules["tensorflow.flags"] = flags_module
+    horovod = Module("horovod", False, {})
+    sys.modules["horovod"] = horovod
+    for name in ("horovod.tensorflow", "horovod.tensorflow.keras", "horovod.keras"):
+        sys.modules[name] = _horovod_module(name)
+    horovod.__dict__["tensorflow"] = sys.modules["horovod.tensorflow"]
+    horovod.__dict__["keras"] = sys.modules["horovod.keras"]
+    sys.modules["horovod.tensorflow"].__dict__["keras"] = sys.modules["horovod.tensorflow.keras"]
     sys.modules["tensorflow.app"] = tf.app
     sys.meta_path.append(_PermissiveFinder())
+    _mark_random_draws()
     return tf
+
+
+def _mark_random_draws():
+    """random.randint and the like return numbers marked as drawn at random
+    (data.RandomInt): a seed drawn so differs in each worker's process."""
+    import random
+
+    def marked(draw):
+        def wrapper(*args, **kwargs):
+            value = draw(*args, **kwargs)
+            return data.RandomInt(value) if isinstance(value, int) else value
+        return wrapper
+
+    for name in ("randint", "randrange", "getrandbits"):
+        setattr(random, name, marked(getattr(random, name)))
 

@@ -18,7 +18,8 @@ class TraceError(Exception):
 
 
 class NeedValue(TraceError):
-    """The code needs the value of an Unknown setting."""
+    """The code needs the value of an Unknown setting. `unknown` is the
+    value the code holds; its origin() is what a --define can give."""
 
     def __init__(self, unknown, why):
         super().__init__(why)
@@ -46,14 +47,19 @@ def _unpack_count(frame):
 class Unknown:
     """A value the trace does not know (see the module's docstring)."""
 
-    __slots__ = ("_name", "_tensor", "_attrs", "_parent", "_key", "__weakref__")
+    __slots__ = ("_name", "_tensor", "_attrs", "_parent", "_key", "_origin", "_called",
+                 "__weakref__")
 
-    def __init__(self, name, tensor=False, parent=None, key=None):
+    def __init__(self, name, tensor=False, parent=None, key=None, origin=None, called=False):
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_tensor", tensor)
         object.__setattr__(self, "_attrs", {})
         object.__setattr__(self, "_parent", parent)
         object.__setattr__(self, "_key", key)
+        # A value computed from an unknown remembers it: the unknown a
+        # --define can give (`called`: the computation called it).
+        object.__setattr__(self, "_origin", origin)
+        object.__setattr__(self, "_called", called)
 
     # Attributes: stable children (so `flags.FLAGS` is one object), and
     # assignments kept (options.x.y = 3; --define FLAGS.batch_size=32).
@@ -62,8 +68,15 @@ class Unknown:
             raise AttributeError(attr)
         attrs = object.__getattribute__(self, "_attrs")
         if attr not in attrs:
-            attrs[attr] = Unknown(f"{self._name}.{attr}", self._tensor, self, attr)
+            if self._tensor and attr in _SHAPE_ATTRS:
+                attrs[attr] = Shape(f"{self._name}.{attr}")
+            else:
+                attrs[attr] = Unknown(f"{self._name}.{attr}", self._tensor, self, attr)
         return attrs[attr]
+
+    def origin(self):
+        """The unknown this value was computed from (itself if none)."""
+        return self._origin if self._origin is not None else self
 
     def __setattr__(self, attr, value):
         self._attrs[attr] = value
@@ -71,9 +84,9 @@ class Unknown:
     def __delattr__(self, attr):
         self._attrs.pop(attr, None)
 
-    def _derive(self, text, *others):
+    def _derive(self, text, *others, called=False):
         tensor = self._tensor or any(isinstance(o, Unknown) and o._tensor for o in others)
-        return Unknown(text, tensor)
+        return Unknown(text, tensor, origin=self.origin(), called=called or self._called)
 
     def _need(self, why):
         if self._tensor:
@@ -86,11 +99,20 @@ class Unknown:
         if len(args) == 1 and not kwargs and (isinstance(args[0], type) or
                                               callable(args[0]) and hasattr(args[0], "__code__")):
             return args[0]
-        return self._derive(f"{self._name}(...)", *args, *kwargs.values())
+        return self._derive(f"{self._name}(...)", *args, *kwargs.values(), called=True)
 
     def __mro_entries__(self, bases):
         # class Parser(some_unknown_module.Parser): a base that accepts anything.
         return (AnyBase,)
+
+    # isinstance(x, unknown_module.Config): a plain Python value (a string,
+    # a number, a list, a dict, None) is no instance of a class the trace
+    # cannot see; anything else (an object, a defined config) is.
+    def __instancecheck__(self, instance):
+        return not isinstance(instance, _PLAIN)
+
+    def __subclasscheck__(self, cls):
+        return not issubclass(cls, _PLAIN)
 
     def __getitem__(self, key):
         return self._derive(f"{self._name}[{key!r}]", key)
@@ -109,8 +131,10 @@ class Unknown:
         return str(self)
 
     def __fspath__(self):
-        self._need("is used as a path")
-        return self._name
+        # Never a real path: the code would make or remove files so named.
+        if self._tensor:
+            raise TraceError(f"{self._name} is used as a path, but the trace does not know it")
+        raise NeedValue(self, "is used as a path")
 
     def __bool__(self):
         self._need("decides a branch")
@@ -192,9 +216,44 @@ Unknown.__abs__ = lambda self: self._derive(f"abs({self._name})")
 Unknown.__invert__ = lambda self: self._derive(f"~{self._name}")
 
 
+_PLAIN = (str, bytes, int, float, bool, list, tuple, dict, type(None))
+_SHAPE_ATTRS = {"shape", "get_shape", "ndims", "rank", "dims"}
+
+
+class Shape(Unknown):
+    """A tensor's shape, or a part of it: code checks shapes to raise on bad
+    input (`if t.get_shape().ndims != 3: raise ...`); the symbolic element
+    passes every such check (== is true, != false)."""
+
+    __slots__ = ()
+
+    def __init__(self, name):
+        super().__init__(name, tensor=True)
+
+    def __call__(self, *args, **kwargs):
+        return Shape(f"{self._name}()")
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return Shape(f"{self._name}.{attr}")
+
+    def __getitem__(self, key):
+        return Shape(f"{self._name}[{key!r}]")
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = Unknown.__hash__
+
+
 class AnyBase:
     """The base class an unknown module's class stands for: construction
-    takes any arguments, and a missing attribute is a tensor."""
+    takes any arguments; a missing attribute is an unknown setting; the
+    config idioms replace(), as_dict() and get() work on dataclasses."""
 
     def __init__(self, *args, **kwargs):
         pass
@@ -202,7 +261,24 @@ class AnyBase:
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return Unknown(f"{type(self).__name__}.{attr}", tensor=True)
+        return Unknown(f"{type(self).__name__}.{attr}")
+
+    def replace(self, **changes):
+        import copy
+        import dataclasses
+        if dataclasses.is_dataclass(self):
+            return dataclasses.replace(self, **changes)
+        out = copy.copy(self)
+        for key, value in changes.items():
+            setattr(out, key, value)
+        return out
+
+    def as_dict(self):
+        import dataclasses
+        return dataclasses.asdict(self) if dataclasses.is_dataclass(self) else dict(vars(self))
+
+    def get(self, key, default=None):
+        return getattr(self, key, default)
 
 
 def is_unknown(value):

@@ -106,8 +106,8 @@ Status ApplyTrace(LoadedPipeline& loaded, const DistributeArgs& args, dist::Dist
   } else if (t.api == "from-function" && !args.api) {
     d.api = dist::Api::kFromFunction;
     t.assumptions.push_back(
-        "the function takes an input context: laid out as distribute_datasets_from_function "
-        "calls it (--api from-function)");
+        "a pipeline per worker, as distribute_datasets_from_function calls the function "
+        "(--api from-function)");
   }
   if (t.policy) {
     TFDIST_ASSIGN_OR_RETURN(const dist::AutoShardPolicy policy, dist::ParsePolicy(*t.policy));

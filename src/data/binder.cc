@@ -689,6 +689,13 @@ Result<OpParams> Binder::Apply(const Call& call, std::string_view name) const {
     TFDIST_ASSIGN_OR_RETURN(auto parse, Bind(inner, fn, kParse));
     MapOp p;
     p.parse_dataset = true;
+    // A feature spec tfdist cannot see (a traced one from another library):
+    // the batches stay batches of the same size, parsed into no columns.
+    TFDIST_ASSIGN_OR_RETURN(std::optional<std::string> opaque, Opaque(*parse[0]));
+    if (opaque) {
+      p.opaque = *opaque;
+      return OpParams(std::move(p));
+    }
     Expr spec;
     spec.kind = Expr::Kind::kCall;
     spec.pos = f.pos;

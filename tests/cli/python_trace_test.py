@@ -61,6 +61,7 @@ def main():
         check_tfx()
         check_run(files_py)
         check_errors(tmp)
+        check_entries()
         check_ops(tmp)
     finally:
         os.chdir("/")
@@ -265,6 +266,28 @@ def check_errors(tmp):
                                           "  files = ['a', 'b'][ctx.input_pipeline_id:]\n"
                                           "  return tf.data.TFRecordDataset(files)\n")],
          "ctxmath.py:3: ctx.input_pipeline_id differs from worker to worker"),
+        (["--python", write("derived.py", "import tensorflow as tf\nfrom absl import flags\n"
+                                          "FLAGS = flags.FLAGS\n"
+                                          "def input_fn():\n"
+                                          "  ds = tf.data.Dataset.range(8)\n"
+                                          "  if FLAGS.image_size <= 32:\n"
+                                          "    ds = ds.repeat(2)\n"
+                                          "  return ds\n")],
+         "derived.py:6: (FLAGS.image_size <= 32), computed from FLAGS.image_size, decides a "
+         "branch, but nothing defines it; give it with --define FLAGS.image_size=VALUE"),
+        (["--python", write("called.py", "import tensorflow as tf\nimport mylib\n"
+                                         "def input_fn():\n"
+                                         "  return tf.data.Dataset.range(8).batch(mylib.size())\n")],
+         "--define 'mylib.size=lambda *args, **kwargs: VALUE'"),
+        (["--python", write("stdlib.py", "import dataclasses\nclass Aug:\n  pass\n"
+                                         "@dataclasses.dataclass\nclass Config:\n"
+                                         "  aug: list = []\n")],
+         "stdlib.py:4: ValueError: mutable default"),
+        (["--python", write("helpers.py", "import tensorflow as tf\n"
+                                          "def build(x):\n  return x\n"
+                                          "def flip(image):\n  return image\n")],
+         "build is the function tfdist picked; the file also defines flip: name the input "
+         "function with --entry"),
     ]
     for args, want in cases:
         proc = tfdist("take", *args, expect=2)
@@ -290,6 +313,51 @@ def check_errors(tmp):
         "lambda x: x * 2)\n"), capture_output=True, text=True, timeout=60)
     check(proc.returncode == 0 and proc.stdout == "0\n1\n2\n" and "<stdin>" in proc.stderr,
           f"--python -: {proc.returncode} {proc.stdout!r} {proc.stderr!r}")
+
+
+def check_entries():
+    # Inherited methods are found and the most derived class's is picked; a
+    # context parameter of any name ending in _context is the input context.
+    write("classes.py", "import tensorflow as tf\n"
+                        "class Base:\n"
+                        "  def input_fn(self, params):\n"
+                        "    return self.make_source().batch(params['batch_size'])\n"
+                        "class Reader(Base):\n"
+                        "  def make_source(self):\n"
+                        "    return tf.data.Dataset.list_files('data/train-*', shuffle=False)"
+                        ".interleave(tf.data.TFRecordDataset)\n"
+                        "def pad_to_fixed_size(data, pad_value, output_shape):\n"
+                        "  return data\n")
+    out = traced_json("--python", "classes.py", "--define", "params={'batch_size': 4}")
+    check(out["input"]["entry"].startswith("Reader.input_fn("), f"entry: {out['input']['entry']}")
+    out = traced_json("--python", "classes.py", "--entry", "Reader.input_fn",
+                      "--define", "params={'batch_size': 4}")
+    check(len(out["steps"]) == 10, "an inherited method named with --entry")
+    write("context.py", "import tensorflow as tf\n"
+                        "def create_dataset(batch_size, input_pipeline_context=None):\n"
+                        "  ds = tf.data.Dataset.list_files('data/train-*', shuffle=False)\n"
+                        "  if input_pipeline_context and "
+                        "input_pipeline_context.num_input_pipelines > 1:\n"
+                        "    ds = ds.shard(input_pipeline_context.num_input_pipelines,\n"
+                        "                  input_pipeline_context.input_pipeline_id)\n"
+                        "  return ds.interleave(tf.data.TFRecordDataset).batch(batch_size)\n")
+    out = traced_json("--python", "context.py", "--define", "batch_size=4", "--workers", "2",
+                      "--label", "ref")
+    check(out["api"] == "from-function" and
+          ".shard(ctx.num_input_pipelines, ctx.input_pipeline_id)" in out["input"]["chain"],
+          f"input_pipeline_context: {out['input']['chain']}")
+    # Horovod: a worker per process, sharded by rank.
+    write("horovod.py", "import tensorflow as tf\nimport horovod.tensorflow as hvd\n"
+                        "def input_fn():\n  hvd.init()\n"
+                        "  ds = tf.data.Dataset.list_files('data/train-*', shuffle=False)\n"
+                        "  ds = ds.shard(hvd.size(), hvd.rank())\n"
+                        "  return ds.interleave(tf.data.TFRecordDataset).batch(4)\n")
+    out = traced_json("--python", "horovod.py", "--workers", "2", "--label", "ref")
+    files = [sorted(w["files"]) for w in out["workers"]]
+    check(out["api"] == "from-function" and files == [
+        ["data/train-00000-of-00004.tfrecord", "data/train-00002-of-00004.tfrecord"],
+        ["data/train-00001-of-00004.tfrecord", "data/train-00003-of-00004.tfrecord"]],
+        f"horovod: each rank its own files: {files}")
 
 
 def check_ops(tmp):

@@ -175,6 +175,12 @@ TEST_CASE("apply() takes parse_example_dataset, ignore_errors and unbatch") {
   REQUIRE(mapped.ok());
   CHECK_FALSE(dist::Analyze(*mapped).global_batch_size);
   CHECK(Out("range(4).batch(2).apply(unbatch())") == V{"0", "1", "2", "3"});
+  // A spec tfdist cannot see: the batch size stays static, nothing is parsed.
+  Result<Pipeline> unseen = ParsePipeline(
+      "tfrecord('x').batch(4).apply(parse_example_dataset(opaque(\"spec\")))");
+  REQUIRE(unseen.ok());
+  CHECK(std::get<MapOp>(unseen->ops[2].params).opaque == "spec");
+  CHECK(dist::Analyze(*unseen).global_batch_size == 4);
   CHECK(Error("range(4).apply(shuffle_and_repeat(2))")
             .starts_with("column 16: apply() takes tf.data.experimental.parse_example_dataset"));
 }

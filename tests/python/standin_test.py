@@ -6,6 +6,7 @@
 # Usage: standin_test.py PYTHON_FOLDER
 import os
 import sys
+import sysconfig
 import tempfile
 import unittest
 
@@ -199,6 +200,101 @@ class DatasetTest(unittest.TestCase):
         self.assertEqual(chain(ds)[1:], [".interleave(tfrecord, cycle_length=2)", ".prefetch(1)"])
         with self.assertRaises(values.TraceError):
             names.interleave(lambda f: tf.data.TFRecordDataset(f).take(3), cycle_length=2)
+
+
+class RealCodeTest(unittest.TestCase):
+    """What input functions in public projects do around their pipelines."""
+
+    def test_horovod_rank_and_size_are_the_input_context(self):
+        import horovod.tensorflow as hvd
+        standin.state["context"] = standin.context_for(4, 0, 1)
+        hvd.init()
+        ds = tf.data.Dataset.list_files("x*", shuffle=False).shard(hvd.size(), hvd.rank())
+        self.assertEqual(chain(ds)[1], ".shard(ctx.num_input_pipelines, ctx.input_pipeline_id)")
+        self.assertEqual(standin.state["api"], "from-function")
+        standin.state["api"] = None
+
+    def test_a_seed_drawn_at_random_is_an_unseeded_shuffle(self):
+        import random
+        seed = random.randint(0, 2**31 - 1)
+        ds = tf.data.Dataset.range(4).shuffle(4, seed=seed)
+        self.assertEqual(chain(ds)[1], ".shuffle(4)")
+        self.assertEqual(chain(tf.data.Dataset.range(4).shuffle(4, seed=seed + 1))[1],
+                         ".shuffle(4, seed=%d)" % (seed + 1))  # computed: a plain number
+        self.assertTrue(any("drawn at random in each worker's process" in a
+                            for a in data.assumptions))
+
+    def test_isinstance_against_a_class_the_trace_cannot_see(self):
+        unknown_class = values.setting("protos.InputReader")
+        self.assertTrue(isinstance(object(), unknown_class))
+        self.assertFalse(isinstance("a path", unknown_class))
+        self.assertFalse(isinstance({"a": 1}, unknown_class))
+
+        class Config(unknown_class):  # a base from a module that is not there
+            pass
+
+        config = Config(1, key=2)
+        self.assertIsInstance(config.anything, values.Unknown)
+        self.assertFalse(config.anything._tensor)
+
+    def test_six_and_the_librarys_optional_imports(self):
+        import six
+        from six.moves import xrange
+        self.assertEqual(list(xrange(3)), [0, 1, 2])
+        self.assertTrue(six.PY3)
+        # An optional import of Python's own library gets its ImportError;
+        # the same import in the user's code gets a stand-in.
+        library = os.path.join(sysconfig.get_paths()["stdlib"], "probe.py")
+        probe = compile("import org_python_core_probe", library, "exec")
+        with self.assertRaises(ImportError):
+            exec(probe, {})
+        exec(compile("import org_python_core_probe", "user.py", "exec"), {})
+
+    def test_tf_nest_walks_structures_with_datasets_as_leaves(self):
+        ds = tf.data.Dataset.range(3)
+        out = tf.nest.map_structure(lambda d: d.batch(2), {"a": ds, "b": [ds]})
+        self.assertEqual(chain(out["b"][0])[1], ".batch(2)")
+        self.assertEqual(len(tf.nest.flatten({"a": 1, "b": (2, 3)})), 3)
+        self.assertFalse(tf.nest.is_nested(ds))
+
+    def test_len_of_a_dataset_python_can_count(self):
+        files = tf.data.Dataset.from_tensor_slices(["a", "b", "c"])
+        self.assertEqual(len(files), 3)
+        self.assertEqual(len(files.repeat(2).batch(4)), 2)
+        self.assertEqual(len(tf.data.Dataset.range(10).shard(3, 1)), 3)
+        self.assertEqual(int(tf.data.Dataset.range(5).cardinality().numpy()), 5)
+        with self.assertRaises(TypeError):
+            len(tf.data.TFRecordDataset(["a"]))
+
+    def test_unmodelled_tf_data_names_fail_where_used(self):
+        with self.assertRaises(values.TraceError) as e:
+            tf.data.experimental.service.distribute(processing_mode="parallel_epochs")
+        self.assertIn("tf.data.experimental.service.distribute is not modelled", str(e.exception))
+        ds = tf.data.TFRecordDataset(["a"]).apply(tf.contrib.data.batch_and_drop_remainder(4))
+        self.assertEqual(chain(ds)[1], ".batch(4, drop_remainder=True)")
+
+    def test_synthetic_data_made_of_tensors(self):
+        ds = tf.data.Dataset.from_tensors((tf.random.uniform([8, 3]), tf.zeros([8])))
+        self.assertEqual(chain(ds)[0], 'from_tensors(("tensor", "tensor"))')
+        ds = tf.data.Dataset.from_tensor_slices(tf.zeros([5, 3]))
+        self.assertEqual(len(ds), 5)
+
+    def test_tensors_are_never_paths_and_pass_shape_checks(self):
+        image = values.tensor("image")
+        with self.assertRaises(values.TraceError):
+            os.path.join(image, "x")
+        self.assertFalse(image.get_shape().ndims != 3)
+        self.assertTrue(image.shape[0] == 224)
+
+    def test_iterating_while_the_file_loads_gives_one_symbolic_element(self):
+        ds = tf.data.Dataset.range(3).batch(2)
+        data.loading = True
+        try:
+            self.assertEqual(len(list(ds)), 1)
+        finally:
+            data.loading = False
+        with self.assertRaises(values.TraceError):
+            next(iter(ds))
 
 
 if __name__ == "__main__":
