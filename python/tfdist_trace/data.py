@@ -5,7 +5,7 @@ one tfdist method chain (see the manual's PIPELINES)."""
 
 from . import render as r
 from .render import render, user_site
-from .values import NeedValue, TraceError, Unknown, is_unknown, tensor
+from .values import NeedValue, TraceError, Unknown, WorkerDependent, is_unknown, tensor
 
 AUTOTUNE = -1
 SHARD_HINT = -1
@@ -14,6 +14,13 @@ SHARD_HINT = -1
 # the runner.
 assumptions = []
 _parse_events = []  # stack of lists: parse calls seen while a function runs
+
+
+def reset():
+    """Forgets what one trace learnt (for a trace per worker)."""
+    assumptions.clear()
+    iterated.clear()
+    _parse_events.clear()
 
 
 def assume(text, site=None):
@@ -172,7 +179,7 @@ def trace_function(fn, element):
     _parse_events.append(events)
     try:
         return _Traced(_element_call(fn, element), events)
-    except NeedValue:
+    except (NeedValue, WorkerDependent):
         raise
     except Exception as e:  # the function's own failure: it stays opaque
         import traceback

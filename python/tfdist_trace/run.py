@@ -16,7 +16,7 @@ import types
 
 from . import data, standin
 from .render import is_library
-from .values import NeedValue, TraceError, Unknown, setting
+from .values import NeedValue, TraceError, Unknown, WorkerDependent, setting
 
 CONTEXT_NAMES = ("input_context", "ctx", "input_ctx", "context")
 
@@ -481,10 +481,50 @@ def _kind(value):
     return f"a {type(value).__name__}"
 
 
+# A trace per worker (the code computes with input_pipeline_id) runs the
+# user's file this many times at most.
+MAX_WORKER_TRACES = 4096
+
+
 def trace(request):
+    """The trace's answer: one chain, or, when the code computes with the
+    worker's index, a chain per worker (worker_chains)."""
     tf = standin.install()
-    standin.state["context"] = standin.context_for(request.workers, request.worker,
-                                                   request.replicas)
+    try:
+        return trace_once(request, tf)
+    except WorkerDependent as e:
+        site = _user_site(e.__traceback__, request.file)
+    where = f"{site[0]}:{site[1]}: " if site else ""
+    if request.workers > MAX_WORKER_TRACES:
+        return {"error": _error_json(
+            f"input_pipeline_id differs from worker to worker and the code computes with it, "
+            f"so tfdist runs the function once per worker, at most {MAX_WORKER_TRACES} times; "
+            f"got {request.workers} workers", site)}
+    results, said = [], []
+    for worker in range(request.workers):
+        data.reset()
+        standin.reset()
+        result = trace_once(request, tf, worker)
+        if "error" in result:
+            result["error"]["message"] = f"worker {worker}: {result['error']['message']}"
+            return result
+        results.append(result)
+        said += [a for a in result["assumptions"] if a not in said]
+    out = results[0]
+    chains = [r["chain"] for r in results]
+    out["assumptions"] = said + [
+        f"{where}the code computes with input_pipeline_id: the function was called once per "
+        f"worker ({request.workers} calls)"]
+    if len(set(chains)) > 1:
+        out["worker_chains"] = chains
+    return out
+
+
+def trace_once(request, tf, worker=None):
+    """One trace; `worker` set: worker `worker`'s, its index a number."""
+    standin.state["context"] = standin.context_for(request.workers,
+                                                   request.worker if worker is None else worker,
+                                                   request.replicas, concrete=worker is not None)
     standin.state["strategy_replicas"] = request.workers * request.replicas
     tracer = Tracer(request, tf)
     entry = None
@@ -509,6 +549,8 @@ def trace(request):
         options = data.merged_options(dataset)
     except Failure as f:
         return {"error": _error_json(chosen(f.message, f.not_input), f.site)}
+    except WorkerDependent:
+        raise
     except KeyboardInterrupt as e:  # tfdist's time limit: where the code was
         return {"error": _error_json("interrupted", _user_site(e.__traceback__, request.file),
                                      kind="timeout")}
@@ -524,6 +566,8 @@ def trace(request):
         return {"error": _error_json(chosen(describe_exception(e, namespaces,
                                                                tracer.self_object)),
                                      _user_site(e.__traceback__, request.file))}
+    finally:
+        data.loading = False
     for name in tracer.unused_defines():
         data.assume(f"--define {name}: no parameter or name of that spelling in the code")
     api = standin.state["api"] or tracer.api

@@ -17,6 +17,12 @@ from .values import ContextInt, TraceError, Unknown, WorkerIndex, setting, tenso
 state = {"api": None, "global_seed": None, "context": None, "strategy_replicas": 1}
 
 
+def reset():
+    """Forgets what the code set (for a trace per worker)."""
+    state["api"] = None
+    state["global_seed"] = None
+
+
 class Module(types.ModuleType):
     """A stand-in module: names it defines, and for any other an Unknown
     (a tensor op under tensorflow; a setting elsewhere), or, for a module
@@ -160,9 +166,11 @@ class InputContext:
         return "InputContext(tfdist)"
 
 
-def context_for(workers, worker, replicas):
-    return InputContext(ContextInt(workers, "ctx.num_input_pipelines"),
-                        WorkerIndex(worker),
+def context_for(workers, worker, replicas, concrete=False):
+    """The context of worker `worker`: its input_pipeline_id a symbol that
+    refuses computation, or with `concrete`, the number (a trace per worker)."""
+    index = ContextInt(worker, "ctx.input_pipeline_id") if concrete else WorkerIndex(worker)
+    return InputContext(ContextInt(workers, "ctx.num_input_pipelines"), index,
                         ContextInt(workers * replicas, "ctx.num_replicas_in_sync"))
 
 
@@ -499,7 +507,9 @@ def _horovod_module(name):
 
 
 def install():
-    """Registers the stand-ins; returns the tensorflow module."""
+    """Registers the stand-ins (once); returns the tensorflow module."""
+    if "tensorflow" in sys.modules and isinstance(sys.modules["tensorflow"], Module):
+        return sys.modules["tensorflow"]
     flags_module = _flags_module("absl.flags")
     absl = Module("absl", False, {"flags": flags_module})
     sys.modules["absl"] = absl

@@ -17,6 +17,11 @@ class TraceError(Exception):
     """An error of the traced program, reported at the user's line."""
 
 
+class WorkerDependent(TraceError):
+    """The code computes with input_pipeline_id: the trace must run once per
+    worker."""
+
+
 class NeedValue(TraceError):
     """The code needs the value of an Unknown setting. `unknown` is the
     value the code holds; its origin() is what a --define can give."""
@@ -333,10 +338,8 @@ class WorkerIndex:
         self.value = value
 
     def _refuse(self, *args, **kwargs):
-        raise TraceError(
-            f"{self.symbol} differs from worker to worker, and the code computes with it "
-            f"here; tfdist follows it only as an argument of a tf.data op, such as "
-            f"shard(ctx.num_input_pipelines, ctx.input_pipeline_id)")
+        raise WorkerDependent(
+            f"{self.symbol} differs from worker to worker, and the code computes with it here")
 
     def __repr__(self):
         return self.symbol

@@ -109,6 +109,16 @@ Status ApplyTrace(LoadedPipeline& loaded, const DistributeArgs& args, dist::Dist
         "a pipeline per worker, as distribute_datasets_from_function calls the function "
         "(--api from-function)");
   }
+  if (!loaded.worker_pipelines.empty()) {
+    if (d.api != dist::Api::kFromFunction) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: {} gives each worker a pipeline of its own (it computes with the worker's index), "
+          "as an input function of distribute_datasets_from_function; --api distribute lays out "
+          "one pipeline for all",
+          t.file, t.entry));
+    }
+    d.worker_pipelines = &loaded.worker_pipelines;
+  }
   if (t.policy) {
     TFDIST_ASSIGN_OR_RETURN(const dist::AutoShardPolicy policy, dist::ParsePolicy(*t.policy));
     if (!args.policy) {

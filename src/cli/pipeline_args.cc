@@ -167,12 +167,20 @@ Result<LoadedPipeline> LoadPipeline(const PipelineArgs& args, const TraceContext
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     return fail(Status::InvalidArgument("no pipeline expression given"));
   }
-  Result<data::Pipeline> pipeline = data::ParsePipeline(text);
-  if (!pipeline.ok()) {
-    ReportPipelineError(pipeline.status(), text, json);
-    return pipeline.status();
+  auto parse = [&](const std::string& chain) -> Result<data::Pipeline> {
+    Result<data::Pipeline> pipeline = data::ParsePipeline(chain);
+    if (!pipeline.ok()) ReportPipelineError(pipeline.status(), chain, json);
+    return pipeline;
+  };
+  if (loaded.trace && !loaded.trace->worker_chains.empty()) {
+    for (const std::string& chain : loaded.trace->worker_chains) {
+      TFDIST_ASSIGN_OR_RETURN(data::Pipeline p, parse(chain));
+      loaded.worker_pipelines.push_back(std::move(p));
+    }
+    loaded.pipeline = loaded.worker_pipelines.at(static_cast<size_t>(context.worker));
+    return loaded;
   }
-  loaded.pipeline = std::move(*pipeline);
+  TFDIST_ASSIGN_OR_RETURN(loaded.pipeline, parse(text));
   return loaded;
 }
 

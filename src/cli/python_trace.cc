@@ -255,6 +255,9 @@ Result<PythonTrace> ReadAnswer(const TraceRequest& request, const ChildOutcome& 
     t.global_seed_site = s.value("site", std::string());
     if (s.contains("value") && s["value"].is_number_integer()) t.global_seed = s["value"].get<int64_t>();
   }
+  for (const auto& c : j.value("worker_chains", nlohmann::json::array())) {
+    t.worker_chains.push_back(c.get<std::string>());
+  }
   for (const auto& a : j.value("assumptions", nlohmann::json::array())) {
     t.assumptions.push_back(a.get<std::string>());
   }

@@ -39,6 +39,9 @@ struct PythonTrace {
   // The pipeline: a method chain, one op a line, each line ending in
   // "#@ FILE:LINE" (where the user's code made the op).
   std::string chain;
+  // When the function computes with the worker's index it was called once
+  // per worker: each worker's chain (`chain` is worker 0's); else empty.
+  std::vector<std::string> worker_chains;
   std::string entry;  // how it was called: "dataset_fn(input_context=<input context>)"
   // "from-function" when the function takes an input context or calls
   // distribute_datasets_from_function, "distribute" when it calls

@@ -233,7 +233,8 @@ Decision DecideFromFunction(const PipelineShape& shape, const DistributeOptions&
            "so workers disagree on the order and files are read twice or never; give the "
            "shuffle a seed, or shard before shuffling");
   }
-  d.function_shards = shape.shards_by_context;
+  // Pipelines of their own per worker: the function gives each its share.
+  d.function_shards = shape.shards_by_context || options.worker_pipelines != nullptr;
   if (!d.function_shards && options.topology.workers > 1) {
     d.Warn(WarningKind::kFunctionDoesNotShard,
            fmt::format("the input function does not shard by its input context (shard("

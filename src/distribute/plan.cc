@@ -72,6 +72,13 @@ Result<Distribution> PlanDistribution(const data::Pipeline& original,
     out.build.default_seed = (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
   out.shape = Analyze(out.pipeline);
   if (options.api == Api::kFromFunction) {
+    if (options.worker_pipelines) {
+      assert(options.worker_pipelines->size() == static_cast<size_t>(t.workers));
+      for (const data::Pipeline& p : *options.worker_pipelines) {
+        TFDIST_ASSIGN_OR_RETURN(data::Pipeline expanded, ExpandListFiles(p, listings));
+        out.worker_pipelines.push_back(std::move(expanded));
+      }
+    }
     out.decision = DecideFromFunction(out.shape, options);
     return out;
   }
@@ -91,6 +98,7 @@ Result<Distribution> PlanDistribution(const data::Pipeline& original,
 }
 
 std::optional<data::Pipeline> Distribution::WorkerPipeline(const Topology& t, int64_t w) const {
+  if (!worker_pipelines.empty()) return worker_pipelines[static_cast<size_t>(w)];
   if (!decision.ShardsFiles(t)) return std::nullopt;
   return ShardFiles(pipeline, shape, t.workers, w);
 }

@@ -24,12 +24,16 @@ Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
 
 struct Distribution {
   data::Pipeline pipeline;   // list_files expanded
+  // DistributeOptions::worker_pipelines, list_files expanded; empty when
+  // every worker runs `pipeline`.
+  std::vector<data::Pipeline> worker_pipelines;
   PipelineShape shape;       // of `pipeline`
   Decision decision;
   data::BuildOptions build;  // one seed for the run; deferred_payloads for DATA by index
 
-  // Worker w's own pipeline under FILE sharding (its share of the names);
-  // nullopt where it runs `pipeline` as it is.
+  // Worker w's own pipeline under FILE sharding (its share of the names),
+  // or the one its input function gave it; nullopt where it runs
+  // `pipeline` as it is.
   std::optional<data::Pipeline> WorkerPipeline(const Topology& t, int64_t w) const;
   // Worker w's build options: its InputContext (from-function) or shard
   // hint (HINT), and ReadCounters of its own.

@@ -62,6 +62,7 @@ def main():
         check_run(files_py)
         check_errors(tmp)
         check_entries()
+        check_worker_traces()
         check_ops(tmp)
     finally:
         os.chdir("/")
@@ -261,11 +262,6 @@ def check_errors(tmp):
          "--define params=(: SyntaxError"),
         (["--python", write("returns.py", "def dataset_fn():\n  return [1, 2]\n")],
          "dataset_fn() returned a list, not a tf.data.Dataset"),
-        (["--python", write("ctxmath.py", "import tensorflow as tf\n"
-                                          "def dataset_fn(ctx):\n"
-                                          "  files = ['a', 'b'][ctx.input_pipeline_id:]\n"
-                                          "  return tf.data.TFRecordDataset(files)\n")],
-         "ctxmath.py:3: ctx.input_pipeline_id differs from worker to worker"),
         (["--python", write("derived.py", "import tensorflow as tf\nfrom absl import flags\n"
                                           "FLAGS = flags.FLAGS\n"
                                           "def input_fn():\n"
@@ -358,6 +354,34 @@ def check_entries():
         ["data/train-00000-of-00004.tfrecord", "data/train-00002-of-00004.tfrecord"],
         ["data/train-00001-of-00004.tfrecord", "data/train-00003-of-00004.tfrecord"]],
         f"horovod: each rank its own files: {files}")
+
+
+def check_worker_traces():
+    # The code computes with the worker's index (a slice of the file list):
+    # the function is called once per worker, each its own pipeline.
+    write("ctxmath.py", "import tensorflow as tf\n"
+                        "def dataset_fn(ctx):\n"
+                        "  files = sorted(tf.io.gfile.glob('data/train-*'))\n"
+                        "  mine = files[ctx.input_pipeline_id::ctx.num_input_pipelines]\n"
+                        "  return tf.data.TFRecordDataset(mine).batch(4)\n")
+    out = traced_json("--python", "ctxmath.py", "--workers", "2", "--label", "ref")
+    files = [w["files"] for w in out["workers"]]
+    check(files == [["data/train-00000-of-00004.tfrecord", "data/train-00002-of-00004.tfrecord"],
+                    ["data/train-00001-of-00004.tfrecord", "data/train-00003-of-00004.tfrecord"]],
+          f"per-worker traces: each worker its files: {files}")
+    check(any("called once per worker (2 calls)" in a for a in out["assumptions"]),
+          f"per-worker traces said: {out['assumptions']}")
+    check(not any("does not shard" in w for w in out["warnings"]),
+          f"per-worker pipelines are the function's sharding: {out['warnings']}")
+    chain = ('tfrecord(["data/train-00001-of-00004.tfrecord", '
+             '"data/train-00003-of-00004.tfrecord"]).batch(4)')
+    take = tfdist("take", "--python", "ctxmath.py", "--workers", "2", "--worker", "1", "--label",
+                  "ref").stdout
+    check(take == tfdist("take", chain, "--label", "ref").stdout, "take --worker 1: its pipeline")
+    report = json.loads(tfdist("run", "--device", "cpu", "--json", "--python", "ctxmath.py",
+                               "--workers", "2", "--all-workers").stdout)
+    check([r["records"] for r in report["replicas"]] == [20, 20], "run: each worker its records")
+    tfdist("layout", "--python", "ctxmath.py", "--workers", "2", "--api", "distribute", expect=2)
 
 
 def check_ops(tmp):

@@ -206,5 +206,26 @@ TEST_CASE("--worker plans only that worker") {
   CHECK(*got == std::vector<std::string>{"[2,3]", "[6,7]", "[9]"});
 }
 
+TEST_CASE("from-function with a pipeline per worker: each worker runs its own") {
+  std::vector<data::Pipeline> pipelines;
+  for (const char* expr : {"range(0, 4).batch(2)", "range(10, 13).batch(2)"}) {
+    Result<data::Pipeline> p = data::ParsePipeline(expr);
+    REQUIRE(p.ok());
+    pipelines.push_back(std::move(*p));
+  }
+  DistributeOptions options;
+  options.api = Api::kFromFunction;
+  options.topology.workers = 2;
+  options.worker_pipelines = &pipelines;
+  data::BuildOptions build;
+  build.default_seed = 1;
+  Result<Execution> ex = Execution::Plan(pipelines[0], options, build);
+  REQUIRE(ex.ok());
+  CHECK(ex->decision().function_shards);
+  CHECK_FALSE(ex->decision().HasWarning(WarningKind::kFunctionDoesNotShard));
+  CHECK(*Stream(*ex, 0) == std::vector<std::string>{"[0,1]", "[2,3]"});
+  CHECK(*Stream(*ex, 1) == std::vector<std::string>{"[10,11]", "[12]"});
+}
+
 }  // namespace
 }  // namespace tfdist::dist

@@ -64,6 +64,12 @@ struct DistributeOptions {
   // Global steps to plan (nullopt: until the data ends).
   // REQUIRES: in [0, kMaxSteps].
   std::optional<int64_t> max_steps;
+  // Api::kFromFunction: worker w's own pipeline, (*worker_pipelines)[w],
+  // where the input function gives each worker a different one (a traced
+  // function that computes with input_pipeline_id); null: every worker
+  // runs the pipeline given, with its input context.
+  // REQUIRES: null, or one pipeline per worker, outliving the options.
+  const std::vector<data::Pipeline>* worker_pipelines = nullptr;
   // tfdist's own shortcut, never TensorFlow's: under DATA sharding with
   // several workers, when every file the reader opens has an up-to-date
   // index, each worker reads only its own records. Off: every worker reads
