@@ -307,7 +307,7 @@ class Dataset:
 
     def filter(self, predicate, name=None):
         site = user_site()
-        traced = trace_function(predicate, self._element)
+        trace_function(predicate, self._element)  # its reads of the element's structure
         label = r.function_name(predicate)
         assume(f"filter({label}): counted as keeping every element; the counts after it are "
                f"upper bounds", site)
@@ -319,8 +319,9 @@ class Dataset:
         traced = trace_function(map_func, self._element)
         label = r.function_name(map_func)
         function = self._map_function(traced, label, site)
-        keywords = [("num_parallel_calls", num_parallel_calls)]
-        text = f"map({function}{''.join(', ' + k + '=' + render(v, 'map(' + k + ')') for k, v in keywords if v is not None)})"
+        calls = "" if num_parallel_calls is None else \
+            f", num_parallel_calls={render(num_parallel_calls, 'map(num_parallel_calls)')}"
+        text = f"map({function}{calls})"
         element = traced.result if traced.error is None else tensor(f"{label}(...)")
         return self._then("map", text, element=element, site=site, count=self._count)
 

@@ -248,7 +248,7 @@ class RealCodeTest(unittest.TestCase):
         probe = compile("import org_python_core_probe", library, "exec")
         with self.assertRaises(ImportError):
             exec(probe, {})
-        exec(compile("import org_python_core_probe", "user.py", "exec"), {})
+        exec(compile("import org_python_core_probe", "/tmp/user.py", "exec"), {})
 
     def test_tf_nest_walks_structures_with_datasets_as_leaves(self):
         ds = tf.data.Dataset.range(3)
