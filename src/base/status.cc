@@ -45,8 +45,6 @@ std::string RemedyText(const Advice& a) {
       return fmt::format("(ask for {} shards or fewer)", a.subject);
     case Remedy::kDataPolicy:
       return "(use the DATA or AUTO policy)";
-    case Remedy::kDataOrOffPolicy:
-      return "(use the DATA or OFF policy)";
     case Remedy::kDataPolicyOrMoreFiles:
       return "(use the DATA policy, or rewrite the data into more files)";
     case Remedy::kPlanSteps:

@@ -41,8 +41,6 @@ std::string Describe(std::string_view message, const Advice& a) {
       return fmt::format("{} (use --num-shards {} or fewer)", message, a.subject);
     case Remedy::kDataPolicy:
       return fmt::format("{}; use --policy DATA (or AUTO)", message);
-    case Remedy::kDataOrOffPolicy:
-      return fmt::format("{}; use --policy DATA or OFF", message);
     case Remedy::kDataPolicyOrMoreFiles:
       return fmt::format(
           "{} (use --policy DATA, or split the data into more files with tfdist reshard)",

@@ -126,11 +126,6 @@ Status DecidePolicy(const PipelineShape& s, const DistributeOptions& options, De
       d.reason = "HINT: shard(SHARD_HINT, SHARD_HINT) becomes shard(num_workers, worker)";
       break;
   }
-  if (d.applied == AutoShardPolicy::kFile && W > 1 && !s.file_unsupported.empty()) {
-    return Status::InvalidArgument(fmt::format("FILE sharding over {} workers: {}", W,
-                                               s.file_unsupported))
-        .WithAdvice(Remedy::kDataOrOffPolicy);
-  }
   if (d.ShardsData(options.topology)) {
     d.Warn(WarningKind::kDataReadsEverything,
            fmt::format("DATA sharding: each of the {0} workers reads the whole dataset and keeps "

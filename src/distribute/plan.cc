@@ -31,6 +31,29 @@ Result<uint64_t> CountFileNames(const data::Pipeline& pipeline, const PipelineSh
   return found;
 }
 
+// FILE over several workers: the datasets concatenate() joins after the
+// reader need a file name per worker too (TensorFlow shards each).
+Status CheckJoinedFileCounts(const data::Pipeline& pipeline, const PipelineShape& shape,
+                             const data::BuildOptions& build, int64_t workers) {
+  for (size_t i = *shape.reader + 1; i < pipeline.ops.size(); ++i) {
+    const auto* c = std::get_if<data::ConcatenateOp>(&pipeline.ops[i].params);
+    if (c == nullptr) continue;
+    const data::Pipeline& other = *c->dataset;
+    const PipelineShape other_shape = Analyze(other);
+    TFDIST_ASSIGN_OR_RETURN(
+        const uint64_t found,
+        CountFileNames(other, other_shape, build, static_cast<uint64_t>(workers)));
+    if (Status s = CheckFileCount(found, workers); !s.ok()) {
+      const Advice advice = s.advice();
+      return data::PositionError(pipeline.text, pipeline.ops[i].pos,
+                                 fmt::format("concatenate()'s dataset: {}", s.message()))
+          .WithAdvice(advice.remedy, advice.subject);
+    }
+    TFDIST_RETURN_IF_ERROR(CheckJoinedFileCounts(other, other_shape, build, workers));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
@@ -89,6 +112,7 @@ Result<Distribution> PlanDistribution(const data::Pipeline& original,
         d.num_files,
         CountFileNames(out.pipeline, out.shape, out.build, static_cast<uint64_t>(t.workers)));
     TFDIST_RETURN_IF_ERROR(CheckFileCount(*d.num_files, t.workers));
+    TFDIST_RETURN_IF_ERROR(CheckJoinedFileCounts(out.pipeline, out.shape, out.build, t.workers));
   }
   // DATA with index files: the pipeline runs over records without their
   // payloads, and each worker reads only those it keeps.

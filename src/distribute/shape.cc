@@ -87,7 +87,7 @@ PipelineShape Analyze(const data::Pipeline& p) {
     for (size_t i = *s.reader + 1; i < ops.size(); ++i) {
       if (const auto* c = std::get_if<data::ConcatenateOp>(&ops[i].params)) {
         // TensorFlow recurses into each input: FILE applies when every one
-        // reads files; tfdist does not yet shard the joined one's.
+        // reads files, and shards the file names of each (ShardFiles).
         const PipelineShape other = Analyze(*c->dataset);
         if (!other.file_blocker.empty()) {
           s.file_blocker = fmt::format("concatenate() ({}) joins a dataset where {}",
@@ -95,10 +95,6 @@ PipelineShape Analyze(const data::Pipeline& p) {
                                        other.file_blocker);
           break;
         }
-        s.file_unsupported = fmt::format(
-            "concatenate() ({}) joins datasets that both read files; TensorFlow shards the "
-            "files of each, which tfdist does not yet do",
-            data::DescribePosition(p.text, ops[i].pos));
         continue;
       }
       if (!FileTransparent(ops[i])) {
@@ -226,7 +222,16 @@ data::Pipeline ShardFiles(const data::Pipeline& p, const PipelineShape& s, int64
   } else {
     out.ops.push_back(p.ops[*s.reader]);
   }
-  out.ops.insert(out.ops.end(), p.ops.begin() + static_cast<std::ptrdiff_t>(rest), p.ops.end());
+  for (size_t i = rest; i < p.ops.size(); ++i) {
+    Op op = p.ops[i];
+    // A joined dataset's files are sharded too, as TensorFlow recurses.
+    if (auto* c = std::get_if<data::ConcatenateOp>(&op.params)) {
+      const data::Pipeline& other = *c->dataset;
+      c->dataset = std::make_shared<const data::Pipeline>(
+          ShardFiles(other, Analyze(other), workers, worker));
+    }
+    out.ops.push_back(std::move(op));
+  }
   return out;
 }
 

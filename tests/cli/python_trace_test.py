@@ -423,6 +423,22 @@ def check_ops(tmp):
               for a in out["assumptions"]), f"glob said: {out['assumptions']}")
     elements = [e for s in out["steps"] for b in s["batches"] for e in b["elements"]]
     check(len(elements) == 80, f"ops: 2 passes of 40 records, got {len(elements)}")
+    # concatenate under FILE: each joined dataset's files are sharded.
+    joined = ('list_files("data/train-*", shuffle=False).interleave(tfrecord)'
+              '.concatenate(list_files("data/gz-*", shuffle=False)'
+              '.interleave(tfrecord(compression_type="GZIP")))')
+    out = layout_json(joined, "--workers", "2", "--label", "ref")
+    check(out["policy"]["applied"] == "FILE", f"concatenate: FILE applies: {out['policy']}")
+    got = [sorted({e.rsplit(":", 1)[0].split("/")[1] for e in w["elements"]})
+           for w in out["workers"]]
+    want = [sorted(f"{kind}-0000{i}-of-00004.tfrecord{'.gz' if kind == 'gz' else ''}"
+                   for kind in ("train", "gz") for i in (w, w + 2)) for w in (0, 1)]
+    check(got == want, f"concatenate: each worker reads its share of both: {got}")
+    proc = tfdist("layout", 'list_files("data/train-*").interleave(tfrecord).concatenate('
+                  'tfrecord("data/gz-00000-of-00004.tfrecord.gz", compression_type="GZIP"))',
+                  "--workers", "2", expect=2)
+    check("concatenate()'s dataset: FILE sharding needs at least 2 files for 2 workers; found 1"
+          in proc.stderr, f"concatenate: a joined dataset without enough files: {proc.stderr}")
     # What real code does around the pipeline: project modules that are not
     # there (a base class, a decorator), configs read as attributes, TF1's
     # one-shot iterator, options groups of newer TensorFlow.

@@ -211,26 +211,24 @@ TEST_CASE("concatenate joins a pipeline written in its argument") {
         std::string::npos);
 }
 
-TEST_CASE("concatenate and auto-sharding: TensorFlow shards each input's files") {
+TEST_CASE("concatenate and auto-sharding: FILE shards each joined dataset's files") {
   const std::string files = "tfrecord(['a', 'b'])";
   // A joined input without files: TensorFlow cannot FILE-shard it (AUTO: DATA).
   dist::PipelineShape s = ShapeOf(files + ".concatenate(range(3))");
   CHECK(s.file_blocker.starts_with("concatenate() (column 22) joins a dataset where the "
                                    "pipeline reads no files"));
-  // Both read files: TensorFlow shards each; tfdist says it cannot yet.
-  s = ShapeOf(files + ".concatenate(tfrecord('c'))");
+  // Both read files: TensorFlow shards the file names of each.
+  s = ShapeOf(files + ".concatenate(list_files('c*').interleave(tfrecord))");
   CHECK(s.file_blocker.empty());
-  CHECK(s.file_unsupported.starts_with("concatenate() (column 22) joins datasets that both"));
-  dist::DistributeOptions o;
-  o.topology.workers = 2;
-  Result<dist::Decision> d = dist::Decide(s, o);
-  REQUIRE_FALSE(d.ok());
-  CHECK(d.status().advice().remedy == Remedy::kDataOrOffPolicy);
-  o.policy = dist::AutoShardPolicy::kData;
-  CHECK(dist::Decide(s, o).ok());
-  o.topology.workers = 1;
-  o.policy = dist::AutoShardPolicy::kAuto;
-  CHECK(dist::Decide(s, o).ok());
+  Result<Pipeline> p = ParsePipeline(files + ".concatenate(list_files('c*').interleave(tfrecord))");
+  REQUIRE(p.ok());
+  const Pipeline sharded = dist::ShardFiles(*p, s, 2, 1);
+  const auto& joined = std::get<ConcatenateOp>(sharded.ops.back().params);
+  REQUIRE(joined.dataset->ops.size() == 4);  // list_files, shard, shuffle, interleave
+  const auto& shard = std::get<ShardOp>(joined.dataset->ops[1].params);
+  CHECK(shard.num_shards.value == 2);
+  CHECK(shard.index.value == 1);
+  CHECK(std::holds_alternative<ShuffleOp>(joined.dataset->ops[2].params));
   // compute_batch_size: the inputs' batch sizes must agree.
   CHECK(ShapeOf(files + ".batch(4).concatenate(tfrecord('c').batch(4))").global_batch_size == 4);
   CHECK_FALSE(ShapeOf(files + ".batch(4).concatenate(tfrecord('c').batch(3))").global_batch_size);

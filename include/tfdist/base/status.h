@@ -42,7 +42,6 @@ enum class Remedy {
   kOtherOutputFolder,      // write the output to another folder
   kFewerShards,            // ask for at most `subject` output files
   kDataPolicy,             // use the DATA (or AUTO) auto-shard policy
-  kDataOrOffPolicy,        // use the DATA or OFF auto-shard policy
   kDataPolicyOrMoreFiles,  // use DATA sharding, or rewrite the data into more files
   kPlanSteps,              // give a number of global steps to plan
   kFewerSteps,             // plan fewer steps (the streaming run takes any number)

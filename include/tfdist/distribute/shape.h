@@ -22,9 +22,6 @@ struct PipelineShape {
   std::optional<size_t> reader;
   // Why FILE sharding cannot apply; empty when it can.
   std::string file_blocker;
-  // Why FILE sharding would apply in TensorFlow but tfdist cannot do it
-  // yet (a concatenation of file-reading datasets); empty otherwise.
-  std::string file_unsupported;
   // The elements are batches: the ops after the last batch() (or
   // padded_batch(), rebatch()) keep the batch dimension (prefetch, repeat,
   // shard, shuffle, skip, take, cache, filter, map, ignore_errors).
@@ -53,7 +50,8 @@ PipelineShape Analyze(const data::Pipeline& pipeline);
 // The pipeline worker `worker` of `workers` runs under FILE sharding: the
 // file names feeding the reader are sharded, and shuffles of the names
 // (list_files' own included) move after the shard, so each worker's set of
-// files is fixed. REQUIRES: shape.file_blocker is empty, 0 <= worker < workers.
+// files is fixed; the datasets concatenate() joins after the reader are
+// rewritten the same way. REQUIRES: shape.file_blocker is empty, 0 <= worker < workers.
 data::Pipeline ShardFiles(const data::Pipeline& pipeline, const PipelineShape& shape,
                           int64_t workers, int64_t worker);
 
