@@ -214,7 +214,8 @@ Result<PythonTrace> ReadAnswer(const TraceRequest& request, const ChildOutcome& 
   nlohmann::json j = nlohmann::json::parse(child.answer, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     if (details) *details = Printed(child.output);
-    return Status::Internal("the trace's answer is not JSON");
+    return Status::FailedPrecondition("the trace's answer is not JSON; is the interpreter a "
+                                      "Python 3 running tfdist's stand-in?");
   }
   if (j.contains("error")) {
     const nlohmann::json& e = j["error"];
@@ -341,8 +342,15 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   out_w.Close();
   ans_w.Close();
   ChildOutcome child;
-  TFDIST_RETURN_IF_ERROR(
-      Supervise(pid, in_w, out_r, ans_r, input, request.timeout_seconds, child));
+  // A child that exits before reading the request must not kill tfdist with
+  // SIGPIPE: the write fails with EPIPE instead, and the outcome tells.
+  struct sigaction ignore = {}, old_pipe = {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &old_pipe);
+  const Status supervised = Supervise(pid, in_w, out_r, ans_r, input, request.timeout_seconds,
+                                      child);
+  sigaction(SIGPIPE, &old_pipe, nullptr);
+  TFDIST_RETURN_IF_ERROR(supervised);
   if (child.interrupted) return Status::Cancelled("interrupted");
   const std::string where = request.file == "-" ? "the input function" : request.file;
   if (child.timed_out && child.answer.empty()) {
@@ -363,10 +371,13 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
           "{}: the trace ran out of memory (its limit is {} MiB)", where,
           request.memory_bytes >> 20));
     }
-    return Status::Internal(fmt::format(
-        "the trace of {} ended without an answer ({})", where,
-        WIFSIGNALED(st) ? fmt::format("killed by signal {}", WTERMSIG(st))
-                        : fmt::format("python exited with status {}", WEXITSTATUS(st))));
+    // Not tfdist's failure: the interpreter is not a Python 3 that runs
+    // the stand-in, or it crashed.
+    return Status::FailedPrecondition(fmt::format(
+        "the trace of {} ended without an answer ({}); is {} a Python 3 interpreter?", where,
+        WIFSIGNALED(st) ? fmt::format("{} was killed by signal {}", python, WTERMSIG(st))
+                        : fmt::format("{} exited with status {}", python, WEXITSTATUS(st)),
+        python));
   }
   return ReadAnswer(request, child, details);
 }

@@ -300,6 +300,12 @@ def check_errors(tmp):
                           text=True, env=env, timeout=60)
     check(proc.returncode == 2 and "needs /nonexistent/python3, which was not found" in proc.stderr,
           f"no python3: {proc.returncode} {proc.stderr}")
+    # An interpreter that is not a Python (and exits before reading the
+    # request): exit 2, not a SIGPIPE.
+    proc = subprocess.run([checks.TFDIST, "take", "--python", flags], capture_output=True,
+                          text=True, env=dict(os.environ, TFDIST_PYTHON="/bin/true"), timeout=60)
+    check(proc.returncode == 2 and "is /bin/true a Python 3 interpreter?" in proc.stderr,
+          f"not a Python: {proc.returncode} {proc.stderr}")
     proc = subprocess.run([checks.TFDIST, "take", "range(2)"], capture_output=True, text=True,
                           env=env, timeout=60)
     check(proc.returncode == 0 and proc.stdout == "0\n1\n", "without python3 chains still run")
