@@ -244,7 +244,8 @@ class Dataset:
             idx = "SHARD_HINT" if _is_hint(index) else render(index, "shard(index)")
             return self._then("shard", f"shard(SHARD_HINT, {idx})", site=user_site())
         return self._method("shard", [num_shards, index],
-                            count=self._counted(lambda n: _plain(n - index + num_shards - 1)
+                            count=self._counted(lambda n: n if n < 0 else
+                                                _plain(n - index + num_shards - 1)
                                                 // _plain(num_shards)))
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
@@ -448,9 +449,11 @@ class Dataset:
             raise TypeError(f"concatenate() takes a dataset; got {type(dataset).__name__}")
         # The joined chain goes in the argument, a line per op, each with
         # its own line's marker.
-        inner = "".join(f"  {line}\n" for line in chain_of(dataset).splitlines())
-        text = f"concatenate(  #@ {site[0]}:{site[1]}\n{inner})"
-        return self._then("concatenate", text, site=site)
+        inner = "".join(f"  {line}\n" for line in chain_of(dataset).rstrip("\n").split("\n"))
+        text = f"concatenate(  #@ {marker(site)}\n{inner})"
+        out = self._then("concatenate", text, site=site)
+        out._options = self._options + dataset._options  # TensorFlow merges its inputs'
+        return out
 
     def __iter__(self):
         if loading:
@@ -888,8 +891,15 @@ def chain_of(ds):
     lines = []
     for i, step in enumerate(ds._steps):
         text = step.text if i == 0 else "." + step.text
-        lines.append(f"{text}  #@ {step.site[0]}:{step.site[1]}")
+        lines.append(f"{text}  #@ {marker(step.site)}")
     return "\n".join(lines) + "\n"
+
+
+def marker(site):
+    """FILE:LINE for a '#@' comment: control characters in the name escaped,
+    so a name cannot end the line."""
+    name = "".join(c if c.isprintable() else repr(c)[1:-1] for c in site[0])
+    return f"{name}:{site[1]}"
 
 
 def merged_options(ds):

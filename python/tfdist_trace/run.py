@@ -577,23 +577,12 @@ def trace_once(request, tf, worker=None):
         "api": api,
         "options": options,
         "assumptions": list(data.assumptions),
-        "lines": _source_lines(chain),
     }
     if standin.state["global_seed"] is not None:
         seed, site = standin.state["global_seed"]
         result["global_seed"] = {"value": seed if isinstance(seed, int) else None,
                                  "site": f"{site[0]}:{site[1]}"}
     return result
-
-
-def _source_lines(chain):
-    out = {}
-    for marker in re.findall(r"#@ (.*):(\d+)$", chain, re.M):
-        path, line = marker[0], int(marker[1])
-        text = linecache.getline(path, line).rstrip("\n")
-        if text:
-            out[f"{path}:{line}"] = text.strip()
-    return out
 
 
 def _error_json(message, site, kind=None):

@@ -14,13 +14,27 @@ from .render import PACKAGE_DIR, is_library, user_site
 from .values import ContextInt, TraceError, Unknown, WorkerIndex, setting, tensor
 
 # What the code set that the runner reports.
-state = {"api": None, "global_seed": None, "context": None, "strategy_replicas": 1}
+state = {"api": None, "global_seed": None, "context": None, "strategy_replicas": 1,
+         "random_seeded": False}
 
 
 def reset():
-    """Forgets what the code set (for a trace per worker)."""
+    """Forgets what the code set and imported (for a trace per worker)."""
     state["api"] = None
     state["global_seed"] = None
+    state["random_seeded"] = False
+    FLAGS._defaults.clear()
+    FLAGS._values.clear()
+    # The user's modules and the permissive ones made for their imports are
+    # imported afresh (Python's own stay).
+    for name in set(sys.modules) - _installed_modules:
+        module = sys.modules[name]
+        path = getattr(module, "__file__", None)
+        if isinstance(module, Module) or (path and not is_library(path)):
+            del sys.modules[name]
+
+
+_installed_modules = set()  # sys.modules once the stand-ins are in
 
 
 class Module(types.ModuleType):
@@ -526,6 +540,7 @@ def install():
     sys.modules["tensorflow.app"] = tf.app
     sys.meta_path.append(_PermissiveFinder())
     _mark_random_draws()
+    _installed_modules.update(sys.modules)
     return tf
 
 
@@ -537,9 +552,19 @@ def _mark_random_draws():
     def marked(draw):
         def wrapper(*args, **kwargs):
             value = draw(*args, **kwargs)
-            return data.RandomInt(value) if isinstance(value, int) else value
+            if isinstance(value, int) and not state.get("random_seeded"):
+                return data.RandomInt(value)
+            return value
         return wrapper
 
     for name in ("randint", "randrange", "getrandbits"):
         setattr(random, name, marked(getattr(random, name)))
+    seed = random.seed
+
+    def seeded(a=None, *args, **kwargs):
+        # random.seed(K): every process draws the same numbers after it.
+        state["random_seeded"] = a is not None
+        return seed(a, *args, **kwargs)
+
+    random.seed = seeded
 

@@ -179,15 +179,17 @@ class Unknown:
     def __hash__(self):
         return id(self)
 
+    # Compared with ==, a setting gives an unknown that needs its value where
+    # it decides a branch (hash stays identity: dict lookups still work).
     def __eq__(self, other):
-        if self._tensor:
-            return self._derive(f"({self._name} == ...)", other)
-        return self is other
+        if other is self:
+            return True
+        return self._derive(f"({self._name} == {_short(other)})", other)
 
     def __ne__(self, other):
-        if self._tensor:
-            return self._derive(f"({self._name} != ...)", other)
-        return self is not other
+        if other is self:
+            return False
+        return self._derive(f"({self._name} != {_short(other)})", other)
 
 
 def _binary(symbol):
@@ -325,6 +327,13 @@ class ContextInt(int):
     def __repr__(self):
         return self.symbol
 
+    # As text it is its number (a file name built from it names a file).
+    def __str__(self):
+        return int.__repr__(self)
+
+    def __format__(self, spec):
+        return int.__format__(int(self), spec)
+
 
 class WorkerIndex:
     """input_context.input_pipeline_id: it differs from worker to worker, so
@@ -344,12 +353,6 @@ class WorkerIndex:
     def __repr__(self):
         return self.symbol
 
-    # Printing it is harmless (a name built from it names no file).
-    __str__ = __repr__
-
-    def __format__(self, spec):
-        return self.symbol
-
     def __hash__(self):
         return hash(self.symbol)
 
@@ -359,5 +362,5 @@ for _name in ["__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
               "__rmod__", "__pow__", "__rpow__", "__eq__", "__ne__", "__lt__", "__le__",
               "__gt__", "__ge__", "__bool__", "__index__", "__int__", "__float__", "__neg__",
               "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__len__",
-              "__iter__"]:
+              "__iter__", "__str__", "__format__"]:
     setattr(WorkerIndex, _name, WorkerIndex._refuse)

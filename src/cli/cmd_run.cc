@@ -253,6 +253,8 @@ int RunRun(const RunArgs& o) {
     };
   }
 
+  // The topology first: a traced function is called with it.
+  if (Status s = dist::CheckTopology(d.topology); !s.ok()) return ReportError(s, json);
   Result<LoadedPipeline> loaded = LoadPipeline(o.pipeline, TraceContextOf(o.distribute, d), json);
   if (!loaded.ok()) return ExitCodeFor(loaded.status());
   if (Status s = ApplyTrace(*loaded, o.distribute, d); !s.ok()) return ReportError(s, json);

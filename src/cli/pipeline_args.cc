@@ -205,7 +205,8 @@ nlohmann::ordered_json TraceJson(const LoadedPipeline& loaded) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   if (!loaded.trace) return out;
   const PythonTrace& t = *loaded.trace;
-  out["input"] = {{"python", t.file}, {"entry", t.entry}, {"chain", t.chain}};
+  // The chain of the worker laid out (worker 0's when all are).
+  out["input"] = {{"python", t.file}, {"entry", t.entry}, {"chain", loaded.pipeline.text}};
   out["assumptions"] = t.assumptions;
   return out;
 }

@@ -90,13 +90,16 @@ Status MakePipe(Fd& read_end, Fd& write_end) {
   rlimit limit{memory_bytes, memory_bytes};
   setrlimit(RLIMIT_AS, &limit);
   signal(SIGPIPE, SIG_DFL);
-  // Move the answer's pipe out of the way of 0..2 first.
+  // The pipes move above 0..3 first (one may be fd 0 when tfdist was started
+  // with stdin closed), so each dup2 below makes a new fd, without O_CLOEXEC.
+  const int in_high = fcntl(in, F_DUPFD, 10);
+  const int out_high = fcntl(out, F_DUPFD, 10);
   const int answer_high = fcntl(answer, F_DUPFD, 10);
-  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 || answer_high < 0 ||
-      dup2(answer_high, 3) < 0) {
+  if (in_high < 0 || out_high < 0 || answer_high < 0 || dup2(in_high, 0) < 0 ||
+      dup2(out_high, 1) < 0 || dup2(out_high, 2) < 0 || dup2(answer_high, 3) < 0) {
     _exit(126);
   }
-  for (int fd = 4; fd < 1024; ++fd) close(fd);
+  close_range(4, ~0U, 0);
   // -I -S: none of the user's Python environment (PYTHON* variables, site
   // packages, the working folder) changes the trace; -B: no bytecode
   // written beside the stand-in.
@@ -114,35 +117,64 @@ struct ChildOutcome {
   int wait_status = 0;
   bool timed_out = false;
   bool interrupted = false;
+  bool answer_too_large = false;
 };
 
 // Past the time limit the trace gets SIGINT (Python then says where it
 // was), and this long later SIGKILL.
 constexpr double kGraceSeconds = 2;
 
-// Feeds `input` to the child, reads its output and answer until both end,
-// killing it (its whole process group) past the deadline or on an interrupt.
+// Feeds `input` to the child and reads its output and answer until it
+// exits (then what is left in the pipes: a process it started may keep them
+// open), killing its process group past the deadline, on an interrupt or on
+// an error. The child is always reaped.
 Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& input,
                  double timeout_seconds, ChildOutcome& outcome) {
-  fcntl(in.fd, F_SETFL, O_NONBLOCK);
+  for (const Fd* fd : {&in, &out, &answer}) fcntl(fd->fd, F_SETFL, O_NONBLOCK);
   size_t written = 0;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(timeout_seconds));
+  const auto seconds = [](double s) {
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(s));
+  };
+  const auto deadline = std::chrono::steady_clock::now() + seconds(timeout_seconds);
   char buf[65536];
-  bool killed = false;
-  while (out.fd >= 0 || answer.fd >= 0) {
+  bool killed = false, exited = false;
+  Status status;
+  // Reads what `fd` has now; false at its end.
+  auto drain = [&](Fd& fd) {
+    for (;;) {
+      const ssize_t got = read(fd.fd, buf, sizeof(buf));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0 && errno == EAGAIN) return true;
+      if (got <= 0) {
+        fd.Close();
+        return false;
+      }
+      if (&fd == &out) {
+        outcome.output.append(buf, static_cast<size_t>(got));
+        if (outcome.output.size() > 2 * kOutputTail) {
+          outcome.output.erase(0, outcome.output.size() - kOutputTail);
+        }
+      } else if (outcome.answer.size() + static_cast<size_t>(got) > kMaxAnswer) {
+        outcome.answer_too_large = true;
+        outcome.answer.clear();
+        fd.Close();
+        return false;
+      } else {
+        outcome.answer.append(buf, static_cast<size_t>(got));
+      }
+    }
+  };
+  while (!exited) {
     const auto now = std::chrono::steady_clock::now();
-    if (!killed && Interrupted()) {
-      outcome.interrupted = true;
+    if (!killed && (Interrupted() || !status.ok() || outcome.answer_too_large)) {
+      outcome.interrupted = Interrupted();
       kill(-pid, SIGKILL);
       killed = true;
     } else if (!killed && !outcome.timed_out && now > deadline) {
       outcome.timed_out = true;
       kill(-pid, SIGINT);
-    } else if (!killed && outcome.timed_out &&
-               now > deadline + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    std::chrono::duration<double>(kGraceSeconds))) {
+    } else if (!killed && outcome.timed_out && now > deadline + seconds(kGraceSeconds)) {
       kill(-pid, SIGKILL);
       killed = true;
     }
@@ -151,8 +183,9 @@ Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& inpu
     if (in.fd >= 0) fds[n++] = {in.fd, POLLOUT, 0};
     if (out.fd >= 0) fds[n++] = {out.fd, POLLIN, 0};
     if (answer.fd >= 0) fds[n++] = {answer.fd, POLLIN, 0};
-    if (poll(fds, static_cast<nfds_t>(n), 100) < 0 && errno != EINTR) {
-      return Status::Internal(fmt::format("waiting for the trace: {}", std::strerror(errno)));
+    if (poll(fds, static_cast<nfds_t>(n), n > 0 ? 100 : 10) < 0 && errno != EINTR &&
+        status.ok()) {
+      status = Status::Internal(fmt::format("waiting for the trace: {}", std::strerror(errno)));
     }
     for (int i = 0; i < n; ++i) {
       if (fds[i].revents == 0) continue;
@@ -160,36 +193,27 @@ Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& inpu
         const ssize_t w = write(in.fd, input.data() + written, input.size() - written);
         if (w > 0) written += static_cast<size_t>(w);
         if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == input.size()) in.Close();
-        continue;
-      }
-      const ssize_t got = read(fds[i].fd, buf, sizeof(buf));
-      if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-      if (got <= 0) {
-        (fds[i].fd == out.fd ? out : answer).Close();
-        continue;
-      }
-      if (fds[i].fd == out.fd) {
-        outcome.output.append(buf, static_cast<size_t>(got));
-        if (outcome.output.size() > 2 * kOutputTail) {
-          outcome.output.erase(0, outcome.output.size() - kOutputTail);
-        }
-      } else if (outcome.answer.size() + static_cast<size_t>(got) > kMaxAnswer) {
-        kill(-pid, SIGKILL);
-        killed = true;
-        answer.Close();
-        outcome.answer.clear();
-      } else {
-        outcome.answer.append(buf, static_cast<size_t>(got));
+      } else if (fds[i].fd == out.fd) {
+        drain(out);
+      } else if (fds[i].fd == answer.fd) {
+        drain(answer);
       }
     }
+    const pid_t reaped = waitpid(pid, &outcome.wait_status, WNOHANG);
+    exited = reaped == pid || (reaped < 0 && errno == ECHILD);
   }
+  // What the child wrote before it exited; a process it left behind may
+  // hold the pipes open, so nothing more is waited for.
+  if (out.fd >= 0) drain(out);
+  if (answer.fd >= 0) drain(answer);
+  kill(-pid, SIGKILL);  // what it left behind in its group
   in.Close();
-  while (waitpid(pid, &outcome.wait_status, 0) < 0 && errno == EINTR) {
-  }
+  out.Close();
+  answer.Close();
   if (outcome.output.size() > kOutputTail) {
     outcome.output.erase(0, outcome.output.size() - kOutputTail);
   }
-  return Status::OK();
+  return status;
 }
 
 // "  the input function printed:\n  ..." for a failure's details.
@@ -209,8 +233,8 @@ std::string Printed(const std::string& output) {
   return out;
 }
 
-Result<PythonTrace> ReadAnswer(const TraceRequest& request, const ChildOutcome& child,
-                               std::string* details) {
+Result<PythonTrace> ReadAnswerJson(const TraceRequest& request, const ChildOutcome& child,
+                                   std::string* details) {
   nlohmann::json j = nlohmann::json::parse(child.answer, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     if (details) *details = Printed(child.output);
@@ -266,6 +290,20 @@ Result<PythonTrace> ReadAnswer(const TraceRequest& request, const ChildOutcome& 
   return t;
 }
 
+// ReadAnswerJson, with an answer of the wrong shape an error like any other
+// (the interpreter is not running tfdist's stand-in as it should).
+Result<PythonTrace> ReadAnswer(const TraceRequest& request, const ChildOutcome& child,
+                               std::string* details) {
+  try {
+    return ReadAnswerJson(request, child, details);
+  } catch (const nlohmann::json::exception& e) {
+    return Status::FailedPrecondition(
+        fmt::format("the trace's answer is malformed ({}); is the interpreter a Python 3 running "
+                    "tfdist's stand-in?",
+                    e.what()));
+  }
+}
+
 }  // namespace
 
 std::string TraceModuleFolder() {
@@ -278,8 +316,9 @@ std::string TraceModuleFolder() {
     const std::string bin = path.substr(0, path.rfind('/'));
     candidates.push_back(bin + "/../share/tfdist/python");
   }
-  candidates.push_back(TFDIST_PYTHON_INSTALL_DIR);
+  // A build folder's program uses the source tree's, not an older install.
   candidates.push_back(TFDIST_PYTHON_SOURCE_DIR);
+  candidates.push_back(TFDIST_PYTHON_INSTALL_DIR);
   for (const std::string& dir : candidates) {
     if (IsFile(dir + "/tfdist_trace/run.py")) return dir;
   }
@@ -353,6 +392,11 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   TFDIST_RETURN_IF_ERROR(supervised);
   if (child.interrupted) return Status::Cancelled("interrupted");
   const std::string where = request.file == "-" ? "the input function" : request.file;
+  if (child.answer_too_large) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: the trace's answer is over {} MiB (a pipeline listing that many file names?)",
+        where, kMaxAnswer >> 20));
+  }
   if (child.timed_out && child.answer.empty()) {
     if (details) *details = Printed(child.output);
     return Status::InvalidArgument(fmt::format(

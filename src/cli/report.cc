@@ -106,9 +106,9 @@ std::string PointAt(std::string_view text, size_t pos) {
   const size_t start = begin == std::string_view::npos || pos == 0 ? 0 : begin + 1;
   size_t end = std::min(text.find('\n', start), text.size());
   // A traced chain's "#@ FILE:LINE" is already in the message.
-  if (const size_t marker = text.substr(start, end - start).rfind(data::kSourceMarker);
-      marker != std::string_view::npos) {
-    end = start + text.substr(start, marker).find_last_not_of(' ') + 1;
+  if (const std::string_view marker = data::SourceMarker(text, pos); !marker.empty()) {
+    const size_t at = static_cast<size_t>(marker.data() - text.data()) - data::kSourceMarker.size();
+    end = start + text.substr(start, at - start).find_last_not_of(' ') + 1;
   }
   std::string caret;
   for (size_t i = start; i < pos; ++i) {

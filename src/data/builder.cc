@@ -179,6 +179,10 @@ Result<DatasetPtr> Builder::Apply(const CacheOp&, const Op&, DatasetPtr in) {
                      pipeline_.ops.begin() + static_cast<std::ptrdiff_t>(index_));
   BuildOptions options = options_;
   options.default_seed = seed_;
+  options.errors_ignored = IgnoresErrors();
+  // TensorFlow reads the input once: later passes count in a counter of
+  // their own, which no report reads.
+  if (options.counters) options.counters = std::make_shared<ReadCounters>();
   return NewCacheDataset(std::move(in), [prefix, options]() -> Result<DatasetPtr> {
     return Builder(*prefix, options).Build();
   });
@@ -191,6 +195,7 @@ Result<DatasetPtr> Builder::Apply(const FilterOp&, const Op&, DatasetPtr in) { r
 Result<DatasetPtr> Builder::Apply(const ConcatenateOp& p, const Op&, DatasetPtr in) {
   BuildOptions options = options_;
   options.default_seed = seed_ ^ (0x9e3779b97f4a7c15ULL * (index_ + 1));
+  options.errors_ignored = IgnoresErrors();
   TFDIST_ASSIGN_OR_RETURN(DatasetPtr other, Builder(*p.dataset, options).Build());
   return NewConcatenateDataset(std::move(in), std::move(other));
 }
@@ -267,10 +272,15 @@ InterleaveOptions Builder::ReaderOptions() const {
   InterleaveOptions o;
   o.deferred = options_.deferred_payloads;
   o.counters = options_.counters;
-  o.end_file_on_error =
-      std::any_of(pipeline_.ops.begin() + static_cast<std::ptrdiff_t>(index_), pipeline_.ops.end(),
-                  [](const Op& op) { return std::holds_alternative<IgnoreErrorsOp>(op.params); });
+  o.end_file_on_error = IgnoresErrors();
   return o;
+}
+
+bool Builder::IgnoresErrors() const {
+  return options_.errors_ignored ||
+         std::any_of(pipeline_.ops.begin() + static_cast<std::ptrdiff_t>(index_),
+                     pipeline_.ops.end(),
+                     [](const Op& op) { return std::holds_alternative<IgnoreErrorsOp>(op.params); });
 }
 
 uint64_t Builder::Seed(std::optional<int64_t> seed) {

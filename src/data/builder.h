@@ -72,6 +72,9 @@ class Builder {
   // What every reader stage takes from the build options (and from an
   // ignore_errors() after the op being built).
   InterleaveOptions ReaderOptions() const;
+  // Whether an ignore_errors() follows the op being built (here, or in the
+  // pipeline this one is built inside).
+  bool IgnoresErrors() const;
   // A stage's seed: its own, else the run's (random unless given).
   uint64_t Seed(std::optional<int64_t> seed);
 

@@ -481,9 +481,24 @@ std::string_view SourceMarker(std::string_view text, size_t pos) {
   const size_t start = begin == std::string_view::npos || pos == 0 ? 0 : begin + 1;
   const size_t end = std::min(text.find('\n', start), text.size());
   const std::string_view line = text.substr(start, end - start);
-  const size_t marker = line.rfind(kSourceMarker);
-  if (marker == std::string_view::npos) return {};
-  return line.substr(marker + kSourceMarker.size());
+  // The line's comment starts at its first '#' outside a string literal.
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote != 0) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == quote) {
+        quote = 0;
+      }
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#') {
+      if (!line.substr(i).starts_with(kSourceMarker)) return {};
+      return line.substr(i + kSourceMarker.size());
+    }
+  }
+  return {};
 }
 
 std::string DescribePosition(std::string_view text, size_t pos) {

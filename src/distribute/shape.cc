@@ -39,6 +39,29 @@ bool FileTransparent(const Op& op) {
          Is<data::RebatchOp>(op);
 }
 
+// The batch dimension of the elements' spec, when static: the last op that
+// sets it is batch(G)/padded_batch(G) or rebatch(G) with drop_remainder and
+// a literal G, and the ops after it keep the batch dimension (a map() may
+// change it, and concatenate() joins other specs; parse_example_dataset
+// keeps it).
+std::optional<int64_t> StaticBatchDimension(const std::vector<Op>& ops) {
+  for (size_t i = ops.size(); i-- > 0;) {
+    if (KeepsBatch(ops[i]) || Is<data::IgnoreErrorsOp>(ops[i])) continue;
+    if (const auto* b = std::get_if<data::BatchOp>(&ops[i].params)) {
+      if (b->drop_remainder && b->batch_size.symbol == data::IntArg::Symbol::kLiteral) {
+        return b->batch_size.value;
+      }
+    } else if (const auto* r = std::get_if<data::RebatchOp>(&ops[i].params)) {
+      if (r->drop_remainder && r->sizes.size() == 1 &&
+          r->sizes[0].symbol == data::IntArg::Symbol::kLiteral) {
+        return r->sizes[0].value;
+      }
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 data::IntArg Literal(int64_t v, size_t pos) {
   data::IntArg a;
   a.value = v;
@@ -137,6 +160,10 @@ PipelineShape Analyze(const data::Pipeline& p) {
     }
     break;
   }
+  // tf.distribute asks the element spec first: a batch dimension that is
+  // static there (batch(G, drop_remainder=True), followed by ops that keep
+  // the spec) is G whatever the graph walk above found.
+  if (s.batched && !s.global_batch_size) s.global_batch_size = StaticBatchDimension(ops);
   for (const data::Op& op : ops) {
     if (const auto* f = std::get_if<data::FilterOp>(&op.params); f && s.filter.empty()) {
       s.filter = fmt::format("filter({}) ({})", f->function, data::DescribePosition(p.text, op.pos));

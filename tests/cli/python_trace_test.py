@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import checks
 from checks import check, tfdist
@@ -309,6 +310,18 @@ def check_errors(tmp):
     proc = subprocess.run([checks.TFDIST, "take", "range(2)"], capture_output=True, text=True,
                           env=env, timeout=60)
     check(proc.returncode == 0 and proc.stdout == "0\n1\n", "without python3 chains still run")
+    # The interpreter's pipes: tfdist started without stdin; a process the
+    # code leaves behind holding stdout does not hold up the answer.
+    write("ok.py", "import tensorflow as tf\ndef input_fn():\n  return tf.data.Dataset.range(2)\n")
+    proc = subprocess.run(f"exec {checks.TFDIST} take --python ok.py <&-", shell=True,
+                          capture_output=True, text=True, timeout=60)
+    check(proc.returncode == 0 and proc.stdout == "0\n1\n", f"stdin closed: {proc.stderr}")
+    write("daemon.py", "import subprocess, tensorflow as tf\n"
+                       "subprocess.Popen(['sleep', '30'], start_new_session=True)\n"
+                       "def input_fn():\n  return tf.data.Dataset.range(2)\n")
+    start = time.monotonic()
+    proc = tfdist("take", "--python", "daemon.py")
+    check(time.monotonic() - start < 20, "a daemon holding stdout does not hold up the trace")
     # Standard input.
     proc = subprocess.run([checks.TFDIST, "take", "--python", "-"], input=(
         "import tensorflow as tf\ndef input_fn():\n  return tf.data.Dataset.range(3).map("
@@ -388,6 +401,20 @@ def check_worker_traces():
                                "--workers", "2", "--all-workers").stdout)
     check([r["records"] for r in report["replicas"]] == [20, 20], "run: each worker its records")
     tfdist("layout", "--python", "ctxmath.py", "--workers", "2", "--api", "distribute", expect=2)
+    # Each worker's trace starts afresh: a flag the code changes, a name
+    # built from the index.
+    write("fresh.py", "import tensorflow as tf\nfrom absl import flags\n"
+                      "flags.DEFINE_integer('batch_size', 8, 'global')\nFLAGS = flags.FLAGS\n"
+                      "def input_fn(input_context):\n"
+                      "  FLAGS.batch_size = FLAGS.batch_size // 2\n"
+                      "  files = tf.io.gfile.glob(f'data/train-0000{input_context.input_pipeline_id}*')\n"
+                      "  return tf.data.TFRecordDataset(files).batch(FLAGS.batch_size)\n")
+    out = traced_json("--python", "fresh.py", "--workers", "2", "--label", "ref")
+    check([w["files"] for w in out["workers"]] == [["data/train-00000-of-00004.tfrecord"],
+                                                   ["data/train-00001-of-00004.tfrecord"]],
+          f"per-worker: names built from the index: {[w['files'] for w in out['workers']]}")
+    check({len(b["elements"]) for s in out["steps"][:2] for b in s["batches"]} == {4},
+          "per-worker: each trace sees the flag as the file sets it")
 
 
 def check_ops(tmp):

@@ -125,6 +125,32 @@ TEST_CASE("cache: later passes give the first pass's order, without holding the 
   CHECK(V(after.begin(), after.begin() + 8) != V(after.begin() + 8, after.end()));
 }
 
+TEST_CASE("cache: the input's files are read (and counted) once, as TensorFlow reads them") {
+  testing::TempDir dir;
+  const std::string a = dir.File("a");
+  testing::WriteFile(a, testing::Frame({"a0", "a1"}));
+  Result<Pipeline> p = ParsePipeline("tfrecord('" + a + "').cache().repeat(3)");
+  REQUIRE(p.ok());
+  BuildOptions options;
+  options.default_seed = 1;
+  options.counters = std::make_shared<ReadCounters>();
+  Result<std::shared_ptr<const Dataset>> ds = BuildDataset(*p, options);
+  REQUIRE(ds.ok());
+  Result<std::unique_ptr<Iterator>> it = (*ds)->MakeIterator();
+  REQUIRE(it.ok());
+  int n = 0;
+  for (bool end = false;;) {
+    Element e;
+    REQUIRE((*it)->GetNext(e, end).ok());
+    if (end) break;
+    ++n;
+  }
+  it->reset();
+  CHECK(n == 6);
+  CHECK(options.counters->files == 1);
+  CHECK(options.counters->bytes_read == testing::Frame({"a0", "a1"}).size());
+}
+
 TEST_CASE("filter counts as keeping everything; map of an opaque function passes elements") {
   CHECK(Out("range(4).filter(opaque(\"odd\")).map(opaque(\"f\"))") == V{"0", "1", "2", "3"});
   CHECK(Out("range(3).filter(is_valid)") == V{"0", "1", "2"});
@@ -154,6 +180,11 @@ TEST_CASE("ignore_errors ends a damaged or missing file at its error and goes on
   CHECK(Out("from_tensor_slices(" + files + ").interleave(tfrecord, cycle_length=2, "
             "num_parallel_calls=2).ignore_errors(log_warning=True)") ==
         V{"a0", "b0", "a1", "b1", "c0"});
+  // It reaches the readers a cache() rebuilds and those of a joined dataset.
+  CHECK(Out("tfrecord(['" + b + "']).cache().ignore_errors().repeat(2)") ==
+        V{"b0", "b1", "b0", "b1"});
+  CHECK(Out("tfrecord(['" + a + "']).concatenate(tfrecord(['" + b + "'])).ignore_errors()") ==
+        V{"a0", "a1", "b0", "b1"});
   // Without it the damage is an error, as before.
   CHECK(Run("tfrecord(" + files + ")").status().code() == StatusCode::kDataLoss);
 }
@@ -196,6 +227,11 @@ TEST_CASE("auto-sharding sees through cache, filter and rebatch, not unbatch or 
   CHECK_FALSE(rebatched.global_batch_size);  // compute_batch_size stops at RebatchDatasetV2
   CHECK_FALSE(ShapeOf(reader + ".batch(4).unbatch()").batched);
   CHECK_FALSE(ShapeOf(reader + ".batch(4).ignore_errors()").global_batch_size);
+  // tf.distribute asks the element spec first: drop_remainder makes the
+  // batch dimension static through ops that keep it.
+  CHECK(ShapeOf(reader + ".batch(4, drop_remainder=True).ignore_errors()").global_batch_size == 4);
+  CHECK(ShapeOf(reader + ".batch(3).rebatch(4, drop_remainder=True)").global_batch_size == 4);
+  CHECK_FALSE(ShapeOf(reader + ".batch(3).rebatch([4, 2], drop_remainder=True)").global_batch_size);
 }
 
 TEST_CASE("concatenate joins a pipeline written in its argument") {
@@ -244,6 +280,10 @@ TEST_CASE("a line ending in #@ FILE:LINE is named by it in messages") {
   CHECK(SourceMarker(chain, chain.size() - 1) == "train.py:15");
   CHECK(DescribePosition("range(4)\n.batch(0)", 10) == "line 2, column 2");
   CHECK(SourceMarker("range(4)", 3).empty());
+  // The comment starts at the first '#' outside a string literal.
+  CHECK(SourceMarker("list_files(\"a#@ b\")  #@ t.py:3", 0) == "t.py:3");
+  CHECK(SourceMarker("range(4)  #@ we#@ ird.py:3", 0) == "we#@ ird.py:3");
+  CHECK(SourceMarker("range(4)  # a comment #@ x:1", 0).empty());
 }
 
 }  // namespace

@@ -34,6 +34,16 @@ class UnknownTest(unittest.TestCase):
             with self.assertRaises(values.NeedValue):
                 use(flag)
 
+    def test_a_setting_compared_with_eq_needs_its_value(self):
+        mode = values.setting("FLAGS.mode")
+        with self.assertRaises(values.NeedValue):
+            bool(mode == "train")
+        with self.assertRaises(values.NeedValue):
+            bool(mode != "eval")
+        with self.assertRaises(values.NeedValue):
+            bool(mode in ("train", "eval"))
+        self.assertIn(mode, {mode: 1})  # a dict lookup by the same object
+
     def test_a_tensor_accepts_anything(self):
         t = values.tensor("record")
         self.assertTrue(bool(t))
@@ -54,9 +64,14 @@ class UnknownTest(unittest.TestCase):
         self.assertEqual(ctx.get_per_replica_batch_size(64), 8)
         self.assertEqual(repr(ctx.get_per_replica_batch_size(64)),
                          "ctx.get_per_replica_batch_size(64)")
-        for use in (lambda i: i + 1, lambda i: ["a", "b"][i:], lambda i: i == 0, bool):
-            with self.assertRaises(values.TraceError):
+        for use in (lambda i: i + 1, lambda i: ["a", "b"][i:], lambda i: i == 0, bool,
+                    lambda i: f"shard{i}"):
+            with self.assertRaises(values.WorkerDependent):
                 use(ctx.input_pipeline_id)
+        # Traced once per worker, the index is its number, also as text.
+        concrete = standin.context_for(4, 3, 2, concrete=True)
+        self.assertEqual(f"shard{concrete.input_pipeline_id}", "shard3")
+        self.assertEqual(repr(concrete.input_pipeline_id), "ctx.input_pipeline_id")
         with self.assertRaises(ValueError):
             ctx.get_per_replica_batch_size(60)
 

@@ -204,7 +204,8 @@ Result<Pipeline> ParsePipeline(std::string_view text);
 inline constexpr std::string_view kSourceMarker = "#@ ";
 
 // The WHERE of the "#@ WHERE" comment ending the line of `text` that holds
-// byte `pos`, or empty.
+// byte `pos` (the line's first '#' outside a string literal), or empty; a
+// view into `text`.
 std::string_view SourceMarker(std::string_view text, size_t pos);
 
 // Where byte `pos` of `text` is, for messages: the line's SourceMarker when
@@ -257,6 +258,10 @@ struct BuildOptions {
   bool deferred_payloads = false;
   // When set, the stages count what they read and drop (ReadCounters).
   std::shared_ptr<ReadCounters> counters;
+  // The pipeline is built inside one whose ops after it ignore errors (a
+  // cache()'s input rebuilt, a concatenate()'s dataset): its readers end a
+  // file at its error (IgnoreErrorsOp). Set by the builder.
+  bool errors_ignored = false;
 };
 
 // The CPUs that AUTOTUNE stands for under `options`: BuildOptions::cpus,
