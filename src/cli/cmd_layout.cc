@@ -664,11 +664,8 @@ int RunLayout(const LayoutOptions& o) {
   dist::DistributeOptions& d = resolved->options;
 
   // Parse here (not BuildPipeline): layout builds one pipeline per worker.
-  // The topology first: a traced function is called with it.
-  if (Status s = dist::CheckTopology(d.topology); !s.ok()) return ReportError(s, json);
-  Result<LoadedPipeline> loaded = LoadPipeline(o.pipeline, TraceContextOf(o.distribute, d), json);
+  Result<LoadedPipeline> loaded = LoadDistributedPipeline(o.pipeline, o.distribute, d, json);
   if (!loaded.ok()) return ExitCodeFor(loaded.status());
-  if (Status s = ApplyTrace(*loaded, o.distribute, d); !s.ok()) return ReportError(s, json);
   const data::Pipeline& pipeline = loaded->pipeline;
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
   const data::BuildOptions build = o.pipeline.build_options();

@@ -253,11 +253,8 @@ int RunRun(const RunArgs& o) {
     };
   }
 
-  // The topology first: a traced function is called with it.
-  if (Status s = dist::CheckTopology(d.topology); !s.ok()) return ReportError(s, json);
-  Result<LoadedPipeline> loaded = LoadPipeline(o.pipeline, TraceContextOf(o.distribute, d), json);
+  Result<LoadedPipeline> loaded = LoadDistributedPipeline(o.pipeline, o.distribute, d, json);
   if (!loaded.ok()) return ExitCodeFor(loaded.status());
-  if (Status s = ApplyTrace(*loaded, o.distribute, d); !s.ok()) return ReportError(s, json);
   const data::Pipeline* pipeline = &loaded->pipeline;
   // After the pipeline, whose mistakes come first.
   if (o.epochs < 1) {

@@ -91,9 +91,7 @@ Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o, bool a
   return r;
 }
 
-TraceContext TraceContextOf(const DistributeArgs& args, const dist::DistributeOptions& d) {
-  return {d.topology.workers, d.worker.value_or(0), d.topology.replicas, args.api.value_or("")};
-}
+namespace {
 
 Status ApplyTrace(LoadedPipeline& loaded, const DistributeArgs& args, dist::DistributeOptions& d) {
   if (!loaded.trace) return Status::OK();
@@ -109,7 +107,7 @@ Status ApplyTrace(LoadedPipeline& loaded, const DistributeArgs& args, dist::Dist
         "a pipeline per worker, as distribute_datasets_from_function calls the function "
         "(--api from-function)");
   }
-  if (!loaded.worker_pipelines.empty()) {
+  if (loaded.worker_pipelines) {
     if (d.api != dist::Api::kFromFunction) {
       return Status::InvalidArgument(fmt::format(
           "{}: {} gives each worker a pipeline of its own (it computes with the worker's index), "
@@ -117,7 +115,7 @@ Status ApplyTrace(LoadedPipeline& loaded, const DistributeArgs& args, dist::Dist
           "one pipeline for all",
           t.file, t.entry));
     }
-    d.worker_pipelines = &loaded.worker_pipelines;
+    d.worker_pipelines = loaded.worker_pipelines;
   }
   if (t.policy) {
     TFDIST_ASSIGN_OR_RETURN(const dist::AutoShardPolicy policy, dist::ParsePolicy(*t.policy));
@@ -132,6 +130,25 @@ Status ApplyTrace(LoadedPipeline& loaded, const DistributeArgs& args, dist::Dist
     }
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Result<LoadedPipeline> LoadDistributedPipeline(const PipelineArgs& pipeline,
+                                               const DistributeArgs& args,
+                                               dist::DistributeOptions& d, bool json) {
+  if (Status s = dist::CheckTopology(d.topology); !s.ok()) {
+    ReportError(s, json);
+    return s;
+  }
+  const TraceContext context{d.topology.workers, d.worker.value_or(0), d.topology.replicas,
+                             args.api.value_or("")};
+  TFDIST_ASSIGN_OR_RETURN(LoadedPipeline loaded, LoadPipeline(pipeline, context, json));
+  if (Status s = ApplyTrace(loaded, args, d); !s.ok()) {
+    ReportError(s, json);
+    return s;
+  }
+  return loaded;
 }
 
 std::string SplitReasonText(const dist::Decision& d) {

@@ -51,17 +51,18 @@ struct ResolvedDistribute {
 Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& args,
                                                  bool all_workers = false);
 
-// The input context a traced Python input function receives: the
-// topology's, and its worker (worker 0 when all are laid out); and the
-// --api asked for.
-TraceContext TraceContextOf(const DistributeArgs& args, const dist::DistributeOptions& d);
-
-// What a traced input function says of its distribution, where the flags
-// leave it open: it takes an input context (--api from-function), or its
-// dataset's options set an auto-shard policy (--policy). Each becomes an
-// "assumed:" line of the trace.
-// An --api or --policy given overrides the code (said as an assumption).
-Status ApplyTrace(LoadedPipeline& loaded, const DistributeArgs& args, dist::DistributeOptions& d);
+// The pipeline of layout and run: the topology of `d` checked first (a
+// traced function is called with it), then LoadPipeline with the input
+// context of the topology's worker (worker 0 when all are laid out) and the
+// --api asked for, and what a traced function says of its distribution
+// applied to `d` where the flags leave it open: it takes an input context
+// (--api from-function), gives each worker a pipeline of its own
+// (DistributeOptions::worker_pipelines), or sets an auto-shard policy
+// (--policy); each said as an "assumed:" line, as is a flag that overrides
+// the code. Errors are reported (as LoadPipeline does) and returned.
+Result<LoadedPipeline> LoadDistributedPipeline(const PipelineArgs& pipeline,
+                                               const DistributeArgs& args,
+                                               dist::DistributeOptions& d, bool json);
 
 // The decision's words for the user: a requested split is named by its
 // --rebatch value, and warnings say their remedies as flags (Describe).

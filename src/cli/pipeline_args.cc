@@ -173,11 +173,13 @@ Result<LoadedPipeline> LoadPipeline(const PipelineArgs& args, const TraceContext
     return pipeline;
   };
   if (loaded.trace && !loaded.trace->worker_chains.empty()) {
+    auto pipelines = std::make_shared<std::vector<data::Pipeline>>();
     for (const std::string& chain : loaded.trace->worker_chains) {
       TFDIST_ASSIGN_OR_RETURN(data::Pipeline p, parse(chain));
-      loaded.worker_pipelines.push_back(std::move(p));
+      pipelines->push_back(std::move(p));
     }
-    loaded.pipeline = loaded.worker_pipelines.at(static_cast<size_t>(context.worker));
+    loaded.pipeline = pipelines->at(static_cast<size_t>(context.worker));
+    loaded.worker_pipelines = std::move(pipelines);
     return loaded;
   }
   TFDIST_ASSIGN_OR_RETURN(loaded.pipeline, parse(text));

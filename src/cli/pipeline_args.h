@@ -50,8 +50,8 @@ struct LoadedPipeline {
   data::Pipeline pipeline;  // the context's worker's, when per worker
   std::optional<PythonTrace> trace;
   // A traced function that gives each worker its own pipeline: all of
-  // them, by worker (dist::DistributeOptions::worker_pipelines); else empty.
-  std::vector<data::Pipeline> worker_pipelines;
+  // them, by worker (dist::DistributeOptions::worker_pipelines); else null.
+  std::shared_ptr<const std::vector<data::Pipeline>> worker_pipelines;
 };
 
 // Reads and parses the pipeline expression, or traces the input function

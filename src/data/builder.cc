@@ -177,9 +177,7 @@ Result<DatasetPtr> Builder::Apply(const CacheOp&, const Op&, DatasetPtr in) {
   prefix->text = pipeline_.text;
   prefix->ops.assign(pipeline_.ops.begin(),
                      pipeline_.ops.begin() + static_cast<std::ptrdiff_t>(index_));
-  BuildOptions options = options_;
-  options.default_seed = seed_;
-  options.errors_ignored = IgnoresErrors();
+  BuildOptions options = InnerOptions(seed_);
   // TensorFlow reads the input once: later passes count in a counter of
   // their own, which no report reads.
   if (options.counters) options.counters = std::make_shared<ReadCounters>();
@@ -193,10 +191,9 @@ Result<DatasetPtr> Builder::Apply(const FilterOp&, const Op&, DatasetPtr in) { r
 // The joined pipeline is built with the same options; its unseeded
 // shuffles draw from a seed of their own, not the same as this one's.
 Result<DatasetPtr> Builder::Apply(const ConcatenateOp& p, const Op&, DatasetPtr in) {
-  BuildOptions options = options_;
-  options.default_seed = seed_ ^ (0x9e3779b97f4a7c15ULL * (index_ + 1));
-  options.errors_ignored = IgnoresErrors();
-  TFDIST_ASSIGN_OR_RETURN(DatasetPtr other, Builder(*p.dataset, options).Build());
+  TFDIST_ASSIGN_OR_RETURN(
+      DatasetPtr other,
+      Builder(*p.dataset, InnerOptions(seed_ ^ (0x9e3779b97f4a7c15ULL * (index_ + 1)))).Build());
   return NewConcatenateDataset(std::move(in), std::move(other));
 }
 
@@ -274,6 +271,13 @@ InterleaveOptions Builder::ReaderOptions() const {
   o.counters = options_.counters;
   o.end_file_on_error = IgnoresErrors();
   return o;
+}
+
+BuildOptions Builder::InnerOptions(uint64_t seed) const {
+  BuildOptions options = options_;
+  options.default_seed = seed;
+  options.errors_ignored = IgnoresErrors();
+  return options;
 }
 
 bool Builder::IgnoresErrors() const {

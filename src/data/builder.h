@@ -75,6 +75,10 @@ class Builder {
   // Whether an ignore_errors() follows the op being built (here, or in the
   // pipeline this one is built inside).
   bool IgnoresErrors() const;
+  // The options of a pipeline built inside this one at the op being built
+  // (a cache()'s input rebuilt, a concatenate()'s dataset): these, with
+  // `seed` for its unseeded stages and IgnoresErrors() passed on.
+  BuildOptions InnerOptions(uint64_t seed) const;
   // A stage's seed: its own, else the run's (random unless given).
   uint64_t Seed(std::optional<int64_t> seed);
 

@@ -27,25 +27,24 @@ Status CheckElements(const Pipeline& pipeline) {
   enum class Kind { kNames, kRecords, kInts, kPairs, kParsed };
   Kind kind = Kind::kRecords;
   int depth = 0;  // batches of batches of ...
+  // Sources, readers and enumerate() make elements of a kind, not batches.
+  auto make = [&](Kind k) {
+    kind = k;
+    depth = 0;
+  };
   for (const Op& op : pipeline.ops) {
     const OpParams& p = op.params;
     const bool batched = depth > 0;
-    // Sources, readers and enumerate() make elements that are not batches.
-    if (std::holds_alternative<ListFilesOp>(p) || std::holds_alternative<FromTensorSlicesOp>(p) ||
-        std::holds_alternative<TFRecordOp>(p) || std::holds_alternative<InterleaveOp>(p) ||
-        std::holds_alternative<RangeOp>(p) || std::holds_alternative<EnumerateOp>(p)) {
-      depth = 0;
-    }
     if (std::holds_alternative<ListFilesOp>(p)) {
-      kind = Kind::kNames;
+      make(Kind::kNames);
     } else if (const auto* slices = std::get_if<FromTensorSlicesOp>(&p)) {
-      kind = slices->integers ? Kind::kInts : Kind::kNames;
+      make(slices->integers ? Kind::kInts : Kind::kNames);
     } else if (std::holds_alternative<TFRecordOp>(p) || std::holds_alternative<InterleaveOp>(p)) {
-      kind = Kind::kRecords;
+      make(Kind::kRecords);
     } else if (std::holds_alternative<RangeOp>(p)) {
-      kind = Kind::kInts;
+      make(Kind::kInts);
     } else if (std::holds_alternative<EnumerateOp>(p)) {
-      kind = Kind::kPairs;
+      make(Kind::kPairs);
     } else if (std::holds_alternative<BatchOp>(p)) {
       ++depth;
     } else if (std::holds_alternative<UnbatchOp>(p) || std::holds_alternative<RebatchOp>(p)) {

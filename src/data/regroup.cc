@@ -127,10 +127,7 @@ class RebatchIterator final : public Iterator {
       }
       out.items.push_back(std::move(e));
     }
-    end = out.items.empty() || (drop_ && out.items.size() < size);
-    if (end && !out.items.empty() && counters_) {
-      counters_->dropped_remainder.fetch_add(RecordLeaves(out), std::memory_order_relaxed);
-    }
+    end = EndsBatches(out, size, drop_, counters_.get());
     return Status::OK();
   }
 

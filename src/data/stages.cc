@@ -308,10 +308,7 @@ class BatchIterator final : public Iterator {
       }
       out.items.push_back(std::move(e));
     }
-    end = out.items.empty() || (drop_ && out.items.size() < size_);
-    if (end && !out.items.empty() && counters_) {
-      counters_->dropped_remainder.fetch_add(RecordLeaves(out), std::memory_order_relaxed);
-    }
+    end = EndsBatches(out, size_, drop_, counters_.get());
     return Status::OK();
   }
 
@@ -389,6 +386,14 @@ class ShuffleDataset final : public Dataset {
 };
 
 }  // namespace
+
+bool EndsBatches(const Element& batch, size_t size, bool drop_remainder, ReadCounters* counters) {
+  const bool end = batch.items.empty() || (drop_remainder && batch.items.size() < size);
+  if (end && !batch.items.empty() && counters != nullptr) {
+    counters->dropped_remainder.fetch_add(RecordLeaves(batch), std::memory_order_relaxed);
+  }
+  return end;
+}
 
 uint64_t RecordLeaves(const Element& e) {
   if (e.kind == Element::Kind::kName) return 0;

@@ -116,6 +116,11 @@ DatasetPtr NewCacheDataset(DatasetPtr input, std::function<Result<DatasetPtr>()>
 // concatenate(): the elements of `first`, then those of `second`.
 DatasetPtr NewConcatenateDataset(DatasetPtr first, DatasetPtr second);
 
+// Whether `batch`, filled from its input up to `size` items, ends the
+// batches: it is empty (the input ended), or short with `drop_remainder`,
+// when its records are counted as dropped (`counters` may be null).
+bool EndsBatches(const Element& batch, size_t size, bool drop_remainder, ReadCounters* counters);
+
 // The records an element holds: its leaves, file names not counted.
 uint64_t RecordLeaves(const Element& e);
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cassert>
+#include <map>
 
 namespace tfdist::dist {
 namespace {
@@ -93,6 +94,16 @@ Op NamesOf(const data::TFRecordOp& t, size_t pos) {
 PipelineShape Analyze(const data::Pipeline& p) {
   PipelineShape s;
   const auto& ops = p.ops;
+  // The shapes of the datasets concatenate() joins, each analyzed once.
+  std::map<size_t, PipelineShape> joined_shapes;
+  auto joined_shape = [&](size_t i) -> const PipelineShape& {
+    auto it = joined_shapes.find(i);
+    if (it == joined_shapes.end()) {
+      const auto& c = std::get<data::ConcatenateOp>(ops[i].params);
+      it = joined_shapes.emplace(i, Analyze(*c.dataset)).first;
+    }
+    return it->second;
+  };
   if (Is<data::TFRecordOp>(ops[0])) {
     s.reader = 0;
   } else if (Is<data::ListFilesOp>(ops[0]) || Is<data::FromTensorSlicesOp>(ops[0])) {
@@ -108,10 +119,10 @@ PipelineShape Analyze(const data::Pipeline& p) {
         fmt::format("the pipeline reads no files ({}() is not file-based)", ops[0].name);
   } else {
     for (size_t i = *s.reader + 1; i < ops.size(); ++i) {
-      if (const auto* c = std::get_if<data::ConcatenateOp>(&ops[i].params)) {
+      if (Is<data::ConcatenateOp>(ops[i])) {
         // TensorFlow recurses into each input: FILE applies when every one
         // reads files, and shards the file names of each (ShardFiles).
-        const PipelineShape other = Analyze(*c->dataset);
+        const PipelineShape& other = joined_shape(i);
         if (!other.file_blocker.empty()) {
           s.file_blocker = fmt::format("concatenate() ({}) joins a dataset where {}",
                                        data::DescribePosition(p.text, ops[i].pos),
@@ -136,9 +147,9 @@ PipelineShape Analyze(const data::Pipeline& p) {
       size_hidden = true;
       continue;
     }
-    if (const auto* c = std::get_if<data::ConcatenateOp>(&ops[i].params)) {
+    if (Is<data::ConcatenateOp>(ops[i])) {
       // compute_batch_size: every input must have the same static size.
-      const PipelineShape other = Analyze(*c->dataset);
+      const PipelineShape& other = joined_shape(i);
       if (!other.batched) break;
       if (!other.global_batch_size) size_hidden = true;
       joined.push_back(other.global_batch_size);

@@ -207,19 +207,19 @@ TEST_CASE("--worker plans only that worker") {
 }
 
 TEST_CASE("from-function with a pipeline per worker: each worker runs its own") {
-  std::vector<data::Pipeline> pipelines;
+  auto pipelines = std::make_shared<std::vector<data::Pipeline>>();
   for (const char* expr : {"range(0, 4).batch(2)", "range(10, 13).batch(2)"}) {
     Result<data::Pipeline> p = data::ParsePipeline(expr);
     REQUIRE(p.ok());
-    pipelines.push_back(std::move(*p));
+    pipelines->push_back(std::move(*p));
   }
   DistributeOptions options;
   options.api = Api::kFromFunction;
   options.topology.workers = 2;
-  options.worker_pipelines = &pipelines;
+  options.worker_pipelines = pipelines;
   data::BuildOptions build;
   build.default_seed = 1;
-  Result<Execution> ex = Execution::Plan(pipelines[0], options, build);
+  Result<Execution> ex = Execution::Plan((*pipelines)[0], options, build);
   REQUIRE(ex.ok());
   CHECK(ex->decision().function_shards);
   CHECK_FALSE(ex->decision().HasWarning(WarningKind::kFunctionDoesNotShard));

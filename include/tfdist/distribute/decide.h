@@ -9,6 +9,7 @@
 #define TFDIST_DISTRIBUTE_DECIDE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,8 +69,8 @@ struct DistributeOptions {
   // where the input function gives each worker a different one (a traced
   // function that computes with input_pipeline_id); null: every worker
   // runs the pipeline given, with its input context.
-  // REQUIRES: null, or one pipeline per worker, outliving the options.
-  const std::vector<data::Pipeline>* worker_pipelines = nullptr;
+  // REQUIRES: null, or one pipeline per worker.
+  std::shared_ptr<const std::vector<data::Pipeline>> worker_pipelines;
   // tfdist's own shortcut, never TensorFlow's: under DATA sharding with
   // several workers, when every file the reader opens has an up-to-date
   // index, each worker reads only its own records. Off: every worker reads
