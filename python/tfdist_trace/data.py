@@ -182,12 +182,7 @@ def trace_function(fn, element):
     except (NeedValue, WorkerDependent):
         raise
     except Exception as e:  # the function's own failure: it stays opaque
-        import traceback
-        site = None
-        for frame, line in traceback.walk_tb(e.__traceback__):
-            if not r.is_library(frame.f_code.co_filename):
-                site = (frame.f_code.co_filename, line)
-        return _Traced(None, events, e, site)
+        return _Traced(None, events, e, r.exception_site(e))
     finally:
         _parse_events.pop()
 

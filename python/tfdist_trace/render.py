@@ -5,6 +5,7 @@ import math
 import os
 import sys
 import sysconfig
+import traceback
 
 from .values import ContextInt, NeedValue, TraceError, Unknown, WorkerIndex
 
@@ -21,6 +22,17 @@ def is_library(filename):
         return True
     path = os.path.abspath(filename)
     return path.startswith(PACKAGE_DIR + os.sep) or path.startswith(_LIBRARY_DIRS)
+
+
+def exception_site(exc):
+    """Where an exception met the user's code: the innermost traceback frame
+    outside the stand-in and Python's library (the user's file, or a module
+    of theirs it imports), or None."""
+    site = None
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        if not is_library(frame.f_code.co_filename):
+            site = (frame.f_code.co_filename, line)
+    return site
 
 
 def user_site(skip=1):

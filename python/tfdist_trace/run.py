@@ -11,11 +11,10 @@ import linecache
 import os
 import re
 import sys
-import traceback
 import types
 
 from . import data, standin
-from .render import is_library
+from .render import exception_site
 from .values import NeedValue, TraceError, Unknown, WorkerDependent, setting
 
 CONTEXT_NAMES = ("input_context", "ctx", "input_ctx", "context")
@@ -47,17 +46,6 @@ class Failure(Exception):
         self.message = message
         self.site = site
         self.not_input = not_input
-
-
-def _user_site(tb, user_file):
-    """Where an exception meets the user's code: the innermost traceback
-    frame outside the stand-in and Python's library (the user's file, or a
-    module of theirs it imports)."""
-    site = None
-    for frame, line in traceback.walk_tb(tb):
-        if not is_library(frame.f_code.co_filename):
-            site = (frame.f_code.co_filename, line)
-    return site
 
 
 def _display_name(unknown, namespaces):
@@ -199,7 +187,7 @@ class Tracer:
         except SystemExit as e:
             raise Failure("the file exits while it is loaded (sys.exit or app.run at the top "
                           "level); guard it with if __name__ == '__main__':",
-                          _user_site(e.__traceback__, path)) from None
+                          exception_site(e)) from None
         self._apply_defines()
 
     # -- --define ------------------------------------------------------------
@@ -493,7 +481,7 @@ def trace(request):
     try:
         return trace_once(request, tf)
     except WorkerDependent as e:
-        site = _user_site(e.__traceback__, request.file)
+        site = exception_site(e)
     where = f"{site[0]}:{site[1]}: " if site else ""
     if request.workers > MAX_WORKER_TRACES:
         return {"error": _error_json(
@@ -552,11 +540,11 @@ def trace_once(request, tf, worker=None):
     except WorkerDependent:
         raise
     except KeyboardInterrupt as e:  # tfdist's time limit: where the code was
-        return {"error": _error_json("interrupted", _user_site(e.__traceback__, request.file),
+        return {"error": _error_json("interrupted", exception_site(e),
                                      kind="timeout")}
     except MemoryError as e:
         return {"error": _error_json(f"MemoryError: the trace may use {request.memory_mib} MiB",
-                                     _user_site(e.__traceback__, request.file))}
+                                     exception_site(e))}
     except BaseException as e:  # the user's code failed: report it at its line
         namespaces = []
         if tracer.module is not None:
@@ -565,7 +553,7 @@ def trace_once(request, tf, worker=None):
             namespaces.append(("self", vars(tracer.self_object)))
         return {"error": _error_json(chosen(describe_exception(e, namespaces,
                                                                tracer.self_object)),
-                                     _user_site(e.__traceback__, request.file))}
+                                     exception_site(e))}
     finally:
         data.loading = False
     for name in tracer.unused_defines():

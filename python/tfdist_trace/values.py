@@ -303,16 +303,6 @@ def setting(name):
     return Unknown(name)
 
 
-def path_of(unknown):
-    """The chain of attribute names from the root Unknown: ["absl", "flags", ...]."""
-    keys = []
-    u = unknown
-    while isinstance(u, Unknown) and u._parent is not None:
-        keys.append(u._key)
-        u = u._parent
-    return u, list(reversed(keys))
-
-
 class ContextInt(int):
     """An int of tf.distribute.InputContext that is the same on every
     worker (num_input_pipelines, num_replicas_in_sync, a per-replica batch
