@@ -27,6 +27,7 @@ struct TakeOptions {
   int64_t workers = 1;
   int64_t worker = 0;
   int64_t replicas = 1;
+  int64_t epochs = 1;
 };
 
 nlohmann::ordered_json ElementJson(const data::Element& e, data::LabelMode mode) {
@@ -68,35 +69,40 @@ int RunTake(const TakeOptions& o) {
   if (!dataset.ok()) return ExitCodeFor(dataset.status());
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
 
-  Result<std::unique_ptr<data::Iterator>> it = (*dataset)->MakeIterator();
-  if (!it.ok()) return ReportError(it.status(), o.json);
   nlohmann::ordered_json elements = nlohmann::ordered_json::array();
   data::Element e;
   uint64_t count = 0, leaves = 0, bytes = 0;
   const auto start = std::chrono::steady_clock::now();
-  for (int64_t n = 0; o.limit < 0 || n < o.limit; ++n) {
-    bool end = false;
-    if (Status s = (*it)->GetNext(e, end); !s.ok()) {
-      if (o.json) {
-        nlohmann::ordered_json out = TraceJson(*loaded);
-        out["elements"] = std::move(elements);
-        out["error"] = ErrorJson(s);
-        PrintJson(out);
-        std::fflush(stdout);
-        fmt::print(stderr, "tfdist: error: {}\n", s.message());
-        return ExitCodeFor(s);
+  // Each epoch is a new pass over the one dataset, as fit(epochs=N) makes
+  // them: its shuffles' seed generators carry on from pass to pass.
+  int64_t n = 0;
+  for (int64_t epoch = 0; epoch < o.epochs && (o.limit < 0 || n < o.limit); ++epoch) {
+    Result<std::unique_ptr<data::Iterator>> it = (*dataset)->MakeIterator();
+    if (!it.ok()) return ReportError(it.status(), o.json);
+    for (; o.limit < 0 || n < o.limit; ++n) {
+      bool end = false;
+      if (Status s = (*it)->GetNext(e, end); !s.ok()) {
+        if (o.json) {
+          nlohmann::ordered_json out = TraceJson(*loaded);
+          out["elements"] = std::move(elements);
+          out["error"] = ErrorJson(s);
+          PrintJson(out);
+          std::fflush(stdout);
+          fmt::print(stderr, "tfdist: error: {}\n", s.message());
+          return ExitCodeFor(s);
+        }
+        return ReportError(s, false);
       }
-      return ReportError(s, false);
-    }
-    if (end) break;
-    ++count;
-    if (o.summary) {
-      leaves += e.Leaves();
-      bytes += e.PayloadBytes();
-    } else if (o.json) {
-      elements.push_back(ElementJson(e, mode));
-    } else {
-      fmt::print("{}\n", ElementText(e, mode));
+      if (end) break;
+      ++count;
+      if (o.summary) {
+        leaves += e.Leaves();
+        bytes += e.PayloadBytes();
+      } else if (o.json) {
+        elements.push_back(ElementJson(e, mode));
+      } else {
+        fmt::print("{}\n", ElementText(e, mode));
+      }
     }
   }
   if (o.summary) {
@@ -151,6 +157,11 @@ void AddTakeCommand(CLI::App& app, Action* action) {
       ->default_val(1);
   cmd->add_option("--worker", o->worker, "ctx.input_pipeline_id (ctx.* names only)")
       ->default_val(0);
+  cmd->add_option("--epochs", o->epochs,
+                  "Passes over the dataset, one after another (as fit(epochs=N) makes them; "
+                  "reshuffling shuffles draw a new order each); -n limits the total")
+      ->default_val(1)
+      ->check(IntAtLeast(1));
   cmd->add_option("--replicas", o->replicas,
                   "Replicas per worker: ctx.num_replicas_in_sync is workers x replicas")
       ->default_val(1);

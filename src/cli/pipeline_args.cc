@@ -20,6 +20,7 @@ data::BuildOptions PipelineArgs::build_options() const {
   data::BuildOptions o;
   o.cpus = cpus;
   o.default_seed = seed;
+  if (global_seed) o.global_seed = data::GlobalSeed{*global_seed, op_seed_offset};
   return o;
 }
 
@@ -52,9 +53,16 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args) {
                  "CPUs of the modelled host: TensorFlow's default (AUTOTUNE) cycle_length and "
                  "num_parallel_calls (default: this machine's)")
       ->check(IntAtLeast(1));
+  cmd.add_option("--global-seed", args->global_seed,
+                 "The program's tf.random.set_seed(G): shuffles come in TensorFlow's exact "
+                 "order, those without a seed taking their op seeds from it as TensorFlow does");
+  cmd.add_option("--op-seed-offset", args->op_seed_offset,
+                 "With --global-seed: random ops without a seed that the program made after "
+                 "tf.random.set_seed and before this pipeline (default 0)")
+      ->check(CLI::Range(int64_t{0}, kMaxOpSeedOffset));
   cmd.add_option("--seed", args->seed,
-                 "Seed for shuffles given no seed (default: a random one per run, as in "
-                 "TensorFlow)")
+                 "Seed for shuffles that have neither an op seed nor a global seed, whose order "
+                 "is random in TensorFlow (default: a random one per run)")
       ->check(UintAtLeast(0));
 }
 
@@ -134,6 +142,11 @@ Result<LoadedPipeline> LoadPipeline(const PipelineArgs& args, const TraceContext
   }
   if (args.python.empty() && (!args.entry.empty() || !args.defines.empty())) {
     return fail(Status::InvalidArgument("--entry and --define go with --python"));
+  }
+  if (args.op_seed_offset != 0 && !args.global_seed && args.python.empty()) {
+    return fail(Status::InvalidArgument(
+        "--op-seed-offset counts the op seeds drawn after tf.random.set_seed: give "
+        "--global-seed too"));
   }
   LoadedPipeline loaded;
   std::string text;

@@ -19,6 +19,9 @@
 
 namespace tfdist::cli {
 
+// --op-seed-offset's bound: draws a program could make before its pipeline.
+inline constexpr int64_t kMaxOpSeedOffset = int64_t{1} << 24;
+
 // The pipeline expression (an argument, --pipeline-file, or --python: an
 // input function traced) and the options that shape how it is built, shared
 // by the commands that run pipelines.
@@ -31,6 +34,8 @@ struct PipelineArgs {
   double trace_timeout = 60;
   int64_t cpus = 0;
   std::optional<uint64_t> seed;
+  std::optional<int64_t> global_seed;  // --global-seed: tf.random.set_seed()
+  int64_t op_seed_offset = 0;
 
   data::BuildOptions build_options() const;
 };

@@ -11,6 +11,7 @@
 #include <utility>
 #include <variant>
 
+#include "tfdist/base/random.h"
 #include "tfdist/io/file_list.h"
 
 namespace tfdist::data {
@@ -39,10 +40,12 @@ Result<DatasetPtr> Builder::Apply(const ListFilesOp& p, const Op& op, DatasetPtr
     return ErrorAt(op.pos, fmt::format("list_files: {}", files.status().message()))
         .WithAdvice(advice.remedy, advice.subject);
   }
-  const int64_t n = static_cast<int64_t>(files->size());
+  // list_files(shuffle=True) is the sorted matches shuffled with a buffer
+  // of all of them.
+  const int64_t n = std::max<int64_t>(static_cast<int64_t>(files->size()), 1);
   DatasetPtr names = NewNamesDataset(std::move(*files));
   if (!p.shuffle) return names;
-  return NewShuffleDataset(std::move(names), n, Seed(p.seed), true);
+  return NewShuffleDataset(std::move(names), n, Seeds(p.seed), true);
 }
 
 Result<DatasetPtr> Builder::Apply(const FromTensorSlicesOp& p, const Op&, DatasetPtr) {
@@ -117,7 +120,7 @@ Result<DatasetPtr> Builder::Apply(const InterleaveOp& p, const Op& op, DatasetPt
 
 Result<DatasetPtr> Builder::Apply(const ShuffleOp& p, const Op& op, DatasetPtr in) {
   TFDIST_ASSIGN_OR_RETURN(int64_t size, AtLeast(p.buffer_size, 1, op.name, "buffer_size"));
-  return NewShuffleDataset(std::move(in), size, Seed(p.seed), p.reshuffle_each_iteration);
+  return NewShuffleDataset(std::move(in), size, Seeds(p.seed), p.reshuffle_each_iteration);
 }
 
 Result<DatasetPtr> Builder::Apply(const RepeatOp& p, const Op& op, DatasetPtr in) {
@@ -287,8 +290,18 @@ bool Builder::IgnoresErrors() const {
                      [](const Op& op) { return std::holds_alternative<IgnoreErrorsOp>(op.params); });
 }
 
-uint64_t Builder::Seed(std::optional<int64_t> seed) {
-  return seed ? static_cast<uint64_t>(*seed) : seed_ + ++unseeded_;
+SeedPair Builder::Seeds(std::optional<int64_t> op_seed) {
+  if (op_seed) {
+    std::optional<int64_t> global;
+    if (options_.global_seed) global = options_.global_seed->seed;
+    return OpSeeds(global, *op_seed);
+  }
+  // Random in TensorFlow (two 64-bit seeds from its random source): here
+  // from the run's seed, so that a run can be repeated.
+  Rng rng(seed_ + ++unseeded_);
+  SeedPair p{static_cast<int64_t>(rng.Next()), static_cast<int64_t>(rng.Next())};
+  if (p.seed == 0 && p.seed2 == 0) p.seed2 = 1;
+  return p;
 }
 
 }  // namespace tfdist::data

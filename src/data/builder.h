@@ -79,8 +79,10 @@ class Builder {
   // (a cache()'s input rebuilt, a concatenate()'s dataset): these, with
   // `seed` for its unseeded stages and IgnoresErrors() passed on.
   BuildOptions InnerOptions(uint64_t seed) const;
-  // A stage's seed: its own, else the run's (random unless given).
-  uint64_t Seed(std::optional<int64_t> seed);
+  // A shuffle's kernel seeds: TensorFlow's from its op seed (its own, or
+  // one ResolveOpSeeds gave it) and the global seed; without either, a pair
+  // drawn from the run's seed (random unless given).
+  SeedPair Seeds(std::optional<int64_t> op_seed);
 
   const Pipeline& pipeline_;
   const BuildOptions& options_;

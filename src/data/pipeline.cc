@@ -104,6 +104,9 @@ Result<std::shared_ptr<const Dataset>> BuildDataset(const Pipeline& pipeline,
         fmt::format("the pipeline has {} stages; tfdist builds at most {}", pipeline.ops.size(),
                     2 * kMaxMethodCalls));
   }
+  if (options.global_seed) {
+    return Builder(ResolveOpSeeds(pipeline, *options.global_seed), options).Build();
+  }
   return Builder(pipeline, options).Build();
 }
 

@@ -8,13 +8,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
+#include <mutex>
 #include <limits>
 #include <tuple>
 
 #include "tfdist/base/interrupt.h"
 #include "tfdist/io/record_fetch.h"
 #include "tfdist/io/record_reader.h"
-#include "tfdist/base/random.h"
+#include "tfdist/base/philox.h"
 
 namespace tfdist::data {
 namespace {
@@ -322,18 +324,31 @@ class BatchIterator final : public Iterator {
   bool input_done_ = false;
 };
 
+// TensorFlow's shuffle (ShuffleDatasetV3 in eager mode). The dataset owns
+// the seed generator: each new iterator (each pass, each epoch of a repeat()
+// after it) takes a pair from it, the next two outputs of a Philox stream
+// over the op's seeds when reshuffling (so even the first pass does not use
+// them directly), the op's seeds themselves otherwise. An iterator fills
+// its buffer to buffer_size, then each output is element r mod n of the n
+// buffered (r the next output of Philox over the iterator's pair), whose
+// place the oldest element takes; one input refills it.
 class ShuffleDataset final : public Dataset {
  public:
-  ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed, bool reshuffle)
-      : input_(std::move(input)), buffer_size_(buffer_size), seed_(seed), reshuffle_(reshuffle) {}
+  ShuffleDataset(DatasetPtr input, int64_t buffer_size, SeedPair seeds, bool reshuffle)
+      : input_(std::move(input)),
+        buffer_size_(buffer_size),
+        seeds_(seeds),
+        reshuffle_(reshuffle),
+        generator_(static_cast<uint64_t>(seeds.seed), static_cast<uint64_t>(seeds.seed2)) {}
 
   Result<std::unique_ptr<Iterator>> MakeIterator() const override {
     class It final : public Iterator {
      public:
-      It(std::unique_ptr<Iterator> in, size_t capacity, uint64_t seed)
-          : in_(std::move(in)), capacity_(capacity), rng_(seed) {}
+      It(std::unique_ptr<Iterator> in, size_t capacity, SeedPair seeds)
+          : in_(std::move(in)),
+            capacity_(capacity),
+            rng_(static_cast<uint64_t>(seeds.seed), static_cast<uint64_t>(seeds.seed2)) {}
       Status GetNext(Element& out, bool& end) override {
-        // Fill the buffer first, then each output is replaced by the next input.
         while (!input_done_ && buffer_.size() < capacity_) {
           Element e;
           bool in_end = false;
@@ -346,43 +361,38 @@ class ShuffleDataset final : public Dataset {
         }
         end = buffer_.empty();
         if (end) return Status::OK();
-        const size_t pick = static_cast<size_t>(rng_.Uniform(0, buffer_.size() - 1));
+        const size_t pick = rng_.Next() % buffer_.size();
         out = std::move(buffer_[pick]);
-        Element next;
-        bool in_end = input_done_;
-        if (!input_done_) TFDIST_RETURN_IF_ERROR(in_->GetNext(next, in_end));
-        if (in_end) {
-          input_done_ = true;
-          buffer_[pick] = std::move(buffer_.back());
-          buffer_.pop_back();
-        } else {
-          buffer_[pick] = std::move(next);
-        }
+        if (pick != 0) buffer_[pick] = std::move(buffer_.front());
+        buffer_.pop_front();
         return Status::OK();
       }
 
      private:
       std::unique_ptr<Iterator> in_;
       size_t capacity_;
-      Rng rng_;
-      std::vector<Element> buffer_;
+      Philox rng_;
+      std::deque<Element> buffer_;
       bool input_done_ = false;
     };
+    SeedPair seeds = seeds_;
+    if (reshuffle_) {
+      std::lock_guard<std::mutex> lock(mu_);
+      seeds.seed = generator_.Next();
+      seeds.seed2 = generator_.Next();
+    }
     TFDIST_ASSIGN_OR_RETURN(auto in, input_->MakeIterator());
-    // Each new iterator (each epoch under repeat) draws a fresh order when
-    // reshuffling; the same order otherwise.
-    const uint64_t epoch = reshuffle_ ? epochs_.fetch_add(1) : 0;
-    Rng mix(seed_ ^ (0x9e3779b97f4a7c15ull * (epoch + 1)));
     return std::unique_ptr<Iterator>(
-        std::make_unique<It>(std::move(in), static_cast<size_t>(buffer_size_), mix.Next()));
+        std::make_unique<It>(std::move(in), static_cast<size_t>(buffer_size_), seeds));
   }
 
  private:
   DatasetPtr input_;
   int64_t buffer_size_;
-  uint64_t seed_;
+  SeedPair seeds_;
   bool reshuffle_;
-  mutable std::atomic<uint64_t> epochs_{0};
+  mutable std::mutex mu_;
+  mutable Philox generator_;  // guarded by mu_
 };
 
 }  // namespace
@@ -477,9 +487,9 @@ DatasetPtr NewBatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remai
       std::move(input), batch_size, drop_remainder, std::move(counters));
 }
 
-DatasetPtr NewShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed,
+DatasetPtr NewShuffleDataset(DatasetPtr input, int64_t buffer_size, SeedPair seeds,
                              bool reshuffle_each_iteration) {
-  return std::make_shared<ShuffleDataset>(std::move(input), buffer_size, seed,
+  return std::make_shared<ShuffleDataset>(std::move(input), buffer_size, seeds,
                                           reshuffle_each_iteration);
 }
 

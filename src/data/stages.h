@@ -71,10 +71,11 @@ DatasetPtr NewEnumerateDataset(DatasetPtr input, int64_t start);
 DatasetPtr NewBatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder,
                            std::shared_ptr<ReadCounters> counters = nullptr);
 
-// A buffer of `buffer_size` elements; each output is a uniformly drawn
-// element of the buffer, replaced by the next input. The generator is
-// splitmix64 seeded with `seed` (and, when reshuffling, the epoch number).
-DatasetPtr NewShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed,
+// shuffle(buffer_size) with the kernel's seeds, in TensorFlow's order: each
+// new iterator draws its own pair from the dataset's seed generator when
+// `reshuffle_each_iteration` (TensorFlow's RandomSeedGenerator), else uses
+// `seeds`; see doc/semantics.md, "Seeded shuffles". REQUIRES: buffer_size > 0.
+DatasetPtr NewShuffleDataset(DatasetPtr input, int64_t buffer_size, SeedPair seeds,
                              bool reshuffle_each_iteration);
 
 struct InterleaveOptions {

@@ -18,6 +18,7 @@
 #include "tfdist/base/string_list.h"
 #include "tfdist/data/dataset.h"
 #include "tfdist/data/features.h"
+#include "tfdist/data/seeds.h"
 #include "tfdist/io/byte_stream.h"
 
 namespace tfdist::data {
@@ -246,8 +247,12 @@ struct BuildOptions {
   // CPUs of the host being modelled: TensorFlow's default (AUTOTUNE)
   // cycle_length and num_parallel_calls. Default: this machine's.
   int64_t cpus = 0;
-  // Seed for stages given no seed. Default: a random one per run, as
-  // TensorFlow's unseeded shuffles differ run to run.
+  // The program's tf.random.set_seed(): with it, every shuffle has
+  // TensorFlow's seeds (ResolveOpSeeds gives those made without one theirs).
+  std::optional<GlobalSeed> global_seed;
+  // Seed for shuffles that have neither an op seed nor a global seed
+  // (random in TensorFlow). Default: a random one per run, as TensorFlow's
+  // unseeded shuffles differ run to run.
   std::optional<uint64_t> default_seed;
   // The readers (tfrecord, interleave, flat_map) give the records of a file
   // with an up-to-date index (io::ReadRecordExtents) without reading them:
@@ -272,6 +277,17 @@ int64_t AutotuneCpus(const BuildOptions& options);
 // None where TensorFlow's default is AUTOTUNE), as "op(argument)":
 // "interleave(cycle_length)", "interleave(num_parallel_calls)".
 std::vector<std::string> AutotunedArguments(const Pipeline& pipeline);
+
+// `pipeline` with the op seed TensorFlow gives each shuffle made without
+// one (list_files(shuffle=True) included) under `global`, drawn in the
+// order the program makes them (OpSeedCounter); the others unchanged.
+// Idempotent: the result has no shuffle without a seed.
+Pipeline ResolveOpSeeds(const Pipeline& pipeline, const GlobalSeed& global);
+
+// Whether a shuffle of `pipeline` (list_files(shuffle=True) included) has
+// no seed at all, neither its own nor (`global`) the program's: its order
+// is random in TensorFlow.
+bool HasUnseededShuffle(const Pipeline& pipeline, bool global);
 
 // Builds the dataset of `pipeline`. Globs are expanded now (list_files
 // fails here when nothing matches, as in TensorFlow's eager mode).
