@@ -63,6 +63,9 @@ std::string RemedyText(const Advice& a) {
       return "(name a folder for the index files)";
     case Remedy::kMoveIndexes:
       return fmt::format("(move the index files out of {}, or narrow the pattern)", a.subject);
+    case Remedy::kSeedShuffles:
+      return "(with the program's global seed, or a seed for the shuffle, the order is "
+             "TensorFlow's own)";
   }
   return "";
 }

@@ -15,6 +15,7 @@
 #include "file_args.h"
 #include "pipeline_args.h"
 #include "report.h"
+#include "validators.h"
 #include "distribute_args.h"
 #include "tfdist/distribute/layout.h"
 
@@ -28,6 +29,7 @@ struct LayoutOptions {
   bool json = false;
   bool compare = false;
   std::string label = "payload";
+  int64_t epochs = 1;
 };
 
 // Cells wider than this show a batch as "size:first..last".
@@ -257,9 +259,9 @@ void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const HeaderNotes
 // unbatched pipeline as a line per worker.
 class TableSink : public dist::LayoutSink {
  public:
-  TableSink(const dist::Topology& t, std::optional<int64_t> only, data::LabelMode mode,
-            const HeaderNotes& notes)
-      : topology_(t), mode_(mode), notes_(notes) {
+  TableSink(const dist::Topology& t, std::optional<int64_t> only, int64_t epochs,
+            data::LabelMode mode, const HeaderNotes& notes)
+      : topology_(t), epochs_(epochs), mode_(mode), notes_(notes) {
     const int64_t workers = only ? 1 : t.workers;
     per_worker_rows_ = workers * t.replicas > kWideColumns && workers > 1;
   }
@@ -275,6 +277,7 @@ class TableSink : public dist::LayoutSink {
   Status OnStep(const dist::Step& s) override {
     if (heads_.empty()) {
       heads_ = {"step"};
+      if (epochs_ > 1) heads_.insert(heads_.begin(), "epoch");
       if (per_worker_rows_) heads_.push_back("worker");
       for (const auto& b : s.batches) {
         if (per_worker_rows_ && b.worker != s.batches.front().worker) break;
@@ -283,12 +286,15 @@ class TableSink : public dist::LayoutSink {
       }
     }
     const std::string step = fmt::format("{}{}", s.step, s.dropped ? "x" : "");
-    std::vector<std::string> row = {step};
+    std::vector<std::string> lead = {step};
+    if (epochs_ > 1) lead.insert(lead.begin(), fmt::format("{}", s.epoch));
+    std::vector<std::string> row = lead;
     for (size_t i = 0; i < s.batches.size(); ++i) {
       const dist::ReplicaBatch& b = s.batches[i];
       if (per_worker_rows_ && (i == 0 || b.worker != s.batches[i - 1].worker)) {
         if (i > 0) Row(std::move(row));
-        row = {step, fmt::format("{}", b.worker)};
+        row = lead;
+        row.push_back(fmt::format("{}", b.worker));
       }
       row.push_back(Cell(b));
     }
@@ -395,6 +401,7 @@ class TableSink : public dist::LayoutSink {
   }
 
   dist::Topology topology_;
+  int64_t epochs_ = 1;  // > 1: an epoch column
   data::LabelMode mode_;
   const HeaderNotes& notes_;
   bool per_worker_rows_ = false;
@@ -453,6 +460,7 @@ class JsonSink : public dist::LayoutSink {
 
   Status OnStep(const dist::Step& s) override {
     nlohmann::ordered_json js;
+    if (options_.epochs > 1) js["epoch"] = s.epoch;
     js["step"] = s.step;
     js["batches"] = nlohmann::ordered_json::array();
     for (const auto& b : s.batches) {
@@ -547,9 +555,12 @@ Result<dist::LayoutSummary> Summary(const data::Pipeline& pipeline,
                  done == total ? "\n" : "");
     }
   };
-  TFDIST_ASSIGN_OR_RETURN(std::optional<dist::LayoutSummary> fast,
-                          dist::SummarizeFiles(pipeline, all, build, progress));
-  if (fast) return std::move(*fast);
+  // One epoch's counts: the files' records are its arithmetic.
+  if (d.epochs == 1) {
+    TFDIST_ASSIGN_OR_RETURN(std::optional<dist::LayoutSummary> fast,
+                            dist::SummarizeFiles(pipeline, all, build, progress));
+    if (fast) return std::move(*fast);
+  }
   return dist::SummarizeLayout(pipeline, d, build);
 }
 
@@ -662,6 +673,7 @@ int RunLayout(const LayoutOptions& o) {
   Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute);
   if (!resolved.ok()) return ReportError(resolved.status(), json);
   dist::DistributeOptions& d = resolved->options;
+  d.epochs = o.epochs;
 
   // Parse here (not BuildPipeline): layout builds one pipeline per worker.
   Result<LoadedPipeline> loaded = LoadDistributedPipeline(o.pipeline, o.distribute, d, json);
@@ -698,7 +710,7 @@ int RunLayout(const LayoutOptions& o) {
     if (!s.ok() && !sink.Fail(s)) return ReportPipelineError(s, pipeline.text, json);
     return ExitCodeFor(s);
   }
-  TableSink sink(d.topology, d.worker, mode, notes);
+  TableSink sink(d.topology, d.worker, d.epochs, mode, notes);
   Status s = dist::StreamLayout(pipeline, d, build, sink);
   if (!s.ok()) sink.Abort();
   std::fflush(stdout);
@@ -732,6 +744,11 @@ void AddLayoutCommand(CLI::App& app, Action* action) {
   cmd->add_flag("--json", o->json,
                 "JSON output: the layout (as --format json), or with --format summary its "
                 "summary alone");
+  cmd->add_option("--epochs", o->epochs,
+                  "Passes over the data, one after another, as fit(epochs=N) makes them: steps "
+                  "are numbered on, and reshuffling shuffles draw a new order each epoch")
+      ->default_val(1)
+      ->check(IntAtLeast(1));
   cmd->add_option("--label", o->label,
                   "payload (a record's text when printable) or ref (file:index)")
       ->check(CLI::IsMember({"payload", "ref"}))

@@ -68,6 +68,21 @@ int RunTake(const TakeOptions& o) {
   Result<std::shared_ptr<const data::Dataset>> dataset = BuildPipeline(*loaded, build, o.json);
   if (!dataset.ok()) return ExitCodeFor(dataset.status());
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
+  // Said on stderr (stdout holds the elements), and in the JSON.
+  nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
+  if (data::HasUnseededShuffle(loaded->pipeline, build.global_seed.has_value())) {
+    const std::string note =
+        Describe(data::kUnseededShuffleMessage, Advice{Remedy::kSeedShuffles, ""});
+    if (o.json) {
+      warnings.push_back(note);
+    } else {
+      fmt::print(stderr, "note: {}\n", note);
+    }
+  }
+  auto with_warnings = [&](nlohmann::ordered_json out) {
+    if (!warnings.empty()) out["warnings"] = warnings;
+    return out;
+  };
 
   nlohmann::ordered_json elements = nlohmann::ordered_json::array();
   data::Element e;
@@ -86,7 +101,7 @@ int RunTake(const TakeOptions& o) {
           nlohmann::ordered_json out = TraceJson(*loaded);
           out["elements"] = std::move(elements);
           out["error"] = ErrorJson(s);
-          PrintJson(out);
+          PrintJson(with_warnings(std::move(out)));
           std::fflush(stdout);
           fmt::print(stderr, "tfdist: error: {}\n", s.message());
           return ExitCodeFor(s);
@@ -114,7 +129,7 @@ int RunTake(const TakeOptions& o) {
       out["records"] = leaves;
       out["bytes"] = bytes;
       out["seconds"] = seconds;
-      PrintJson(out);
+      PrintJson(with_warnings(std::move(out)));
     } else {
       fmt::print(
           "{} elements ({} records, {} payload bytes) in {:.3f} s: {:.0f} records/s, "
@@ -127,7 +142,7 @@ int RunTake(const TakeOptions& o) {
   if (o.json) {
     nlohmann::ordered_json out = TraceJson(*loaded);
     out["elements"] = std::move(elements);
-    PrintJson(out);
+    PrintJson(with_warnings(std::move(out)));
   }
   return 0;
 }

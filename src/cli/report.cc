@@ -59,6 +59,11 @@ std::string Describe(std::string_view message, const Advice& a) {
       return fmt::format("{} (see them with --rebatch legacy)", message);
     case Remedy::kIndexFolder:
       return fmt::format("{} (use --index-dir DIR)", message);
+    case Remedy::kSeedShuffles:
+      return fmt::format(
+          "{} (--global-seed G, the program's tf.random.set_seed(G), or seed= on the shuffle "
+          "gives TensorFlow's exact order; --seed N repeats this one)",
+          message);
     case Remedy::kMoveIndexes:
       return fmt::format(
           "{}. Move the index files out of {} (tfdist index keeps new ones in its cache, or in "

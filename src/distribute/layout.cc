@@ -83,6 +83,21 @@ class Streamer {
   // Global steps: step k takes R batches from every worker; a replica
   // without data gets an empty batch while any replica has data (NextStep).
   Status DealSteps() {
+    summary_.complete = false;
+    int64_t k = 1;
+    for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+      bool ended_all = false;
+      TFDIST_RETURN_IF_ERROR(DealEpoch(epoch, k, ended_all));
+      if (!ended_all) return Status::OK();  // max_steps came first
+    }
+    summary_.complete = true;
+    return Status::OK();
+  }
+
+  // One pass over every worker's stream (a new iterator each, as each epoch
+  // of fit() makes): its steps numbered on from `k`; `ended_all` when the
+  // data ended rather than max_steps.
+  Status DealEpoch(int64_t epoch, int64_t& k, bool& ended_all) {
     const int64_t R = options_.topology.replicas;
     StreamOptions so;
     so.audit_split = true;
@@ -90,9 +105,9 @@ class Streamer {
     std::vector<bool> ended(streams.size(), false);
     const bool drops_short_step = ex_.drops_short_step();
     Step step, shown;
-    summary_.complete = false;
-    for (int64_t k = 1; !options_.max_steps || k <= *options_.max_steps; ++k) {
+    for (; !options_.max_steps || k <= *options_.max_steps; ++k) {
       step.step = k;
+      step.epoch = epoch;
       step.batches.clear();
       bool any_batch = false, any_missing = false;
       for (size_t w = 0; w < streams.size(); ++w) {
@@ -112,13 +127,14 @@ class Streamer {
       }
       const StepKind kind = NextStep(any_batch, any_missing, drops_short_step);
       if (kind == StepKind::kEnd) {
-        summary_.complete = true;
+        ended_all = true;
         break;
       }
       step.dropped = kind == StepKind::kDropped;
       Count(step);
       if (options_.worker) {
         shown.step = step.step;
+        shown.epoch = step.epoch;
         shown.dropped = step.dropped;
         shown.batches.clear();
         for (ReplicaBatch& b : step.batches) {
@@ -129,12 +145,13 @@ class Streamer {
         TFDIST_RETURN_IF_ERROR(sink_.OnStep(step));
       }
       if (step.dropped) {
-        summary_.complete = true;  // TensorFlow ends the iteration here
+        ++k;
+        ended_all = true;  // TensorFlow ends the epoch's iteration here
         break;
       }
     }
-    if (!summary_.complete) {
-      summary_.complete = std::all_of(ended.begin(), ended.end(), [](bool e) { return e; });
+    if (!ended_all) {
+      ended_all = std::all_of(ended.begin(), ended.end(), [](bool e) { return e; });
     }
     for (size_t w = 0; w < streams.size(); ++w) {
       // Added once: for the first worker whose split differs.
@@ -143,11 +160,14 @@ class Streamer {
                                                              WarningKind::kGuideVersusCode)) {
         summary_.decision.warnings.push_back(GuideVersusCodeWarning(audit->crosses()));
       }
-      summary_.workers[w].bytes_read = streams[w]->fetched_bytes();
+      summary_.workers[w].bytes_read =
+          summary_.workers[w].bytes_read.value_or(0) + streams[w]->fetched_bytes();
     }
     streams.clear();  // the readers closed: their bytes are counted
-    for (size_t w = 0; w < summary_.workers.size(); ++w) {
-      TFDIST_RETURN_IF_ERROR(FinishRow(summary_.workers[w], ex_.reads_once() ? 0 : w));
+    if (epoch == options_.epochs || !ended_all) {
+      for (size_t w = 0; w < summary_.workers.size(); ++w) {
+        TFDIST_RETURN_IF_ERROR(FinishRow(summary_.workers[w], ex_.reads_once() ? 0 : w));
+      }
     }
     return Status::OK();
   }
@@ -180,21 +200,25 @@ class Streamer {
   Status EachWorker() {
     for (size_t w = 0; w < summary_.workers.size(); ++w) {
       WorkerSummary& r = summary_.workers[w];
-      TFDIST_ASSIGN_OR_RETURN(auto stream, ex_.Open(r.worker));
-      std::vector<data::Element> one;
+      int64_t n = 0;
       bool end = false;
-      for (int64_t n = 0; !options_.max_steps || n < *options_.max_steps; ++n) {
-        TFDIST_RETURN_IF_ERROR(stream->Next(one, end));
-        if (end) break;
-        for (const data::Element& e : one) {
-          r.records += e.Leaves();
-          r.bytes += e.PayloadBytes();
-          if (Shown(r.worker)) TFDIST_RETURN_IF_ERROR(sink_.OnElement(r.worker, e));
+      for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+        TFDIST_ASSIGN_OR_RETURN(auto stream, ex_.Open(r.worker));
+        std::vector<data::Element> one;
+        end = false;
+        for (; !options_.max_steps || n < *options_.max_steps; ++n) {
+          TFDIST_RETURN_IF_ERROR(stream->Next(one, end));
+          if (end) break;
+          for (const data::Element& e : one) {
+            r.records += e.Leaves();
+            r.bytes += e.PayloadBytes();
+            if (Shown(r.worker)) TFDIST_RETURN_IF_ERROR(sink_.OnElement(r.worker, e));
+          }
         }
+        r.bytes_read = r.bytes_read.value_or(0) + stream->fetched_bytes();
+        if (!end) break;  // max_steps came first
       }
       summary_.complete = summary_.complete && end;
-      r.bytes_read = stream->fetched_bytes();
-      stream.reset();
       TFDIST_RETURN_IF_ERROR(FinishRow(r, w));
       if (Shown(r.worker)) TFDIST_RETURN_IF_ERROR(sink_.OnWorkerEnd(r));
     }

@@ -54,6 +54,19 @@ Status CheckJoinedFileCounts(const data::Pipeline& pipeline, const PipelineShape
   return Status::OK();
 }
 
+// A shuffle with neither its own seed nor the program's: TensorFlow draws
+// its seeds at random, so no order shown can be the one a run will get.
+void WarnUnseeded(Distribution& d, const data::BuildOptions& build) {
+  const bool global = build.global_seed.has_value();
+  bool unseeded = data::HasUnseededShuffle(d.pipeline, global);
+  for (const data::Pipeline& p : d.worker_pipelines) {
+    unseeded = unseeded || data::HasUnseededShuffle(p, global);
+  }
+  if (!unseeded) return;
+  d.decision.Warn(WarningKind::kUnseededShuffle, data::kUnseededShuffleMessage,
+                  Advice{Remedy::kSeedShuffles, ""});
+}
+
 }  // namespace
 
 Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
@@ -88,7 +101,12 @@ Result<Distribution> PlanDistribution(const data::Pipeline& original,
   assert(!options.worker || (0 <= *options.worker && *options.worker < t.workers));
   assert(!options.max_steps || (0 <= *options.max_steps && *options.max_steps <= kMaxSteps));
   Distribution out;
-  TFDIST_ASSIGN_OR_RETURN(out.pipeline, ExpandListFiles(original, listings));
+  // Op seeds first, on the pipeline as the program made it: the rewrites
+  // below move and drop shuffles, not the draws TensorFlow made for them.
+  auto resolved = [&](const data::Pipeline& p) {
+    return build.global_seed ? data::ResolveOpSeeds(p, *build.global_seed) : p;
+  };
+  TFDIST_ASSIGN_OR_RETURN(out.pipeline, ExpandListFiles(resolved(original), listings));
   TFDIST_RETURN_IF_ERROR(CheckTopology(t));
   out.build = build;
   if (!out.build.default_seed)
@@ -98,14 +116,16 @@ Result<Distribution> PlanDistribution(const data::Pipeline& original,
     if (options.worker_pipelines) {
       assert(options.worker_pipelines->size() == static_cast<size_t>(t.workers));
       for (const data::Pipeline& p : *options.worker_pipelines) {
-        TFDIST_ASSIGN_OR_RETURN(data::Pipeline expanded, ExpandListFiles(p, listings));
+        TFDIST_ASSIGN_OR_RETURN(data::Pipeline expanded, ExpandListFiles(resolved(p), listings));
         out.worker_pipelines.push_back(std::move(expanded));
       }
     }
     out.decision = DecideFromFunction(out.shape, options);
+    WarnUnseeded(out, build);
     return out;
   }
   TFDIST_ASSIGN_OR_RETURN(out.decision, Decide(out.shape, options));
+  WarnUnseeded(out, build);
   Decision& d = out.decision;
   if (d.ShardsFiles(t)) {
     TFDIST_ASSIGN_OR_RETURN(

@@ -227,7 +227,11 @@ data::Pipeline ShardFiles(const data::Pipeline& p, const PipelineShape& s, int64
   data::Pipeline out;
   out.text = p.text;
   const size_t pos = p.ops[*s.reader].pos;
-  std::vector<Op> moved;  // name shuffles, re-added after the shard
+  // TensorFlow removes every shuffle of the names and adds one back right
+  // after the shard, with the buffer size, seeds and flag of the one nearest
+  // the source (auto_shard.cc visits them from the reader back, each
+  // overwriting the last): so each worker's own files come in a seeded order.
+  std::optional<Op> moved;
   size_t rest = *s.reader + 1;
   if (const auto* t = std::get_if<data::TFRecordOp>(&p.ops[0].params)) {
     out.ops.push_back(NamesOf(*t, p.ops[0].pos));
@@ -240,10 +244,10 @@ data::Pipeline ShardFiles(const data::Pipeline& p, const PipelineShape& s, int64
         data::ShuffleOp sh;
         sh.buffer_size = Literal(int64_t{1} << 40, op.pos);  // all the names
         sh.seed = l->seed;
-        moved.push_back(Op{sh, "shuffle", op.pos});
+        moved = Op{sh, "shuffle", op.pos};
       }
       if (Is<data::ShuffleOp>(op) && i > 0) {
-        moved.push_back(std::move(op));
+        if (!moved) moved = std::move(op);
         continue;
       }
       out.ops.push_back(std::move(op));
@@ -253,7 +257,7 @@ data::Pipeline ShardFiles(const data::Pipeline& p, const PipelineShape& s, int64
   shard.num_shards = Literal(workers, pos);
   shard.index = Literal(worker, pos);
   out.ops.push_back(Op{shard, "shard", pos});
-  for (Op& op : moved) out.ops.push_back(std::move(op));
+  if (moved) out.ops.push_back(std::move(*moved));
   if (const auto* t = std::get_if<data::TFRecordOp>(&p.ops[0].params)) {
     out.ops.push_back(ReaderOf(*t, p.ops[0].pos));
     rest = 1;

@@ -51,6 +51,7 @@ enum class Remedy {
   kLegacySplit,            // look at the legacy split (Split::kLegacy) to compare
   kIndexFolder,            // name a folder for index files (io::SetIndexFolder)
   kMoveIndexes,            // move the index files out of the data folder `subject`
+  kSeedShuffles,           // give the program's global seed, or the shuffle a seed
 };
 
 // A remedy and its subject.

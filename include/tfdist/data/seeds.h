@@ -19,6 +19,12 @@ namespace tfdist::data {
 inline constexpr int64_t kMaxSeed = 2147483647;
 inline constexpr int64_t kDefaultGraphSeed = 87654321;
 
+// What to say of a pipeline with a shuffle that has no seed at all
+// (HasUnseededShuffle), with Remedy::kSeedShuffles.
+inline constexpr const char* kUnseededShuffleMessage =
+    "a shuffle has no seed and the program sets no global seed: TensorFlow's order differs "
+    "on every run; tfdist uses an order of its own";
+
 // The two seeds a random op's kernel gets (seed, seed2).
 struct SeedPair {
   int64_t seed = 0;

@@ -62,9 +62,13 @@ struct DistributeOptions {
   Topology topology;
   // Only this worker (nullopt: all workers). REQUIRES: in [0, workers).
   std::optional<int64_t> worker;
-  // Global steps to plan (nullopt: until the data ends).
+  // Global steps to plan (nullopt: until the data ends), over all epochs.
   // REQUIRES: in [0, kMaxSteps].
   std::optional<int64_t> max_steps;
+  // Passes over each worker's dataset, one after another, as fit(epochs=N)
+  // makes them: a new iterator each, whose shuffles draw their next seeds.
+  // REQUIRES: >= 1.
+  int64_t epochs = 1;
   // Api::kFromFunction: worker w's own pipeline, (*worker_pipelines)[w],
   // where the input function gives each worker a different one (a traced
   // function that computes with input_pipeline_id); null: every worker
@@ -92,6 +96,7 @@ enum class WarningKind {
   kRecordsDropped,             // records no replica receives in an epoch
   kNoSteps,                    // an epoch that feeds no record (an error-level warning)
   kFilterUpperBound,           // filter() counted as keeping everything: counts are upper bounds
+  kUnseededShuffle,            // a shuffle with no seed at all: random in TensorFlow
 };
 
 enum class Severity {

@@ -30,7 +30,8 @@ struct ReplicaBatch {
 };
 
 struct Step {
-  int64_t step = 0;  // 1-based
+  int64_t step = 0;   // 1-based, numbered on across epochs
+  int64_t epoch = 1;  // 1-based (DistributeOptions::epochs)
   std::vector<ReplicaBatch> batches;
   // Dropped: one worker, static batches, and some replica without data:
   // TensorFlow ends the iteration before this step.
