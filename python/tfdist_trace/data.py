@@ -3,6 +3,8 @@
 made it, with their arguments as Python evaluated them, and writes them as
 one tfdist method chain (see the manual's PIPELINES)."""
 
+import random
+
 from . import render as r
 from .render import render, user_site
 from .values import NeedValue, TraceError, Unknown, WorkerDependent, is_unknown, tensor
@@ -14,6 +16,40 @@ SHARD_HINT = -1
 # the runner.
 assumptions = []
 _parse_events = []  # stack of lists: parse calls seen while a function runs
+
+# TensorFlow's op-seed counter: tf.random.set_seed(G) makes random.Random(G),
+# and each random op made eagerly without a seed takes randint(0, 2**31 - 1)
+# as its op seed (ops inside dataset functions count in the function's own
+# graph, not here).
+MAX_SEED = 2**31 - 1
+_op_seeds = {"counter": None, "offset": 0}
+
+
+def start_op_seeds(global_seed, offset):
+    """The counter before the program runs: --global-seed's, skipping the
+    --op-seed-offset draws of ops the trace does not see."""
+    _op_seeds["offset"] = offset
+    set_global_seed(global_seed)
+
+
+def set_global_seed(seed):
+    """tf.random.set_seed(seed): a new counter (none for a seed not known)."""
+    counter = None
+    if type(seed) is int or (isinstance(seed, int) and not hasattr(seed, "symbol")
+                             and not isinstance(seed, RandomInt)):
+        counter = random.Random(int(seed))
+        for _ in range(_op_seeds["offset"]):
+            counter.randint(0, MAX_SEED)
+    _op_seeds["counter"] = counter
+
+
+def draw_op_seed():
+    """The op seed of a random op made eagerly without one: the counter's
+    next, or None without a global seed (or inside a dataset function)."""
+    counter = _op_seeds["counter"]
+    if counter is None or _parse_events:
+        return None
+    return counter.randint(0, MAX_SEED)
 
 
 def reset():
@@ -245,6 +281,8 @@ class Dataset:
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
         seed = per_process_seed(seed, "shuffle")
+        if seed is None:
+            seed = draw_op_seed()
         return self._method("shuffle", [buffer_size],
                             [("seed", seed), ("reshuffle_each_iteration", reshuffle_each_iteration)],
                             count=self._count)
@@ -601,6 +639,8 @@ def _patterns(file_pattern, what):
 def list_files(file_pattern, shuffle=None, seed=None, name=None):
     site = user_site()
     seed = per_process_seed(seed, "list_files")
+    if seed is None and shuffle is not False:
+        seed = draw_op_seed()
     patterns = _patterns(file_pattern, "list_files()")
     text = _call_text("list_files", [patterns],
                       [("shuffle", shuffle), ("seed", seed)])

@@ -134,6 +134,8 @@ class Request:
         self.replicas = int(context.get("replicas", 1))
         self.memory_mib = int(raw.get("memory_mib", 0))
         self.api = raw.get("api")  # --api when given: "distribute" or "from-function"
+        self.global_seed = raw.get("global_seed")  # --global-seed, or None
+        self.op_seed_offset = int(raw.get("op_seed_offset", 0))
 
 
 class Tracer:
@@ -510,6 +512,7 @@ def trace(request):
 
 def trace_once(request, tf, worker=None):
     """One trace; `worker` set: worker `worker`'s, its index a number."""
+    data.start_op_seeds(request.global_seed, request.op_seed_offset)
     standin.state["context"] = standin.context_for(request.workers,
                                                    request.worker if worker is None else worker,
                                                    request.replicas, concrete=worker is not None)

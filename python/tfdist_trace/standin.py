@@ -219,6 +219,19 @@ class Strategy:
 
 def _set_seed(seed):
     state["global_seed"] = (seed, user_site())
+    data.set_global_seed(seed)
+
+
+def _random_op(name):
+    """tf.random.uniform and the like: made eagerly without a seed, each
+    takes an op seed from tf.random.set_seed's counter."""
+    make = _shaped(name)
+
+    def op(*args, seed=None, **kwargs):
+        if seed is None:
+            data.draw_op_seed()
+        return make(*args, **kwargs)
+    return op
 
 
 # -- absl.flags --------------------------------------------------------------
@@ -388,7 +401,11 @@ def build_tensorflow(flags_module):
         **tf_io.DTYPES, "DType": tf_io.DType, "as_dtype": tf_io.as_dtype})
     random = Module("tensorflow.random", True, {
         "set_seed": _set_seed, "set_random_seed": _set_seed,
-        "uniform": _shaped("random.uniform"), "normal": _shaped("random.normal")})
+        "uniform": _random_op("random.uniform"), "normal": _random_op("random.normal"),
+        "truncated_normal": _random_op("random.truncated_normal"),
+        "shuffle": _random_op("random.shuffle"),
+        "categorical": _random_op("random.categorical"),
+        "gamma": _random_op("random.gamma"), "poisson": _random_op("random.poisson")})
     nest = _nest_module()
     estimator = Module("tensorflow.estimator", True, {
         "ModeKeys": types.SimpleNamespace(TRAIN="train", EVAL="eval", PREDICT="infer")})
@@ -404,7 +421,7 @@ def build_tensorflow(flags_module):
     members = {
         "data": data_module, "io": io_module, "distribute": distribute, "dtypes": dtypes,
         "nest": nest, "zeros": _shaped("zeros"), "ones": _shaped("ones"),
-        "fill": _shaped("fill"), "random_uniform": _shaped("random_uniform"),
+        "fill": _shaped("fill"), "random_uniform": _random_op("random_uniform"),
         "random": random, "estimator": estimator, "contrib": contrib, "gfile": gfile,
         "flags": flags_module, "app": Module("tensorflow.app", True, {"flags": flags_module}),
         "version": version, "__version__": version.VERSION,

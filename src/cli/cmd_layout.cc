@@ -680,7 +680,7 @@ int RunLayout(const LayoutOptions& o) {
   if (!loaded.ok()) return ExitCodeFor(loaded.status());
   const data::Pipeline& pipeline = loaded->pipeline;
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
-  const data::BuildOptions build = o.pipeline.build_options();
+  const data::BuildOptions build = o.pipeline.build_options(*loaded);
   HeaderNotes notes;
   notes.source_text = resolved->source_text;
   notes.source = resolved->source;

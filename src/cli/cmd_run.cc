@@ -207,7 +207,6 @@ int RunRun(const RunArgs& o) {
     }
     d.worker = 0;
   }
-  options.build = o.pipeline.build_options();
   options.epochs = o.epochs;
   Result<device::DeviceKind> kind = device::ParseDeviceKind(o.device);
   if (!kind.ok()) return ReportError(kind.status(), json);
@@ -255,6 +254,7 @@ int RunRun(const RunArgs& o) {
 
   Result<LoadedPipeline> loaded = LoadDistributedPipeline(o.pipeline, o.distribute, d, json);
   if (!loaded.ok()) return ExitCodeFor(loaded.status());
+  options.build = o.pipeline.build_options(*loaded);
   const data::Pipeline* pipeline = &loaded->pipeline;
   // After the pipeline, whose mistakes come first.
   if (o.epochs < 1) {

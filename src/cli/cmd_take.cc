@@ -55,11 +55,11 @@ int RunTake(const TakeOptions& o) {
                            o.worker, o.workers, o.replicas)),
                        o.json);
   }
-  data::BuildOptions build = o.pipeline.build_options();
-  build.context = data::InputContext{o.workers, o.worker, o.workers * o.replicas};
   Result<LoadedPipeline> loaded =
       LoadPipeline(o.pipeline, TraceContext{o.workers, o.worker, o.replicas, ""}, o.json);
   if (!loaded.ok()) return ExitCodeFor(loaded.status());
+  data::BuildOptions build = o.pipeline.build_options(*loaded);
+  build.context = data::InputContext{o.workers, o.worker, o.workers * o.replicas};
   // What a traced function assumed goes to stderr: stdout holds the elements.
   if (loaded->trace && !o.json) {
     std::string header = TraceHeader(*loaded);

@@ -16,11 +16,13 @@
 
 namespace tfdist::cli {
 
-data::BuildOptions PipelineArgs::build_options() const {
+data::BuildOptions PipelineArgs::build_options(const LoadedPipeline& loaded) const {
   data::BuildOptions o;
   o.cpus = cpus;
   o.default_seed = seed;
-  if (global_seed) o.global_seed = data::GlobalSeed{*global_seed, op_seed_offset};
+  std::optional<int64_t> g = global_seed;
+  if (loaded.trace && loaded.trace->global_seed) g = loaded.trace->global_seed;
+  if (g) o.global_seed = data::GlobalSeed{*g, op_seed_offset};
   return o;
 }
 
@@ -113,6 +115,8 @@ Result<TraceRequest> MakeTraceRequest(const PipelineArgs& args, const TraceConte
   r.replicas = context.replicas;
   r.api = context.api;
   r.timeout_seconds = args.trace_timeout;
+  r.global_seed = args.global_seed;
+  r.op_seed_offset = args.op_seed_offset;
   for (const std::string& d : args.defines) {
     const size_t eq = d.find('=');
     const std::string name = d.substr(0, eq);
@@ -166,10 +170,16 @@ Result<LoadedPipeline> LoadPipeline(const PipelineArgs& args, const TraceContext
           "{}: options.deterministic = False: TensorFlow may give elements out of this order",
           trace->deterministic_site));
     }
-    if (trace->global_seed_site) {
+    if (trace->global_seed_site && !trace->global_seed) {
       trace->assumptions.push_back(fmt::format(
-          "{}: tf.random.set_seed(...): not followed; shuffles use tfdist's seeds (--seed)",
-          *trace->global_seed_site));
+          "{}: tf.random.set_seed(...) of a value tfdist cannot know: {}", *trace->global_seed_site,
+          args.global_seed ? fmt::format("--global-seed {} stands for it", *args.global_seed)
+                           : std::string("shuffles without a seed are laid out as unseeded "
+                                         "(--global-seed G gives its value)")));
+    } else if (trace->global_seed && args.global_seed && *trace->global_seed != *args.global_seed) {
+      trace->assumptions.push_back(fmt::format(
+          "{}: tf.random.set_seed({}) is the program's global seed, not --global-seed {}",
+          *trace->global_seed_site, *trace->global_seed, *args.global_seed));
     }
     loaded.trace = std::move(*trace);
   } else {

@@ -37,7 +37,9 @@ struct PipelineArgs {
   std::optional<int64_t> global_seed;  // --global-seed: tf.random.set_seed()
   int64_t op_seed_offset = 0;
 
-  data::BuildOptions build_options() const;
+  // The build options, with the program's global seed: a traced
+  // tf.random.set_seed(G) of a known G, else --global-seed.
+  data::BuildOptions build_options(const struct LoadedPipeline& loaded) const;
 };
 void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args);
 

@@ -360,6 +360,8 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   for (const auto& [name, expr] : request.defines) req["defines"].push_back({name, expr});
   req["memory_mib"] = request.memory_bytes >> 20;
   if (!request.api.empty()) req["api"] = request.api;
+  if (request.global_seed) req["global_seed"] = *request.global_seed;
+  req["op_seed_offset"] = request.op_seed_offset;
   req["context"] = {{"workers", request.workers},
                     {"worker", request.worker},
                     {"replicas", request.replicas}};

@@ -29,6 +29,10 @@ struct TraceRequest {
   // The API the user asked for (--api), or empty: under "distribute" an
   // input context parameter keeps its default (None).
   std::string api;
+  // --global-seed and --op-seed-offset: the op-seed counter the stand-in
+  // starts with (a traced tf.random.set_seed starts another).
+  std::optional<int64_t> global_seed;
+  int64_t op_seed_offset = 0;
   double timeout_seconds = 60;
   uint64_t memory_bytes = uint64_t{4} << 30;  // the trace's address space
 };

@@ -65,6 +65,7 @@ def main():
         check_entries()
         check_worker_traces()
         check_ops(tmp)
+        check_seeds()
     finally:
         os.chdir("/")
         shutil.rmtree(tmp)
@@ -415,6 +416,46 @@ def check_worker_traces():
           f"per-worker: names built from the index: {[w['files'] for w in out['workers']]}")
     check({len(b["elements"]) for s in out["steps"][:2] for b in s["batches"]} == {4},
           "per-worker: each trace sees the flag as the file sets it")
+
+
+def take(*args):
+    return tfdist("take", *args).stdout.split()
+
+
+def check_seeds():
+    # tf.random.set_seed in the code: seedless shuffles take their op seeds
+    # from its counter as the program makes them, eager random ops included.
+    write("seeds.py", "import tensorflow as tf\n"
+                      "tf.random.set_seed(1)\n"
+                      "noise = tf.random.uniform([3])\n"
+                      "def input_fn():\n"
+                      "  ds = tf.data.Dataset.range(10).shuffle(10)\n"
+                      "  return ds.shuffle(10, seed=2)\n")
+    traced = take("--python", "seeds.py")
+    # set_seed(1) draws 577090037 (the uniform's), then 271041745.
+    direct = take("--global-seed", "1",
+                  "range(10).shuffle(10, seed=271041745).shuffle(10, seed=2)")
+    check(traced == direct, f"set_seed: the traced order {traced} is the chain's {direct}")
+    # Without set_seed in the code, --global-seed starts the counter; the
+    # offset skips draws the trace does not see.
+    write("noseed.py", "import tensorflow as tf\n"
+                       "def input_fn():\n"
+                       "  return tf.data.Dataset.range(10).shuffle(10)\n")
+    traced = take("--python", "noseed.py", "--global-seed", "1", "--op-seed-offset", "1")
+    direct = take("--global-seed", "1", "range(10).shuffle(10, seed=271041745)")
+    check(traced == direct, f"--global-seed with --python: {traced} vs {direct}")
+    proc = tfdist("take", "--python", "noseed.py", "--seed", "4")
+    check("TensorFlow's order differs on every run" in proc.stderr,
+          f"an unseeded shuffle is said: {proc.stderr}")
+    # A seed TensorFlow cannot know here: said.
+    write("flagseed.py", "import tensorflow as tf\n"
+                         "import config\n"
+                         "tf.random.set_seed(config.SEED)\n"
+                         "def input_fn():\n"
+                         "  return tf.data.Dataset.range(4).shuffle(4)\n")
+    out = traced_json("--python", "flagseed.py")
+    check(any("tf.random.set_seed(...) of a value tfdist cannot know" in a
+              for a in out["assumptions"]), f"unknown global seed: {out['assumptions']}")
 
 
 def check_ops(tmp):
