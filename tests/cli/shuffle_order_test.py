@@ -6,7 +6,7 @@
 # over a few hundred random pipelines: op seeds or none, a global seed and
 # op-seed offset or none, buffers smaller and larger than the data,
 # reshuffle_each_iteration both ways, shuffles in a row, repeat() after,
-# several passes, and FILE sharding of shuffled file names.
+# several passes, and DATA and FILE sharding.
 # Usage: shuffle_order_test.py TFDIST [CASES]
 import json
 import os
@@ -156,6 +156,26 @@ def check_file_sharding(rng, tmp):
         check(got == want, f"FILE worker {w}: {expr} {args}\n got  {got}\n want {want}")
 
 
+def check_data_sharding(rng):
+    """DATA: every worker runs the whole pipeline with the same seeds and
+    keeps every W-th element of its order, epoch after epoch."""
+    workers = rng.randint(2, 4)
+    n = rng.randint(workers, 30)  # fewer elements than workers is an error
+    buffer_size, seed, global_seed = rng.randint(1, 12), rng.randint(0, 99), rng.randint(0, 99)
+    epochs = rng.randint(1, 3)
+    expr = f"range({n}).shuffle({buffer_size}, seed={seed})"  # unbatched: elements sharded
+    model = Shuffle(list(range(n)), buffer_size, get_seed(global_seed, seed, None), True)
+    orders = [list(model) for _ in range(epochs)]
+    out = json.loads(tfdist("layout", "--format", "json", "--policy", "DATA", "--workers",
+                            str(workers), "--epochs", str(epochs), "--global-seed",
+                            str(global_seed), expr).stdout)
+    for w in range(workers):
+        want = [str(x) for order in orders for x in order[w::workers]]
+        got = out["workers"][w]["elements"]
+        check(got == want, f"DATA worker {w}: {expr} x{workers} --global-seed {global_seed} "
+                           f"--epochs {epochs}\n got  {got}\n want {want}")
+
+
 def main():
     checks.TFDIST = os.path.abspath(sys.argv[1])
     cases = int(sys.argv[2]) if len(sys.argv) > 2 else 300
@@ -164,6 +184,8 @@ def main():
         expr, args, want = random_case(rng)
         got = json.loads(tfdist(*args, expr).stdout)["elements"]
         check(got == want, f"{expr} {args}\n got  {got}\n want {want}")
+    for _ in range(20):
+        check_data_sharding(rng)
     tmp = tempfile.mkdtemp(prefix="tfdist-shuffle-")
     try:
         for _ in range(8):
