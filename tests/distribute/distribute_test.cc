@@ -173,6 +173,33 @@ Plan PlanOf(const std::string& expr, int64_t workers, int64_t replicas, AutoShar
   return plan;
 }
 
+// The batches of worker 0's replicas, step by step.
+std::string StepsText(const Layout& l) {
+  std::string out;
+  for (const Step& s : l.steps) {
+    for (const ReplicaBatch& b : s.batches) out += testing::BatchLabels(b.elements);
+  }
+  return out;
+}
+
+TEST_CASE("one replica in sync gets the pipeline's own batches, whatever the policy and split") {
+  // batch(4).repeat(2) makes a short batch mid-stream: a batch-sizes split
+  // would carry elements across it, which tf.distribute never does for N = 1.
+  const std::string expr = "range(6).batch(4).repeat(2)";
+  for (AutoShardPolicy policy :
+       {AutoShardPolicy::kAuto, AutoShardPolicy::kData, AutoShardPolicy::kOff}) {
+    for (Split split : {Split::kAuto, Split::kBatchSizes, Split::kLegacy, Split::kNone}) {
+      CAPTURE(PolicyName(policy));
+      CAPTURE(SplitName(split));
+      const Plan plan = PlanOf(expr, 1, 1, policy, split);
+      REQUIRE(plan.status.ok());
+      CHECK(plan.layout.decision.split == Split::kNone);
+      CHECK(plan.layout.decision.warnings.empty());
+      CHECK(StepsText(plan.layout) == "[0,1,2,3][4,5][0,1,2,3][4,5]");
+    }
+  }
+}
+
 TEST_CASE("an endless pipeline needs max_steps; with it, any number of steps streams") {
   DistributeOptions o;
   o.topology = {2, 2};
