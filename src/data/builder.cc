@@ -33,7 +33,7 @@ Result<DatasetPtr> Builder::Build() {
 }
 
 Result<DatasetPtr> Builder::Apply(const ListFilesOp& p, const Op& op, DatasetPtr) {
-  Result<StringList> files = io::ExpandFilePatterns(p.patterns);
+  Result<StringList> files = io::ExpandFilePatterns(p.patterns, io::MatchRule::kAnyPattern);
   if (!files.ok()) {
     const Advice& advice = files.status().advice();
     return ErrorAt(op.pos, fmt::format("list_files: {}", files.status().message()))

@@ -176,9 +176,16 @@ TEST_CASE("list_files sorts byte-wise, shuffles as a full permutation, and needs
   CHECK(shuffled.size() == 3);
   CHECK(std::set<std::string>(shuffled.begin(), shuffled.end()).size() == 3);
   CHECK(Out("list_files(\"" + pattern + "\", seed=4)") == shuffled);
-  const std::string missing = Error("list_files(\"" + f.dir() + "/nope*\")");
-  CHECK(missing.find("column 1: list_files: no files match") == 0);
-  CHECK(missing.find("nope*") != std::string::npos);
+  CHECK(Error("list_files(\"" + f.dir() + "/nope*\")") ==
+        "column 1: list_files: No files matched pattern: " + f.dir() + "/nope*");
+  // Several patterns: only none matching at all is an error (TensorFlow
+  // asserts on the pooled matches), and a name matched twice is listed twice.
+  CHECK(Out("list_files([\"" + f.dir() + "/nope*\", \"" + f.dir() + "/x.1*\", \"" + f.dir() +
+            "/x.1\"], shuffle=False)") ==
+        std::vector<std::string>{f.dir() + "/x.1", f.dir() + "/x.1", f.dir() + "/x.10"});
+  CHECK(Error("list_files([\"" + f.dir() + "/nope*\", \"" + f.dir() + "/none\"])") ==
+        "column 1: list_files: No files matched pattern: " + f.dir() + "/nope*, " + f.dir() +
+            "/none");
   CHECK(Error("list_files([])") ==
         "column 1: list_files: no files match an empty list of patterns");
 }
@@ -678,6 +685,24 @@ TEST_CASE("map() does not hide the files from FILE sharding (auto_shard passes M
   CHECK(l.decision.applied == dist::AutoShardPolicy::kFile);
   const dist::Layout after = LayoutOf("tfrecord(" + files + ").batch(2)" + map, 2, 1);
   CHECK(after.decision.applied == dist::AutoShardPolicy::kFile);
+}
+
+TEST_CASE("a layout's list_files pools the matches of its patterns, as TensorFlow's") {
+  Files f;
+  f.Add("a", {"a0", "a1"});
+  f.Add("b", {"b0"});
+  const std::string patterns = "['" + f.dir() + "/nope*', '" + f.dir() + "/[ab]']";
+  const dist::Layout l = LayoutOf(
+      "list_files(" + patterns + ", shuffle=False).interleave(tfrecord, cycle_length=1)", 1, 1);
+  REQUIRE(l.workers.size() == 1);
+  std::string seen;
+  for (const auto& e : l.workers[0].elements) seen += e.Label() + " ";
+  CHECK(seen == "a0 a1 b0 ");
+  auto p = ParsePipeline("list_files(['" + f.dir() + "/nope*', '" + f.dir() + "/none'])");
+  REQUIRE(p.ok());
+  auto none = dist::PlanLayout(*p, dist::DistributeOptions(), BuildOptions());
+  CHECK(none.status().message() == "column 1: list_files: No files matched pattern: " + f.dir() +
+                                       "/nope*, " + f.dir() + "/none");
 }
 
 TEST_CASE("map() after batch() hides the static batch size (compute_batch_size stops at it)") {
