@@ -123,7 +123,7 @@ Status DecidePolicy(const PipelineShape& s, const DistributeOptions& options, De
       d.reason = "OFF: no sharding, every worker reads everything";
       break;
     case AutoShardPolicy::kHint:
-      d.reason = "HINT: shard(SHARD_HINT, SHARD_HINT) becomes shard(num_workers, worker)";
+      d.reason = "HINT: every shard(SHARD_HINT, ...) becomes shard(num_workers, worker)";
       break;
   }
   if (d.ShardsData(options.topology)) {

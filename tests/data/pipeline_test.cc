@@ -352,6 +352,56 @@ TEST_CASE("SHARD_HINT is filled in only by the HINT policy") {
   CHECK(Out("range(8).shard(tf.data.experimental.SHARD_HINT, SHARD_HINT)", o) == Seq({"2", "5"}));
 }
 
+TEST_CASE("HINT rewrites every shard(SHARD_HINT, i) to shard(W, w), ignoring i") {
+  BuildOptions o;
+  o.shard_hint = std::make_pair(int64_t{3}, int64_t{2});
+  // auto_shard matches num_shards by its value, -1, and replaces both
+  // arguments whatever the index says.
+  CHECK(Out("range(8).shard(SHARD_HINT, 0)", o) == Seq({"2", "5"}));
+  CHECK(Out("range(8).shard(SHARD_HINT, 7)", o) == Seq({"2", "5"}));
+  CHECK(Out("range(8).shard(-1, 1)", o) == Seq({"2", "5"}));
+  // Every such shard, and nothing else: a numbered shard stays as written.
+  CHECK(Out("range(18).shard(SHARD_HINT, 0).shard(2, 1).shard(SHARD_HINT, 1)", o) ==
+        Seq({"17"}));
+  // A numbered num_shards is not rewritten, so SHARD_HINT as its index
+  // stays -1: out of range, whatever the policy.
+  const std::string index = "column 19: shard(): index must be in [0, num_shards); got SHARD_HINT "
+                            "for 2 shards (the HINT policy fills in only shard(SHARD_HINT, ...))";
+  CHECK(Error("range(8).shard(2, SHARD_HINT)", o) == index);
+  CHECK(Error("range(8).shard(2, SHARD_HINT)") == index);
+  CHECK(Evaluate("range(8).shard(2, SHARD_HINT)", o).status.advice().remedy == Remedy::kNone);
+}
+
+TEST_CASE("a HINT shard must not be empty: TensorFlow's error when 0 < elements < workers") {
+  const std::string too_few = "column 10: shard(): Could not apply FILE based sharding: the "
+                              "dataset only has 2 file(s), which is not enough for the required "
+                              "3 shards/workers.";
+  for (int64_t w = 0; w < 3; ++w) {
+    CAPTURE(w);
+    BuildOptions o;
+    o.shard_hint = std::make_pair(int64_t{3}, w);
+    const Run r = Evaluate("range(2).shard(SHARD_HINT, SHARD_HINT)", o);
+    CHECK(r.status.message() == too_few);
+    CHECK(r.status.advice().remedy == Remedy::kMoreFilesFewerWorkers);
+    CHECK(r.status.position() == 9);
+    // A worker that gets an element fails before giving it, as TensorFlow's
+    // first GetNext does; the one that gets none fails at the end.
+    CHECK(r.out.empty());
+    // Enough elements, or none at all: no error.
+    CHECK(Out("range(3).shard(SHARD_HINT, SHARD_HINT)", o) ==
+          std::vector<std::string>{std::to_string(w)});
+    CHECK(Out("range(7).shard(SHARD_HINT, 0)", o).size() == (w == 0 ? 3 : 2));
+    CHECK(Out("range(0).shard(SHARD_HINT, SHARD_HINT)", o).empty());
+    // Checked again on each pass of a repeat after it.
+    CHECK(Evaluate("range(2).shard(SHARD_HINT, 0).repeat(2)", o).status.message() == too_few);
+  }
+  // A shard written with numbers is the user's: it may be empty.
+  CHECK(Out("range(2).shard(3, 2)").empty());
+  BuildOptions one;
+  one.shard_hint = std::make_pair(int64_t{1}, int64_t{0});
+  CHECK(Out("range(1).shard(SHARD_HINT, 0)", one) == Seq({"0"}));
+}
+
 TEST_CASE("records carry their origin; non-text payloads are labelled file:index") {
   Files f;
   const std::string path = f.Add("bin", {std::string("\xff\x01", 2), "ok"});

@@ -200,6 +200,33 @@ TEST_CASE("one replica in sync gets the pipeline's own batches, whatever the pol
   }
 }
 
+TEST_CASE("HINT: each worker's shard(SHARD_HINT, i) is shard(W, w), and must not be empty") {
+  // The index written is ignored: every worker gets its own share.
+  const Plan two = PlanOf("range(6).shard(SHARD_HINT, 0)", 2, 1, AutoShardPolicy::kHint);
+  REQUIRE(two.status.ok());
+  CHECK(two.layout.decision.applied == AutoShardPolicy::kHint);
+  REQUIRE(two.layout.workers.size() == 2);
+  CHECK(testing::BatchLabels(two.layout.workers[0].elements) == "[0,2,4]");
+  CHECK(testing::BatchLabels(two.layout.workers[1].elements) == "[1,3,5]");
+  // Fewer elements than workers: TensorFlow's require_non_empty error, for
+  // the whole layout and for any one worker.
+  const Plan three = PlanOf("range(2).shard(SHARD_HINT, 0)", 3, 1, AutoShardPolicy::kHint);
+  CHECK(three.status.code() == StatusCode::kInvalidArgument);
+  CHECK(three.status.message().find("Could not apply FILE based sharding: the dataset only has 2 "
+                                    "file(s), which is not enough for the required 3 "
+                                    "shards/workers.") != std::string::npos);
+  for (int64_t w = 0; w < 3; ++w) {
+    auto p = data::ParsePipeline("range(2).shard(SHARD_HINT, 0)");
+    REQUIRE(p.ok());
+    DistributeOptions o;
+    o.topology = {3, 1};
+    o.policy = AutoShardPolicy::kHint;
+    o.worker = w;
+    CHECK(PlanLayout(*p, o, data::BuildOptions()).status().advice().remedy ==
+          Remedy::kMoreFilesFewerWorkers);
+  }
+}
+
 TEST_CASE("an endless pipeline needs max_steps; with it, any number of steps streams") {
   DistributeOptions o;
   o.topology = {2, 2};
