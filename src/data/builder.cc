@@ -86,12 +86,16 @@ Result<DatasetPtr> Builder::Apply(const ShardOp& p, const Op& op, DatasetPtr in)
     const auto [workers, worker] = *options_.shard_hint;
     // TensorFlow's error for a rewritten shard over too few elements
     // (shard_dataset_op.cc), which speaks of files whatever the input is.
-    TooFewForShards too_few = [text = pipeline_.text, pos = op.pos, workers](int64_t found) {
-      return PositionError(text, pos,
-                           fmt::format("shard(): Could not apply FILE based sharding: the dataset "
-                                       "only has {} file(s), which is not enough for the "
-                                       "required {} shards/workers.",
-                                       found, workers))
+    // As PositionError words it; the position is found now, as the stage
+    // does not keep the expression.
+    TooFewForShards too_few = [where = DescribePosition(pipeline_.text, op.pos), pos = op.pos,
+                               workers](int64_t found) {
+      return Status::InvalidArgument(
+                 fmt::format("{}: shard(): Could not apply FILE based sharding: the dataset only "
+                             "has {} file(s), which is not enough for the required {} "
+                             "shards/workers.",
+                             where, found, workers))
+          .WithPosition(pos)
           .WithAdvice(Remedy::kMoreFilesFewerWorkers);
     };
     return NewShardDataset(std::move(in), workers, worker, std::move(too_few));
