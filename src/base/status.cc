@@ -55,6 +55,8 @@ std::string RemedyText(const Advice& a) {
       return "(use distribute_datasets_from_function)";
     case Remedy::kHintPolicy:
       return "(use the HINT policy)";
+    case Remedy::kMoreFilesFewerWorkers:
+      return "(rewrite the data into more files, or use fewer workers)";
     case Remedy::kOneWorker:
       return "(run one worker on this host)";
     case Remedy::kLegacySplit:

@@ -53,6 +53,10 @@ std::string Describe(std::string_view message, const Advice& a) {
       return fmt::format("{} (tfdist layout --api from-function)", message);
     case Remedy::kHintPolicy:
       return fmt::format("{} (--policy HINT)", message);
+    case Remedy::kMoreFilesFewerWorkers:
+      return fmt::format(
+          "{} (split the data into more files with tfdist reshard, or use fewer --workers)",
+          message);
     case Remedy::kOneWorker:
       return fmt::format("{} (run one worker with --worker)", message);
     case Remedy::kLegacySplit:

@@ -15,6 +15,12 @@
 #include "tfdist/io/file_list.h"
 
 namespace tfdist::data {
+namespace {
+
+// tf.data.experimental.SHARD_HINT's value.
+constexpr int64_t kShardHintValue = -1;
+
+}  // namespace
 
 Builder::Builder(const Pipeline& pipeline, const BuildOptions& options)
     : pipeline_(pipeline), options_(options) {
@@ -34,7 +40,7 @@ Result<DatasetPtr> Builder::Build() {
 }
 
 Result<DatasetPtr> Builder::Apply(const ListFilesOp& p, const Op& op, DatasetPtr) {
-  Result<StringList> files = io::ExpandFilePatterns(p.patterns);
+  Result<StringList> files = io::ExpandFilePatterns(p.patterns, io::MatchRule::kAnyPattern);
   if (!files.ok()) {
     const Advice& advice = files.status().advice();
     return ErrorAt(op.pos, fmt::format("list_files: {}", files.status().message()))
@@ -73,21 +79,42 @@ Result<DatasetPtr> Builder::Apply(const RangeOp& p, const Op& op, DatasetPtr) {
 }
 
 Result<DatasetPtr> Builder::Apply(const ShardOp& p, const Op& op, DatasetPtr in) {
-  int64_t n, i;
-  if (options_.shard_hint && p.num_shards.symbol == IntArg::Symbol::kShardHint) {
-    n = options_.shard_hint->first;
-  } else {
-    TFDIST_ASSIGN_OR_RETURN(n, Resolve(p.num_shards, op.name));
+  // The HINT rewrite matches num_shards alone, by its value (SHARD_HINT is
+  // the constant -1, however it is written), and replaces both arguments:
+  // the index written is ignored, as the num_shards placeholder is.
+  const IntArg& num_shards = p.num_shards;
+  if (options_.shard_hint &&
+      (num_shards.symbol == IntArg::Symbol::kShardHint ||
+       (num_shards.symbol == IntArg::Symbol::kLiteral && num_shards.value == kShardHintValue))) {
+    const auto [workers, worker] = *options_.shard_hint;
+    // TensorFlow's error for a rewritten shard over too few elements
+    // (shard_dataset_op.cc), which speaks of files whatever the input is.
+    // As PositionError words it; the position is found now, as the stage
+    // does not keep the expression.
+    TooFewForShards too_few = [where = DescribePosition(pipeline_.text, op.pos), pos = op.pos,
+                               workers](int64_t found) {
+      return Status::InvalidArgument(
+                 fmt::format("{}: shard(): Could not apply FILE based sharding: the dataset only "
+                             "has {} file(s), which is not enough for the required {} "
+                             "shards/workers.",
+                             where, found, workers))
+          .WithPosition(pos)
+          .WithAdvice(Remedy::kMoreFilesFewerWorkers);
+    };
+    return NewShardDataset(std::move(in), workers, worker, std::move(too_few));
   }
-  if (options_.shard_hint && p.index.symbol == IntArg::Symbol::kShardHint) {
-    i = options_.shard_hint->second;
-  } else {
-    TFDIST_ASSIGN_OR_RETURN(i, Resolve(p.index, op.name));
-  }
+  TFDIST_ASSIGN_OR_RETURN(const int64_t n, Resolve(num_shards, op.name));
   if (n <= 0) {
-    return ErrorAt(p.num_shards.pos,
-                   fmt::format("shard(): num_shards must be positive; got {}", n));
+    return ErrorAt(num_shards.pos, fmt::format("shard(): num_shards must be positive; got {}", n));
   }
+  // Not rewritten (its num_shards is a number), so its index stays -1.
+  if (p.index.symbol == IntArg::Symbol::kShardHint) {
+    return ErrorAt(p.index.pos, fmt::format("shard(): index must be in [0, num_shards); got "
+                                            "SHARD_HINT for {} shards (the HINT policy fills in "
+                                            "only shard(SHARD_HINT, ...))",
+                                            n));
+  }
+  TFDIST_ASSIGN_OR_RETURN(const int64_t i, Resolve(p.index, op.name));
   if (i < 0 || i >= n) {
     return ErrorAt(p.index.pos, fmt::format("shard(): index must be in [0, num_shards); got "
                                             "index {} for {} shards",

@@ -162,19 +162,39 @@ class UnaryDataset final : public Dataset {
 
 class ShardIterator final : public Iterator {
  public:
-  ShardIterator(std::unique_ptr<Iterator> in, int64_t n, int64_t i)
-      : in_(std::move(in)), n_(n), i_(i) {}
+  ShardIterator(std::unique_ptr<Iterator> in, int64_t n, int64_t i, TooFewForShards too_few)
+      : in_(std::move(in)), n_(n), i_(i), too_few_(std::move(too_few)) {}
   Status GetNext(Element& out, bool& end) override {
     for (;;) {
       TFDIST_RETURN_IF_ERROR(in_->GetNext(out, end));
-      if (end) return Status::OK();
-      if (position_++ % n_ == i_) return Status::OK();
+      if (end) {
+        if (too_few_ && position_ > 0 && position_ < n_) return too_few_(position_);
+        return Status::OK();
+      }
+      if (position_++ % n_ != i_) continue;
+      if (too_few_ && position_ < n_) TFDIST_RETURN_IF_ERROR(SkipFirstRound());
+      return Status::OK();
     }
   }
 
  private:
+  // TensorFlow's non-empty check, at the shard's first element: the other
+  // shards' elements of the first round must all be there. They are no
+  // element of this shard, so they are dropped.
+  Status SkipFirstRound() {
+    Element skipped;
+    bool end = false;
+    while (position_ < n_) {
+      TFDIST_RETURN_IF_ERROR(in_->GetNext(skipped, end));
+      if (end) return too_few_(position_);
+      ++position_;
+    }
+    return Status::OK();
+  }
+
   std::unique_ptr<Iterator> in_;
   int64_t n_, i_;
+  TooFewForShards too_few_;
   int64_t position_ = 0;
 };
 
@@ -458,9 +478,10 @@ Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
   return OpenRecords(name, compression, 0, bytes_read);
 }
 
-DatasetPtr NewShardDataset(DatasetPtr input, int64_t num_shards, int64_t index) {
-  return std::make_shared<UnaryDataset<ShardIterator, int64_t, int64_t>>(std::move(input),
-                                                                         num_shards, index);
+DatasetPtr NewShardDataset(DatasetPtr input, int64_t num_shards, int64_t index,
+                           TooFewForShards too_few) {
+  return std::make_shared<UnaryDataset<ShardIterator, int64_t, int64_t, TooFewForShards>>(
+      std::move(input), num_shards, index, std::move(too_few));
 }
 
 DatasetPtr NewRepeatDataset(DatasetPtr input, int64_t count) {

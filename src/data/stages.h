@@ -50,8 +50,19 @@ Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
                                                       io::Compression compression,
                                                       std::atomic<uint64_t>* bytes_read);
 
+// Called with the number of elements of an input too short for a shard that
+// must not be empty; returns the error to report.
+using TooFewForShards = std::function<Status(int64_t found)>;
+
 // Elements at positions p % num_shards == index. REQUIRES: 0 <= index < num_shards.
-DatasetPtr NewShardDataset(DatasetPtr input, int64_t num_shards, int64_t index);
+// With `too_few` set, the shard is one an auto-shard rewrite made, which
+// TensorFlow requires to be non-empty (require_non_empty): an input of `n`
+// elements with 0 < n < num_shards fails with too_few(n). As TensorFlow's, a
+// shard that gets an element fails at its first GetNext, before giving it;
+// one that gets none (index >= n), which TensorFlow lets end, fails at the
+// end of its input, so that every worker reports what fails the job.
+DatasetPtr NewShardDataset(DatasetPtr input, int64_t num_shards, int64_t index,
+                           TooFewForShards too_few = nullptr);
 
 // count < 0: forever (an epoch with no element ends it, as in TensorFlow).
 DatasetPtr NewRepeatDataset(DatasetPtr input, int64_t count);

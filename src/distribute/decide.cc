@@ -123,7 +123,7 @@ Status DecidePolicy(const PipelineShape& s, const DistributeOptions& options, De
       d.reason = "OFF: no sharding, every worker reads everything";
       break;
     case AutoShardPolicy::kHint:
-      d.reason = "HINT: shard(SHARD_HINT, SHARD_HINT) becomes shard(num_workers, worker)";
+      d.reason = "HINT: every shard(SHARD_HINT, ...) becomes shard(num_workers, worker)";
       break;
   }
   if (d.ShardsData(options.topology)) {
@@ -142,6 +142,21 @@ Status DecideSplit(const PipelineShape& s, const DistributeOptions& options, Dec
   if (!s.batched) {
     d.split = Split::kNone;
     d.split_reason = "the pipeline does not end in batch(): no split";
+  } else if (N == 1) {
+    // tf.distribute adds a rebatch only for more than one replica in sync
+    // (input_lib), whatever the policy: the global batch is the replica's.
+    d.split = Split::kNone;
+    if (asked == Split::kNone) {
+      d.split_requested = true;
+      d.split_reason = "each element is one replica's batch";
+    } else if (asked == Split::kAuto) {
+      d.split_reason = "one replica in sync: nothing to split";
+    } else {
+      d.split_reason = fmt::format(
+          "one replica in sync: tf.distribute adds no rebatch, so the {} split asked for does "
+          "not apply",
+          SplitName(asked));
+    }
   } else if (d.applied == AutoShardPolicy::kData) {
     d.split = Split::kLegacy;
     d.split_reason = "DATA sharding forces the legacy split (RebatchDataset)";
@@ -155,10 +170,7 @@ Status DecideSplit(const PipelineShape& s, const DistributeOptions& options, Dec
       d.split_reason = "each element is one replica's batch";
     }
   } else if (asked == Split::kAuto) {
-    if (N == 1) {
-      d.split = Split::kNone;
-      d.split_reason = "one replica in sync: nothing to split";
-    } else if (s.global_batch_size) {
+    if (s.global_batch_size) {
       d.split = Split::kBatchSizes;
       d.split_reason = fmt::format(
           "the global batch size {} is static: RebatchDatasetV2 with batch_sizes_for_worker",

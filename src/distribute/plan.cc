@@ -74,7 +74,8 @@ Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
   data::Pipeline out = in;
   const auto* l = std::get_if<data::ListFilesOp>(&in.ops[0].params);
   if (l == nullptr) return out;
-  Result<StringList> files = io::ExpandFilePatterns(l->patterns, listings);
+  Result<StringList> files =
+      io::ExpandFilePatterns(l->patterns, listings, io::MatchRule::kAnyPattern);
   if (!files.ok()) {
     const Advice& advice = files.status().advice();
     return data::PositionError(in.text, in.ops[0].pos,

@@ -9,6 +9,9 @@
 #include <limits.h>
 #include <malloc.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -265,14 +268,15 @@ void SortBytewise(std::vector<std::string_view>& names) {
   names.swap(sorted);
 }
 
-Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns) {
-  return ExpandFilePatterns(patterns, FolderListings());
+Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns, MatchRule rule) {
+  return ExpandFilePatterns(patterns, FolderListings(), rule);
 }
 
 namespace {
 
 // ExpandFilePatterns, but for giving back the memory it used.
-Result<StringList> Expand(std::span<const std::string> patterns, const FolderListings& listings) {
+Result<StringList> Expand(std::span<const std::string> patterns, const FolderListings& listings,
+                          MatchRule rule) {
   // As TensorFlow's MatchingFiles: no pattern matches no file.
   if (patterns.empty()) return Status::InvalidArgument("no files match an empty list of patterns");
   if (std::optional<StringList> direct = FromOneListing(patterns, listings)) return *direct;
@@ -296,13 +300,19 @@ Result<StringList> Expand(std::span<const std::string> patterns, const FolderLis
     if (matched == 0) unmatched.push_back(pattern);
     TFDIST_RETURN_IF_ERROR(CheckIndexFiles(pattern, std::span(matches.names()).subspan(first)));
   }
-  if (!unmatched.empty()) {
+  std::vector<std::string_view>& names = matches.names();
+  if (rule == MatchRule::kEveryPattern && !unmatched.empty()) {
     std::string list;
     for (const std::string& p : unmatched)
       list += fmt::format("{}'{}'", list.empty() ? "" : ", ", p);
     return Status::InvalidArgument(fmt::format("no files match {}", list));
   }
-  std::vector<std::string_view>& names = matches.names();
+  // list_files asserts on the pooled matches, and its message joins every
+  // pattern with ", ".
+  if (names.empty()) {
+    return Status::InvalidArgument(
+        fmt::format("No files matched pattern: {}", fmt::join(patterns, ", ")));
+  }
   SortBytewise(names);
   return StringList(std::span<const std::string_view>(names));
 }
@@ -310,8 +320,8 @@ Result<StringList> Expand(std::span<const std::string> patterns, const FolderLis
 }  // namespace
 
 Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
-                                      const FolderListings& listings) {
-  Result<StringList> list = Expand(patterns, listings);
+                                      const FolderListings& listings, MatchRule rule) {
+  Result<StringList> list = Expand(patterns, listings, rule);
   // A large glob's transient memory (its matches, copied and sorted: tens of
   // megabytes for a million names) goes back to the system now. The process
   // would keep it otherwise: main() raises glibc's trim threshold for the

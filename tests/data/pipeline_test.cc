@@ -176,9 +176,16 @@ TEST_CASE("list_files sorts byte-wise, shuffles as a full permutation, and needs
   CHECK(shuffled.size() == 3);
   CHECK(std::set<std::string>(shuffled.begin(), shuffled.end()).size() == 3);
   CHECK(Out("list_files(\"" + pattern + "\", seed=4)") == shuffled);
-  const std::string missing = Error("list_files(\"" + f.dir() + "/nope*\")");
-  CHECK(missing.find("column 1: list_files: no files match") == 0);
-  CHECK(missing.find("nope*") != std::string::npos);
+  CHECK(Error("list_files(\"" + f.dir() + "/nope*\")") ==
+        "column 1: list_files: No files matched pattern: " + f.dir() + "/nope*");
+  // Several patterns: only none matching at all is an error (TensorFlow
+  // asserts on the pooled matches), and a name matched twice is listed twice.
+  CHECK(Out("list_files([\"" + f.dir() + "/nope*\", \"" + f.dir() + "/x.1*\", \"" + f.dir() +
+            "/x.1\"], shuffle=False)") ==
+        std::vector<std::string>{f.dir() + "/x.1", f.dir() + "/x.1", f.dir() + "/x.10"});
+  CHECK(Error("list_files([\"" + f.dir() + "/nope*\", \"" + f.dir() + "/none\"])") ==
+        "column 1: list_files: No files matched pattern: " + f.dir() + "/nope*, " + f.dir() +
+            "/none");
   CHECK(Error("list_files([])") ==
         "column 1: list_files: no files match an empty list of patterns");
 }
@@ -343,6 +350,56 @@ TEST_CASE("SHARD_HINT is filled in only by the HINT policy") {
   BuildOptions o;
   o.shard_hint = std::make_pair(int64_t{3}, int64_t{2});
   CHECK(Out("range(8).shard(tf.data.experimental.SHARD_HINT, SHARD_HINT)", o) == Seq({"2", "5"}));
+}
+
+TEST_CASE("HINT rewrites every shard(SHARD_HINT, i) to shard(W, w), ignoring i") {
+  BuildOptions o;
+  o.shard_hint = std::make_pair(int64_t{3}, int64_t{2});
+  // auto_shard matches num_shards by its value, -1, and replaces both
+  // arguments whatever the index says.
+  CHECK(Out("range(8).shard(SHARD_HINT, 0)", o) == Seq({"2", "5"}));
+  CHECK(Out("range(8).shard(SHARD_HINT, 7)", o) == Seq({"2", "5"}));
+  CHECK(Out("range(8).shard(-1, 1)", o) == Seq({"2", "5"}));
+  // Every such shard, and nothing else: a numbered shard stays as written.
+  CHECK(Out("range(18).shard(SHARD_HINT, 0).shard(2, 1).shard(SHARD_HINT, 1)", o) ==
+        Seq({"17"}));
+  // A numbered num_shards is not rewritten, so SHARD_HINT as its index
+  // stays -1: out of range, whatever the policy.
+  const std::string index = "column 19: shard(): index must be in [0, num_shards); got SHARD_HINT "
+                            "for 2 shards (the HINT policy fills in only shard(SHARD_HINT, ...))";
+  CHECK(Error("range(8).shard(2, SHARD_HINT)", o) == index);
+  CHECK(Error("range(8).shard(2, SHARD_HINT)") == index);
+  CHECK(Evaluate("range(8).shard(2, SHARD_HINT)", o).status.advice().remedy == Remedy::kNone);
+}
+
+TEST_CASE("a HINT shard must not be empty: TensorFlow's error when 0 < elements < workers") {
+  const std::string too_few = "column 10: shard(): Could not apply FILE based sharding: the "
+                              "dataset only has 2 file(s), which is not enough for the required "
+                              "3 shards/workers.";
+  for (int64_t w = 0; w < 3; ++w) {
+    CAPTURE(w);
+    BuildOptions o;
+    o.shard_hint = std::make_pair(int64_t{3}, w);
+    const Run r = Evaluate("range(2).shard(SHARD_HINT, SHARD_HINT)", o);
+    CHECK(r.status.message() == too_few);
+    CHECK(r.status.advice().remedy == Remedy::kMoreFilesFewerWorkers);
+    CHECK(r.status.position() == 9);
+    // A worker that gets an element fails before giving it, as TensorFlow's
+    // first GetNext does; the one that gets none fails at the end.
+    CHECK(r.out.empty());
+    // Enough elements, or none at all: no error.
+    CHECK(Out("range(3).shard(SHARD_HINT, SHARD_HINT)", o) ==
+          std::vector<std::string>{std::to_string(w)});
+    CHECK(Out("range(7).shard(SHARD_HINT, 0)", o).size() == (w == 0 ? 3 : 2));
+    CHECK(Out("range(0).shard(SHARD_HINT, SHARD_HINT)", o).empty());
+    // Checked again on each pass of a repeat after it.
+    CHECK(Evaluate("range(2).shard(SHARD_HINT, 0).repeat(2)", o).status.message() == too_few);
+  }
+  // A shard written with numbers is the user's: it may be empty.
+  CHECK(Out("range(2).shard(3, 2)").empty());
+  BuildOptions one;
+  one.shard_hint = std::make_pair(int64_t{1}, int64_t{0});
+  CHECK(Out("range(1).shard(SHARD_HINT, 0)", one) == Seq({"0"}));
 }
 
 TEST_CASE("records carry their origin; non-text payloads are labelled file:index") {
@@ -678,6 +735,24 @@ TEST_CASE("map() does not hide the files from FILE sharding (auto_shard passes M
   CHECK(l.decision.applied == dist::AutoShardPolicy::kFile);
   const dist::Layout after = LayoutOf("tfrecord(" + files + ").batch(2)" + map, 2, 1);
   CHECK(after.decision.applied == dist::AutoShardPolicy::kFile);
+}
+
+TEST_CASE("a layout's list_files pools the matches of its patterns, as TensorFlow's") {
+  Files f;
+  f.Add("a", {"a0", "a1"});
+  f.Add("b", {"b0"});
+  const std::string patterns = "['" + f.dir() + "/nope*', '" + f.dir() + "/[ab]']";
+  const dist::Layout l = LayoutOf(
+      "list_files(" + patterns + ", shuffle=False).interleave(tfrecord, cycle_length=1)", 1, 1);
+  REQUIRE(l.workers.size() == 1);
+  std::string seen;
+  for (const auto& e : l.workers[0].elements) seen += e.Label() + " ";
+  CHECK(seen == "a0 a1 b0 ");
+  auto p = ParsePipeline("list_files(['" + f.dir() + "/nope*', '" + f.dir() + "/none'])");
+  REQUIRE(p.ok());
+  auto none = dist::PlanLayout(*p, dist::DistributeOptions(), BuildOptions());
+  CHECK(none.status().message() == "column 1: list_files: No files matched pattern: " + f.dir() +
+                                       "/nope*, " + f.dir() + "/none");
 }
 
 TEST_CASE("map() after batch() hides the static batch size (compute_batch_size stops at it)") {

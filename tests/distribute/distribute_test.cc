@@ -173,6 +173,60 @@ Plan PlanOf(const std::string& expr, int64_t workers, int64_t replicas, AutoShar
   return plan;
 }
 
+// The batches of worker 0's replicas, step by step.
+std::string StepsText(const Layout& l) {
+  std::string out;
+  for (const Step& s : l.steps) {
+    for (const ReplicaBatch& b : s.batches) out += testing::BatchLabels(b.elements);
+  }
+  return out;
+}
+
+TEST_CASE("one replica in sync gets the pipeline's own batches, whatever the policy and split") {
+  // batch(4).repeat(2) makes a short batch mid-stream: a batch-sizes split
+  // would carry elements across it, which tf.distribute never does for N = 1.
+  const std::string expr = "range(6).batch(4).repeat(2)";
+  for (AutoShardPolicy policy :
+       {AutoShardPolicy::kAuto, AutoShardPolicy::kData, AutoShardPolicy::kOff}) {
+    for (Split split : {Split::kAuto, Split::kBatchSizes, Split::kLegacy, Split::kNone}) {
+      CAPTURE(PolicyName(policy));
+      CAPTURE(SplitName(split));
+      const Plan plan = PlanOf(expr, 1, 1, policy, split);
+      REQUIRE(plan.status.ok());
+      CHECK(plan.layout.decision.split == Split::kNone);
+      CHECK(plan.layout.decision.warnings.empty());
+      CHECK(StepsText(plan.layout) == "[0,1,2,3][4,5][0,1,2,3][4,5]");
+    }
+  }
+}
+
+TEST_CASE("HINT: each worker's shard(SHARD_HINT, i) is shard(W, w), and must not be empty") {
+  // The index written is ignored: every worker gets its own share.
+  const Plan two = PlanOf("range(6).shard(SHARD_HINT, 0)", 2, 1, AutoShardPolicy::kHint);
+  REQUIRE(two.status.ok());
+  CHECK(two.layout.decision.applied == AutoShardPolicy::kHint);
+  REQUIRE(two.layout.workers.size() == 2);
+  CHECK(testing::BatchLabels(two.layout.workers[0].elements) == "[0,2,4]");
+  CHECK(testing::BatchLabels(two.layout.workers[1].elements) == "[1,3,5]");
+  // Fewer elements than workers: TensorFlow's require_non_empty error, for
+  // the whole layout and for any one worker.
+  const Plan three = PlanOf("range(2).shard(SHARD_HINT, 0)", 3, 1, AutoShardPolicy::kHint);
+  CHECK(three.status.code() == StatusCode::kInvalidArgument);
+  CHECK(three.status.message().find("Could not apply FILE based sharding: the dataset only has 2 "
+                                    "file(s), which is not enough for the required 3 "
+                                    "shards/workers.") != std::string::npos);
+  for (int64_t w = 0; w < 3; ++w) {
+    auto p = data::ParsePipeline("range(2).shard(SHARD_HINT, 0)");
+    REQUIRE(p.ok());
+    DistributeOptions o;
+    o.topology = {3, 1};
+    o.policy = AutoShardPolicy::kHint;
+    o.worker = w;
+    CHECK(PlanLayout(*p, o, data::BuildOptions()).status().advice().remedy ==
+          Remedy::kMoreFilesFewerWorkers);
+  }
+}
+
 TEST_CASE("an endless pipeline needs max_steps; with it, any number of steps streams") {
   DistributeOptions o;
   o.topology = {2, 2};

@@ -72,7 +72,38 @@ TEST_CASE("Decide: the policy and split for each pipeline shape and request") {
     CHECK(d->split_requested == c.requested);
     CHECK(d->HasWarning(WarningKind::kDataReadsEverything) == d->ShardsData(o.topology));
     CHECK(d->HasWarning(WarningKind::kBatchSizesUnderData) ==
-          (c.applied == AutoShardPolicy::kData && c.asked == Split::kBatchSizes));
+          (c.applied == AutoShardPolicy::kData && c.asked == Split::kBatchSizes &&
+           o.topology.num_replicas_in_sync() > 1));
+  }
+}
+
+TEST_CASE("Decide: one replica in sync is never split, under every policy and request") {
+  // input_lib adds a rebatch only for num_replicas_in_sync > 1.
+  const char* const exprs[] = {"range(8).batch(4)", "tfrecord([\"a\"]).batch(4)",
+                               "tfrecord([\"a\"]).batch(4).map(parse_example({\"x\": "
+                               "FixedLenFeature([], tf.int64)}))"};
+  for (const char* expr : exprs) {
+    for (AutoShardPolicy policy : {AutoShardPolicy::kAuto, AutoShardPolicy::kFile,
+                                   AutoShardPolicy::kData, AutoShardPolicy::kOff,
+                                   AutoShardPolicy::kHint}) {
+      for (Split asked : {Split::kAuto, Split::kBatchSizes, Split::kLegacy, Split::kNone}) {
+        CAPTURE(expr);
+        CAPTURE(PolicyName(policy));
+        CAPTURE(SplitName(asked));
+        DistributeOptions o;
+        o.policy = policy;
+        o.split = asked;
+        Result<Decision> d = Decide(ShapeOf(expr), o);
+        REQUIRE(d.ok());
+        CHECK(d->split == Split::kNone);
+        CHECK(d->split_requested == (asked == Split::kNone));
+        CHECK(d->warnings.empty());
+        if (asked == Split::kBatchSizes || asked == Split::kLegacy) {
+          CHECK(d->split_reason.find(fmt::format("the {} split asked for does not apply",
+                                                 SplitName(asked))) != std::string::npos);
+        }
+      }
+    }
   }
 }
 

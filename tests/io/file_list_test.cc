@@ -47,6 +47,31 @@ TEST_CASE("a pattern that matches nothing is InvalidArgument naming it") {
   CHECK(none.status().message() == "no files match an empty list of patterns");
 }
 
+TEST_CASE("list_files' rule: only patterns that together match nothing are an error") {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("a"), "");
+  testing::WriteFile(dir.File("b"), "");
+  // The unmatched pattern adds nothing; a name matched twice stays twice.
+  const std::vector<std::string> some = {dir.File("nope*"), dir.File("[ab]"), dir.File("b")};
+  auto files = ExpandFilePatterns(some, MatchRule::kAnyPattern);
+  REQUIRE(files.ok());
+  CHECK(*files == std::vector<std::string>{dir.File("a"), dir.File("b"), dir.File("b")});
+  CHECK_FALSE(ExpandFilePatterns(some).ok());  // kEveryPattern
+  // None matches: TensorFlow's message, every pattern joined by ", ".
+  const std::vector<std::string> none = {dir.File("nope*"), dir.File("c"), dir.File("x/*")};
+  auto empty = ExpandFilePatterns(none, MatchRule::kAnyPattern);
+  CHECK(empty.status().code() == StatusCode::kInvalidArgument);
+  CHECK(empty.status().message() == fmt::format("No files matched pattern: {}, {}, {}",
+                                                none[0], none[1], none[2]));
+  // The same through a folder's listing.
+  FolderListings listings;
+  listings[dir.path()] = {"a", "b"};
+  auto listed = ExpandFilePatterns(some, listings, MatchRule::kAnyPattern);
+  REQUIRE(listed.ok());
+  CHECK(*listed == *files);
+  CHECK(ExpandFilePatterns(none, listings, MatchRule::kAnyPattern).status() == empty.status());
+}
+
 // What list_files gave when every pattern went through glob(3): its
 // matches without "." and "..", all sorted together byte-wise.
 std::vector<std::string> GlobReference(const std::vector<std::string>& patterns) {

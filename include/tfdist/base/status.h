@@ -47,6 +47,7 @@ enum class Remedy {
   kFewerSteps,             // plan fewer steps (the streaming run takes any number)
   kFromFunction,           // use distribute_datasets_from_function (Api::kFromFunction)
   kHintPolicy,             // use the HINT auto-shard policy
+  kMoreFilesFewerWorkers,  // rewrite the data into more files, or use fewer workers
   kOneWorker,              // run one worker on this host
   kLegacySplit,            // look at the legacy split (Split::kLegacy) to compare
   kIndexFolder,            // name a folder for index files (io::SetIndexFolder)

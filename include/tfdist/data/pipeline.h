@@ -242,7 +242,11 @@ struct ReadCounters {
 struct BuildOptions {
   // Where ctx.* names get their values; without it they are an error.
   std::optional<InputContext> context;
-  // What SHARD_HINT stands for: {num_shards, index} (the HINT policy).
+  // The HINT policy's {num_workers, worker}: every shard() whose num_shards
+  // is SHARD_HINT becomes shard(num_workers, worker), whatever its index,
+  // and must not be empty: an input of more than 0 but fewer than
+  // num_workers elements fails with TensorFlow's require_non_empty error.
+  // Without it SHARD_HINT is an error (Remedy::kHintPolicy).
   std::optional<std::pair<int64_t, int64_t>> shard_hint;
   // CPUs of the host being modelled: TensorFlow's default (AUTOTUNE)
   // cycle_length and num_parallel_calls. Default: this machine's.

@@ -157,8 +157,11 @@ Status CheckTopology(const Topology& topology);
 
 // The policy and the split tf.distribute applies to a pipeline of `shape`
 // under Api::kDistribute, with the reasons and the warnings they imply.
+// With one replica in sync nothing is split (Split::kNone), whatever the
+// policy and the split asked for, as tf.distribute adds no rebatch then.
 // Error: InvalidArgument when FILE is asked for and cannot apply over several
-// workers, or a batch-sizes split is asked for without a static batch size.
+// workers, or a batch-sizes split is asked for without a static batch size
+// over several replicas in sync.
 Result<Decision> Decide(const PipelineShape& shape, const DistributeOptions& options);
 
 // FILE over several workers needs a file name per worker: `found` names

@@ -17,6 +17,17 @@
 
 namespace tfdist::io {
 
+// Which patterns must match a file.
+enum class MatchRule {
+  // Every pattern: one that matches nothing is an error naming each such
+  // pattern (tfdist's file arguments: a mistyped one is not lost quietly).
+  kEveryPattern,
+  // The patterns together, as tf.data.Dataset.list_files: only an empty
+  // pool of matches is an error, worded as TensorFlow's ("No files matched
+  // pattern: a, b").
+  kAnyPattern,
+};
+
 // Expands each pattern (`*`, `?`, `[...]`, `\` escapes; a wildcard also
 // matches a leading dot, as TensorFlow's fnmatch-based matcher does), then
 // sorts the matches of all patterns together byte-wise ("x.10" before "x.2"),
@@ -25,9 +36,11 @@ namespace tfdist::io {
 // A pattern whose wildcards are all in its last component ("data/part-*")
 // lists its folder once (readdir) and matches the names there; other
 // patterns go through glob(3). Both give the same matches.
-// Error: InvalidArgument naming every pattern that matched nothing, or for
-// an empty list of patterns (TensorFlow: "No files matched pattern").
-Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns);
+// Error: InvalidArgument for no match, as `rule` says, or for an empty list
+// of patterns (which matches nothing); for a match that may be an index file
+// (Remedy::kMoveIndexes).
+Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
+                                      MatchRule rule = MatchRule::kEveryPattern);
 
 // Folders whose names are known without listing them (a directory index's
 // listing, io::DirectoryIndex::Listing), by FolderPattern::dir.
@@ -36,7 +49,8 @@ using FolderListings = std::map<std::string, std::vector<std::string_view>, std:
 // ExpandFilePatterns, matching a folder pattern against `listings`' names
 // for its folder when they are there, instead of reading the folder.
 Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
-                                      const FolderListings& listings);
+                                      const FolderListings& listings,
+                                      MatchRule rule = MatchRule::kEveryPattern);
 
 // A pattern whose wildcards are all in its last component ("data/part-*"),
 // split there: every match is `prefix` + a name in folder `dir` that
