@@ -369,30 +369,43 @@ class ShuffleDataset final : public Dataset {
             capacity_(capacity),
             rng_(static_cast<uint64_t>(seeds.seed), static_cast<uint64_t>(seeds.seed2)) {}
       Status GetNext(Element& out, bool& end) override {
-        while (!input_done_ && buffer_.size() < capacity_) {
-          Element e;
+        // The buffer is a ring of slots: element i of the n buffered (the
+        // oldest first) is in slot (head_ + i) % slots_.size(). It grows to
+        // capacity_ while filling first (head_ is 0 until the first draw),
+        // and inputs are read straight into their slots.
+        while (!input_done_ && n_ < capacity_) {
+          if (n_ == slots_.size()) slots_.emplace_back();
           bool in_end = false;
-          TFDIST_RETURN_IF_ERROR(in_->GetNext(e, in_end));
+          TFDIST_RETURN_IF_ERROR(in_->GetNext(Slot(n_), in_end));
           if (in_end) {
             input_done_ = true;
             break;
           }
-          buffer_.push_back(std::move(e));
+          ++n_;
         }
-        end = buffer_.empty();
+        end = n_ == 0;
         if (end) return Status::OK();
-        const size_t pick = rng_.Next() % buffer_.size();
-        out = std::move(buffer_[pick]);
-        if (pick != 0) buffer_[pick] = std::move(buffer_.front());
-        buffer_.pop_front();
+        const size_t pick = rng_.Next() % n_;
+        out = std::move(Slot(pick));
+        if (pick != 0) Slot(pick) = std::move(Slot(0));
+        if (++head_ == slots_.size()) head_ = 0;
+        --n_;
         return Status::OK();
       }
 
      private:
+      // REQUIRES: i < slots_.size() (head_ always is).
+      Element& Slot(size_t i) {
+        const size_t at = head_ + i;
+        return slots_[at < slots_.size() ? at : at - slots_.size()];
+      }
+
       std::unique_ptr<Iterator> in_;
       size_t capacity_;
       Philox rng_;
-      std::deque<Element> buffer_;
+      std::vector<Element> slots_;
+      size_t head_ = 0;
+      size_t n_ = 0;  // elements buffered
       bool input_done_ = false;
     };
     SeedPair seeds = seeds_;
