@@ -2,6 +2,8 @@
 // RecordReader/RecordWriter: round trips, damage with exact offsets, fuzzing.
 
 #include <doctest/doctest.h>
+
+#include "tfdist/base/random.h"
 #include <zlib.h>
 
 #include <limits>
@@ -221,6 +223,33 @@ TEST_CASE("concatenated gzip members read as one stream") {
       ReadAll(Compress(a, Compression::kGzip) + Compress(b, Compression::kGzip), options);
   CHECK(out.status.ok());
   CHECK(out.records == std::vector<std::string>{"one", "two", "three"});
+}
+
+TEST_CASE("gzip members whose boundaries fall anywhere in the reader's input chunks") {
+  // Incompressible members of varied sizes, so that the ends of members land
+  // at every position of the inflater's 256 KiB input chunks, some inside
+  // the bytes it has read ahead into its bit buffer.
+  Rng rng(7);
+  std::string file;
+  std::vector<std::string> want;
+  for (int m = 0; m < 3000; ++m) {
+    std::vector<std::string> records;
+    const size_t n = rng.Below(3);  // an empty member too
+    for (size_t r = 0; r < n; ++r) {
+      const size_t size = m % 50 == 0 ? 100000 + rng.Below(60000) : rng.Below(m % 3 ? 40 : 2000);
+      std::string payload(size, '\0');
+      for (char& ch : payload) ch = static_cast<char>(rng.Next());
+      records.push_back(payload);
+      want.push_back(payload);
+    }
+    file += Compress(Frame(records), Compression::kGzip);
+  }
+  RecordReaderOptions options;
+  options.compression = Compression::kGzip;
+  ReadOutcome out = ReadAll(file, options);
+  CHECK(out.status.ok());
+  CHECK(out.records.size() == want.size());
+  CHECK(out.records == want);
 }
 
 TEST_CASE("damaged compressed streams are DataLoss naming the compressed offset") {
