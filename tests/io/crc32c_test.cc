@@ -50,7 +50,7 @@ TEST_CASE("hardware and portable CRCs agree for every length, alignment and spli
   Rng rng(42);
   std::string data(3 * 8192 * 2 + 3 * 256 * 3 + 77, '\0');
   for (char& c : data) c = static_cast<char>(rng.Next());
-  for (size_t len : {0, 1, 7, 8, 9, 255, 767, 768, 769, 24575, 24576, 24577, 50000,
+  for (size_t len : {0, 1, 7, 8, 9, 255, 256, 257, 767, 768, 769, 24575, 24576, 24577, 50000,
                      static_cast<int>(data.size()) - 8}) {
     for (size_t align = 0; align < 8; ++align) {
       CAPTURE(len);
