@@ -16,6 +16,7 @@
 #include "distribute_args.h"
 #include "tfdist/run/runner.h"
 #include "tfdist/base/text.h"
+#include "tfdist/io/byte_stream.h"
 
 namespace tfdist::cli {
 namespace {
@@ -29,6 +30,7 @@ struct RunArgs {
   std::vector<int> gpus;
   std::optional<int64_t> prefetch;
   bool verify = false;
+  bool cold = false;
   double step_time_ms = 0;
   bool json = false;
   std::optional<int64_t> corrupt_replica;
@@ -75,6 +77,7 @@ nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::order
   out["topology_source"] = source;
   out["format"] = r.format == run::WireFormat::kFeatures ? "features" : "records";
   out["epochs"] = r.epochs;
+  out["cold"] = io::ColdReads();
   out["records"] = r.records;
   out["bytes"] = r.bytes;
   out["wire_bytes"] = r.wire_bytes;
@@ -132,6 +135,10 @@ void PrintReport(const run::RunReport& r, const std::string& source_text,
   fmt::print("format:   {}\n", r.format == run::WireFormat::kFeatures
                                    ? "feature columns (parse_example)"
                                    : "records (uint64 offsets + payloads)");
+  if (io::ColdReads()) {
+    fmt::print("cache:    cold: each input file was evicted from the page cache before it was "
+               "read\n");
+  }
   for (const auto& w : d.warnings) fmt::print("warning:  {}\n", WarningText(w));
   fmt::print("\ndelivered {} records ({}) in {} per-replica batches, {} step{}{}, {:.3f} s: "
              "{:.0f} records/s, {:.1f} MB/s{}\n",
@@ -220,6 +227,7 @@ int RunRun(const RunArgs& o) {
   if (options.staging.depth < 1) {
     return ReportError(Status::InvalidArgument("--prefetch must be at least 1"), json);
   }
+  io::SetColdReads(o.cold);
   options.staging.verify = o.verify;
   // NaN compares false with everything.
   if (!(o.step_time_ms >= 0 && o.step_time_ms <= run::kMaxStepTimeMs)) {
@@ -303,6 +311,9 @@ void AddRunCommand(CLI::App& app, Action* action) {
   cmd->add_option("--prefetch", o->prefetch,
                   "Staging slots per replica (batches in flight); default: the replicas per "
                   "worker, at least 2");
+  cmd->add_flag("--cold", o->cold,
+                "Evict each input file from the page cache before reading it, so that the "
+                "figures describe the storage (a first epoch), not memory");
   cmd->add_flag("--verify", o->verify,
                 "Check every batch: a checksum on the device (or the host replica) against "
                 "the host's");

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "tfdist/io/byte_stream.h"
 #include "file_args.h"
 #include "report.h"
 
@@ -16,9 +17,11 @@ struct VerifyOptions {
   FileArgs inputs;
   bool json = false;
   bool quiet = false;
+  bool cold = false;
 };
 
 int RunVerify(const VerifyOptions& o) {
+  io::SetColdReads(o.cold);
   Result<ResolvedFiles> inputs = ResolveFileArgs(o.inputs);
   if (!inputs.ok()) return ReportError(inputs.status(), o.json);
 
@@ -79,6 +82,9 @@ void AddVerifyCommand(CLI::App& app, Action* action) {
   AddFileArgs(*cmd, &o->inputs);
   cmd->add_flag("--json", o->json, "Print one JSON object (see the manual)");
   cmd->add_flag("-q,--quiet", o->quiet, "Print only bad files and the summary");
+  cmd->add_flag("--cold", o->cold,
+                "Evict each file from the page cache before reading it (a cold read of the "
+                "storage)");
   cmd->callback([o, action] { *action = [o] { return RunVerify(*o); }; });
 }
 

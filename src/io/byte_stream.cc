@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -152,6 +153,13 @@ std::string_view CompressionName(Compression c) {
   return "?";
 }
 
+namespace {
+std::atomic<bool> cold_reads{false};
+}  // namespace
+
+void SetColdReads(bool cold) { cold_reads.store(cold, std::memory_order_relaxed); }
+bool ColdReads() { return cold_reads.load(std::memory_order_relaxed); }
+
 Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path, uint64_t offset) {
   if (path == "-") {
     return std::unique_ptr<ByteSource>(
@@ -174,6 +182,8 @@ Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path, uint
   std::optional<uint64_t> size;
   if (S_ISREG(st.st_mode)) {
     size = static_cast<uint64_t>(st.st_size) - std::min<uint64_t>(offset, st.st_size);
+    // Advice only: a failure leaves the pages cached, not the read wrong.
+    if (offset == 0 && ColdReads()) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   }
   if (offset > 0 && lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
     const int err = errno;

@@ -94,6 +94,12 @@ def main():
     one = json.loads(tfdist("run", TEXT + ".batch(4)", "--workers", "2", "--worker", "1",
                             "--json").stdout)
     check(one["workers_run"] == [1], "--worker 1 runs worker 1")
+    check(one["cold"] is False, "a run reads through the page cache unless --cold")
+    cold = tfdist("run", TEXT + ".batch(4)", "--cold", "--device", "cpu")
+    check("cache:    cold: each input file was evicted" in cold.stdout,
+          f"run --cold says the page cache was cold: {cold.stdout}")
+    proc = tfdist("verify", "--cold", "-q", "testdata/text-00000-of-00002.tfrecord")
+    check("1 file checked: 1 good" in proc.stdout, f"verify --cold reads the file: {proc.stdout}")
     proc = tfdist("run", TEXT + ".batch(4)", "--workers", "2", expect=2)
     check("--all-workers" in proc.stderr, "several workers and none chosen is exit 2")
 

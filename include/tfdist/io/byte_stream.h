@@ -55,6 +55,13 @@ class ByteSource {
   virtual std::optional<uint64_t> size() const { return std::nullopt; }
 };
 
+// Cold reads, for the whole process: OpenFileSource evicts a regular file
+// from the page cache (posix_fadvise DONTNEED) when it opens it at its first
+// byte, so that what follows measures the storage, not memory. Reads by
+// offset (FetchRecords) and parts opened past the start do not evict.
+void SetColdReads(bool cold);
+bool ColdReads();
+
 // Opens a file for sequential reading from byte `offset` on. "-" reads
 // standard input (REQUIRES: offset 0). size() is what lies past `offset`.
 // Error: NotFound (missing, unreadable, a directory) naming the path.
