@@ -32,11 +32,15 @@ struct RunArgs {
   bool verify = false;
   bool cold = false;
   double step_time_ms = 0;
+  std::optional<double> target_steps_per_s;
   bool json = false;
   std::optional<int64_t> corrupt_replica;
   std::optional<int64_t> fail_pinned_replica;
   int64_t pack_threads = -1;
 };
+
+// The exit status of a run whose input misses --target-steps-per-s.
+constexpr int kExitTooSlow = 4;
 
 double Rate(double amount, double seconds) { return seconds > 0 ? amount / seconds : 0; }
 
@@ -61,8 +65,49 @@ std::string StageWhat(const run::StageReport& s) {
 
 std::string Megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6); }
 
+// The p99 wait per step, as a share of a simulated step, up to which the
+// input keeps up.
+constexpr double kKeepsUpShare = 0.05;
+
+// What the run says of the input against the simulated step (only with
+// one) and the target rate (only with one).
+struct Verdict {
+  std::optional<bool> keeps_up;  // with --step-time-ms
+  std::string text;
+  std::optional<bool> meets_target;  // with --target-steps-per-s
+  std::string target_text;
+};
+
+double SteadyStepsPerSecond(const run::RunReport& r) {
+  return Rate(static_cast<double>(r.steady_steps), r.steady_seconds);
+}
+
+Verdict Judge(const run::RunReport& r, double step_time_ms, std::optional<double> target) {
+  Verdict v;
+  const double p99_ms = r.wait_p99_seconds * 1e3;
+  if (step_time_ms > 0) {
+    v.keeps_up = r.steady_steps > 0 && p99_ms <= kKeepsUpShare * step_time_ms;
+    v.text = r.steady_steps == 0
+                 ? "no verdict: one step is the warm-up alone (run more steps)"
+             : *v.keeps_up
+                 ? fmt::format("input keeps up: waited p99 {:.2f} ms per {:g} ms step (at most "
+                               "{:.0f}% of it)",
+                               p99_ms, step_time_ms, 100 * kKeepsUpShare)
+                 : fmt::format("input-bound: waited p99 {:.2f} ms per {:g} ms step (more than "
+                               "{:.0f}% of it)",
+                               p99_ms, step_time_ms, 100 * kKeepsUpShare);
+  }
+  if (target) {
+    const double rate = SteadyStepsPerSecond(r);
+    v.meets_target = r.steady_steps > 0 && rate >= *target;
+    v.target_text = fmt::format("{} the target of {:g} global steps/s: {:.1f} in the steady state",
+                                *v.meets_target ? "meets" : "misses", *target, rate);
+  }
+  return v;
+}
+
 nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::ordered_json& source,
-                                  const nlohmann::ordered_json& trace) {
+                                  const nlohmann::ordered_json& trace, const Verdict& verdict) {
   nlohmann::ordered_json out;
   out["device"] = r.device;
   for (const auto& [key, value] : trace.items()) out[key] = value;
@@ -93,6 +138,15 @@ nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::order
   }
   out["wait_seconds"] = r.wait_seconds;
   out["wait_share"] = r.seconds > 0 ? r.wait_seconds / r.seconds : 0.0;
+  out["first_batch_seconds"] = r.first_batch_seconds;
+  out["steady"] = {{"seconds", r.steady_seconds},
+                   {"steps", r.steady_steps},
+                   {"steps_per_s", SteadyStepsPerSecond(r)},
+                   {"records_per_s", Rate(static_cast<double>(r.steady_records), r.steady_seconds)}};
+  out["wait_per_step_ms"] = {{"p50", r.wait_p50_seconds * 1e3}, {"p99", r.wait_p99_seconds * 1e3}};
+  if (verdict.keeps_up) out["keeps_up"] = *verdict.keeps_up;
+  if (!verdict.text.empty()) out["verdict"] = verdict.text;
+  if (verdict.meets_target) out["meets_target"] = *verdict.meets_target;
   out["verified"] = r.verified;
   out["warnings"] = WarningTexts(r.decision);
   out["replicas"] = nlohmann::ordered_json::array();
@@ -118,7 +172,7 @@ nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::order
   return out;
 }
 
-void PrintReport(const run::RunReport& r, const std::string& source_text,
+void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::string& source_text,
                  const std::string& trace) {
   const dist::Decision& d = r.decision;
   fmt::print("{}", trace);
@@ -186,9 +240,23 @@ void PrintReport(const run::RunReport& r, const std::string& source_text,
                rr.device, rr.records, rr.bytes, rr.batches, rr.empty_batches, gbs);
   }
   const double share = r.seconds > 0 ? r.wait_seconds / r.seconds : 0;
-  fmt::print("\nthe training loop waited for input {:.0f}% of the run: {}\n", 100 * share,
-             share >= 0.05 ? "input-bound (the input pipeline is the bottleneck)"
-                           : "device-bound (the input keeps up)");
+  const std::string first =
+      r.first_batch_seconds < 1 ? fmt::format("{:.2f} ms", r.first_batch_seconds * 1e3)
+                                : fmt::format("{:.3f} s", r.first_batch_seconds);
+  fmt::print("\nfirst batch after {}; steady state (after it): {:.1f} global steps/s, {} "
+             "records/s\n",
+             first, SteadyStepsPerSecond(r),
+             Compact(Rate(static_cast<double>(r.steady_records), r.steady_seconds)));
+  fmt::print("input wait per step: p50 {:.3f} ms, p99 {:.3f} ms ({:.0f}% of the run)\n",
+             r.wait_p50_seconds * 1e3, r.wait_p99_seconds * 1e3, 100 * share);
+  if (!verdict.text.empty()) {
+    fmt::print("verdict: {}\n", verdict.text);
+  } else {
+    fmt::print("no step was simulated, so the loop takes each batch as soon as it is ready and "
+               "always waits: these figures are the input's ceiling; --step-time-ms T gives a "
+               "verdict\n");
+  }
+  if (!verdict.target_text.empty()) fmt::print("target: {}\n", verdict.target_text);
 }
 
 int RunRun(const RunArgs& o) {
@@ -273,11 +341,14 @@ int RunRun(const RunArgs& o) {
   Result<run::RunReport> report = run::Run(*pipeline, options);
   if (progress_shown) fmt::print(stderr, "\r\033[K");
   if (!report.ok()) return ReportPipelineError(report.status(), pipeline->text, json);
+  const Verdict verdict = Judge(*report, o.step_time_ms, o.target_steps_per_s);
   if (json) {
-    PrintJson(ReportJson(*report, resolved->source, TraceJson(*loaded)));
+    PrintJson(ReportJson(*report, resolved->source, TraceJson(*loaded), verdict));
   } else {
-    PrintReport(*report, resolved->source_text, TraceHeader(*loaded));
+    PrintReport(*report, verdict, resolved->source_text, TraceHeader(*loaded));
   }
+  // For CI: an input that cannot feed the target rate fails the run.
+  if (verdict.meets_target && !*verdict.meets_target) return kExitTooSlow;
   return 0;
 }
 
@@ -317,6 +388,10 @@ void AddRunCommand(CLI::App& app, Action* action) {
   cmd->add_flag("--verify", o->verify,
                 "Check every batch: a checksum on the device (or the host replica) against "
                 "the host's");
+  cmd->add_option("--target-steps-per-s", o->target_steps_per_s,
+                  "Exit 4 when the steady state delivers fewer global steps per second than "
+                  "this (for CI)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--step-time-ms", o->step_time_ms,
                   "Simulate a training step of this many milliseconds: does the input keep up?");
   cmd->add_option("--pack-threads", o->pack_threads,

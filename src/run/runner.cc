@@ -29,6 +29,7 @@
 
 #include "channel.h"
 #include "report.h"
+#include "wait_histogram.h"
 #include "tfdist/base/interrupt.h"
 #include "tfdist/distribute/execute.h"
 #include "tfdist/distribute/steps.h"
@@ -464,8 +465,15 @@ Status Runner::Step(RunReport& report) {
     }
   }
   if (options_.step_time_ms > 0) {
+    // A sleep overshoots by tens of microseconds (a 1 ms step took 1.3 ms):
+    // sleep to 200 us before the end, then spin.
     const auto t = Clock::now();
-    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options_.step_time_ms));
+    const auto until =
+        t + std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double, std::milli>(options_.step_time_ms));
+    std::this_thread::sleep_until(until - std::chrono::microseconds(200));
+    while (Clock::now() < until) {
+    }
     report.step_seconds += Since(t);
   }
   // The slots of the step's batches go back once it is over.
@@ -507,20 +515,37 @@ void Runner::ShowProgress(const RunReport& report, Clock::time_point start) cons
 Status Runner::Consume(RunReport& report) {
   const auto start = Clock::now();
   auto last_progress = start;
+  std::optional<Clock::time_point> steady_start;  // the first step's input ready
+  uint64_t first_records = 0;
+  WaitHistogram waits;
+  auto finish = [&]() {
+    if (steady_start) report.steady_seconds = Since(*steady_start);
+    report.steady_steps = waits.count();
+    uint64_t records = 0;
+    for (const Replica* r : replicas_) records += r->report.records;
+    report.steady_records = records - first_records;
+    report.wait_p50_seconds = waits.Quantile(0.5);
+    report.wait_p99_seconds = waits.Quantile(0.99);
+  };
   const std::optional<int64_t> max_steps = options_.distribute.max_steps;
   for (int64_t epoch = 0; epoch < options_.epochs; ++epoch) {
     for (;;) {
-      if (max_steps && static_cast<int64_t>(report.steps) >= *max_steps) return Status::OK();
+      if (max_steps && static_cast<int64_t>(report.steps) >= *max_steps) {
+        finish();
+        return Status::OK();
+      }
       // Every replica's next item: a batch, or the end of its epoch.
       // Last replica first: a worker stages its replicas' batches in order,
       // so the loop is woken once a step rather than once a replica.
       bool any_batch = false, any_end = false;
+      double waited = 0;
       for (auto it = replicas_.rbegin(); it != replicas_.rend(); ++it) {
         Replica* r = *it;
-        if (!Fill(*r, report.wait_seconds)) return failure_.status();
+        if (!Fill(*r, waited)) return failure_.status();
         any_batch = any_batch || !r->head->end_of_epoch;
         any_end = any_end || r->head->end_of_epoch;
       }
+      report.wait_seconds += waited;
       const dist::StepKind kind = dist::NextStep(any_batch, any_end, ex_.drops_short_step());
       if (kind == dist::StepKind::kEnd) break;  // the epoch is over
       if (kind == dist::StepKind::kDropped) {
@@ -529,7 +554,17 @@ Status Runner::Consume(RunReport& report) {
         TFDIST_RETURN_IF_ERROR(DropStep(report));
         break;
       }
+      const bool first = !steady_start;
+      if (first) {
+        steady_start = Clock::now();
+        report.first_batch_seconds = Since(start);
+      } else {
+        waits.Add(waited);
+      }
       TFDIST_RETURN_IF_ERROR(Step(report));
+      if (first) {
+        for (const Replica* r : replicas_) first_records += r->report.records;
+      }
       if (Interrupted()) return Status::Cancelled("interrupted");
       if (options_.progress && Since(last_progress) >= 0.2) {
         last_progress = Clock::now();
@@ -538,6 +573,7 @@ Status Runner::Consume(RunReport& report) {
     }
     for (Replica* r : replicas_) r->head.reset();  // the end-of-epoch markers
   }
+  finish();
   return Status::OK();
 }
 

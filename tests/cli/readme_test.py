@@ -16,9 +16,11 @@ import tempfile
 
 def masked(text):
     """The text with numbers as '#', runs of spaces as one space, and run's
-    timing verdict (input-bound or device-bound) as 'BOUND'."""
+    timing verdict (the input keeps up or not) as 'VERDICT'."""
     text = re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?[kMG]?", "#", text)
-    text = re.sub(r"(input|device)-bound \(.*\)", "BOUND", text)
+    text = re.sub(r"verdict: (input keeps up|input-bound): waited p99 # ms per # ms step "
+                  r"\((at most|more than) #% of it\)", "verdict: VERDICT", text)
+    text = re.sub(r"first batch after # m?s", "first batch after #", text)
     return re.sub(r" +", " ", text)
 
 

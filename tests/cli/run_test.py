@@ -95,6 +95,19 @@ def main():
                             "--json").stdout)
     check(one["workers_run"] == [1], "--worker 1 runs worker 1")
     check(one["cold"] is False, "a run reads through the page cache unless --cold")
+    # The warm-up apart from the steady state; a verdict only for a simulated step.
+    for key in ("first_batch_seconds", "steady", "wait_per_step_ms"):
+        check(key in one, f"run --json has {key}")
+    check("verdict" not in one and "keeps_up" not in one, "no step simulated, no verdict")
+    long = TEXT + ".repeat(10).batch(4)"
+    timed = json.loads(tfdist("run", long, "--device", "cpu", "--step-time-ms", "2",
+                              "--json").stdout)
+    check(timed["steady"]["steps"] == timed["steps"] - 1, f"steady steps: {timed['steady']}")
+    check(timed["keeps_up"] is True and "input keeps up" in timed["verdict"],
+          f"a 2 ms step over 12 records is fed: {timed.get('verdict')}")
+    check(timed["steady"]["steps_per_s"] <= 500, f"2 ms steps: {timed['steady']}")
+    tfdist("run", long, "--device", "cpu", "--target-steps-per-s", "1e12", expect=4)
+    tfdist("run", long, "--device", "cpu", "--target-steps-per-s", "1")
     cold = tfdist("run", TEXT + ".batch(4)", "--cold", "--device", "cpu")
     check("cache:    cold: each input file was evicted" in cold.stdout,
           f"run --cold says the page cache was cold: {cold.stdout}")

@@ -4,6 +4,7 @@
 // replicas, and each note once.
 
 #include "report.h"
+#include "wait_histogram.h"
 
 #include <doctest/doctest.h>
 
@@ -126,6 +127,33 @@ TEST_CASE("totals add up every replica; notes come once, after the report's own"
   CHECK(report.replicas[3].records == 6);
   CHECK(report.notes == std::vector<std::string>{
                             "worker 1", "no usable CUDA device; using host replicas", "worker 0"});
+}
+
+}  // namespace
+}  // namespace tfdist::run
+
+namespace tfdist::run {
+namespace {
+
+TEST_CASE("WaitHistogram: quantiles within a bucket's width, in bounded memory") {
+  WaitHistogram h;
+  CHECK(h.Quantile(0.5) == 0);
+  for (int i = 0; i < 98; ++i) h.Add(0);      // most steps do not wait
+  h.Add(1e-3);                                // one waits 1 ms
+  h.Add(2.0);                                 // one 2 s (a shuffle buffer)
+  CHECK(h.count() == 100);
+  CHECK(h.Quantile(0.5) == 0);
+  CHECK(h.Quantile(0.98) == 0);
+  CHECK(h.Quantile(0.99) == doctest::Approx(1e-3).epsilon(0.07));
+  CHECK(h.Quantile(1.0) == doctest::Approx(2.0).epsilon(0.07));
+  WaitHistogram g;
+  for (int i = 1; i <= 1000; ++i) g.Add(i * 1e-6);  // 1 us .. 1 ms
+  CHECK(g.Quantile(0.5) == doctest::Approx(500e-6).epsilon(0.07));
+  CHECK(g.Quantile(0.99) == doctest::Approx(990e-6).epsilon(0.07));
+  g.Add(1e9);  // beyond the range: the last bucket, not a crash
+  CHECK(g.Quantile(1.0) > 1e5);
+  g.Add(-1);   // a clock that stepped back counts as no wait
+  CHECK(g.count() == 1002);
 }
 
 }  // namespace

@@ -127,6 +127,16 @@ struct RunReport {
   double wait_seconds = 0;       // the consumer waited for input batches
   double copy_wait_seconds = 0;  // ... and for copies to finish
   double step_seconds = 0;  // simulated training steps
+  // The warm-up and the steady state: from the start of the training loop
+  // until the first step's input was ready (a shuffle buffer filled, the
+  // first files opened), then from there to the end.
+  double first_batch_seconds = 0;
+  double steady_seconds = 0;
+  uint64_t steady_steps = 0;    // steps after the first
+  uint64_t steady_records = 0;  // records they delivered
+  // The loop's wait for each step's input after the first: quantiles.
+  double wait_p50_seconds = 0;
+  double wait_p99_seconds = 0;
   bool verified = false;
   std::vector<ReplicaReport> replicas;
   // Per worker run (as `workers`): framed record bytes read from its files,
