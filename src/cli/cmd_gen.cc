@@ -142,7 +142,7 @@ void AddGenCommand(CLI::App& app, Action* action) {
                   "the file")
       ->default_str("{g}");
   cmd->add_option("--compression", o->compression, "none, gzip or zlib")->default_str("none");
-  cmd->add_option("--level", o->level, "zlib compression level, -1 (default) to 9")
+  cmd->add_option("--level", o->level, "Compression level: -1 (default) ISA-L's fast deflate, about zlib's default size at several times its speed; 0 to 9 zlib's levels")
       ->check(CLI::Range(-1, 9));
   cmd->add_option("--seed", o->seed, "Random seed")->default_val(0)->check(UintAtLeast(0));
   cmd->add_flag("-f,--force", o->force, "Overwrite existing files");

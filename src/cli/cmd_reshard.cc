@@ -49,7 +49,7 @@ void AddRewriteArgs(CLI::App& cmd, RewriteArgs* a, const char* compression_help)
   cmd.add_option("--input-compression", a->input_compression,
                  "Compression of the inputs: auto (detect gzip/zlib per file), none, gzip, zlib")
       ->default_str("auto");
-  cmd.add_option("--level", a->level, "zlib compression level, -1 (default) to 9")
+  cmd.add_option("--level", a->level, "Compression level: -1 (default) ISA-L's fast deflate, about zlib's default size at several times its speed; 0 to 9 zlib's levels")
       ->check(CLI::Range(-1, 9));
   cmd.add_flag("-f,--force", a->force, "Overwrite existing outputs");
   cmd.add_flag("--no-fsync", a->no_fsync,
