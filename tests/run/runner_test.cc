@@ -119,6 +119,32 @@ TEST_CASE("all workers run on host replicas receive exactly the planned layout")
   }
 }
 
+TEST_CASE("a seeded shuffle is delivered in the layout's order (TensorFlow's), epoch after epoch") {
+  const std::string expr = "range(40).shuffle(7, seed=3).batch(4)";
+  for (bool reshuffle : {true, false}) {
+    CAPTURE(reshuffle);
+    const std::string e =
+        reshuffle ? expr : "range(40).shuffle(7, seed=3, reshuffle_each_iteration=False).batch(4)";
+    RunOptions o = HostOptions();
+    o.distribute.topology = {2, 2};
+    o.distribute.epochs = 3;
+    o.epochs = 3;
+    o.build.global_seed = data::GlobalSeed{11, 0};
+    auto pipeline = data::ParsePipeline(e);
+    REQUIRE(pipeline.ok());
+    auto layout = dist::PlanLayout(*pipeline, o.distribute, o.build);
+    REQUIRE(layout.ok());
+    REQUIRE(layout->steps.size() == 3 * 10);  // DATA: every worker a share of all 10 batches
+    Deliveries got;
+    auto report = RunCollecting(e, o, &got);
+    REQUIRE(report.ok());
+    CHECK(got == Planned(*layout));
+    // Reshuffling: each epoch's order is new; otherwise each repeats the first.
+    const Deliveries planned = Planned(*layout);
+    CHECK((planned.at(1) == planned.at(11)) == !reshuffle);
+  }
+}
+
 TEST_CASE("one worker of several delivers its own batches, as layout --worker shows") {
   auto pipeline = data::ParsePipeline("range(23).batch(4)");
   REQUIRE(pipeline.ok());
