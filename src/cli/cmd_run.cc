@@ -78,6 +78,17 @@ struct Verdict {
   std::string target_text;
 };
 
+// Records each worker run here delivered, in the order of r.workers.
+std::vector<uint64_t> WorkerRecords(const run::RunReport& r) {
+  std::vector<uint64_t> out(r.workers.size(), 0);
+  for (const auto& rr : r.replicas) {
+    for (size_t i = 0; i < r.workers.size(); ++i) {
+      if (r.workers[i] == rr.worker) out[i] += rr.records;
+    }
+  }
+  return out;
+}
+
 double SteadyStepsPerSecond(const run::RunReport& r) {
   return Rate(static_cast<double>(r.steady_steps), r.steady_seconds);
 }
@@ -132,6 +143,14 @@ nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::order
   out["seconds"] = r.seconds;
   out["records_per_s"] = Rate(static_cast<double>(r.records), r.seconds);
   out["mb_per_s"] = Rate(static_cast<double>(r.bytes) / 1e6, r.seconds);
+  out["per_worker"] = nlohmann::ordered_json::array();
+  const std::vector<uint64_t> worker_records = WorkerRecords(r);
+  for (size_t i = 0; i < r.workers.size(); ++i) {
+    out["per_worker"].push_back(
+        {{"worker", r.workers[i]},
+         {"records", worker_records[i]},
+         {"records_per_s", Rate(static_cast<double>(worker_records[i]), r.seconds)}});
+  }
   out["bytes_read"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < r.workers.size() && i < r.worker_bytes_read.size(); ++i) {
     out["bytes_read"].push_back({{"worker", r.workers[i]}, {"bytes", r.worker_bytes_read[i]}});
@@ -208,6 +227,18 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
     }
     if (r.worker_bytes_read.size() > 16) per += ", ...";
     fmt::print("read:     bytes read from files per worker: {}\n", per);
+    // Each host of the job runs one worker: what one worker delivered is
+    // the figure to hold against a host's GPUs, not this host's total.
+    const std::vector<uint64_t> records = WorkerRecords(r);
+    std::string rates;
+    for (size_t i = 0; i < records.size() && i < 16; ++i) {
+      rates += fmt::format("{}{}", i ? ", " : "",
+                           Compact(Rate(static_cast<double>(records[i]), r.seconds)));
+    }
+    if (records.size() > 16) rates += ", ...";
+    fmt::print("workers:  records/s per worker: {} ({} workers shared this host's CPUs, where "
+               "each host of the job runs one)\n",
+               rates, r.workers.size());
   }
   if (r.dropped_steps > 0) {
     fmt::print("dropped:  {} short step{} (one worker, statically shaped batches)\n",

@@ -53,6 +53,11 @@ def main():
             check(report["records"] == total["records"] * copies, f"{policy}: records")
             check(report["bytes"] == total["bytes"] * copies, f"{policy}: bytes")
             check(report["verified"] is True, f"{policy}: verified")
+            # Each worker's own figures: they add up to the host's records.
+            per = report["per_worker"]
+            check([w["worker"] for w in per] == [0, 1] and
+                  sum(w["records"] for w in per) == report["records"],
+                  f"{policy}: per_worker {per}")
             check(proc.stderr == "", f"{policy}: stderr not empty when piped: {proc.stderr!r}")
 
     # The keys of the manual's run --json contract (JSON OUTPUT).
