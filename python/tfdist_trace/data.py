@@ -32,12 +32,22 @@ def start_op_seeds(global_seed, offset):
     set_global_seed(global_seed)
 
 
+def known_seed(seed):
+    """`seed` as an int that every process of the job computes alike, else
+    None (a symbol, a value the trace cannot know, one drawn at random)."""
+    if isinstance(seed, RandomInt):
+        return None
+    try:
+        return _plain(seed)
+    except TypeError:
+        return None
+
+
 def set_global_seed(seed):
     """tf.random.set_seed(seed): a new counter (none for a seed not known)."""
     counter = None
-    if type(seed) is int or (isinstance(seed, int) and not hasattr(seed, "symbol")
-                             and not isinstance(seed, RandomInt)):
-        counter = random.Random(int(seed))
+    if known_seed(seed) is not None:
+        counter = random.Random(known_seed(seed))
         for _ in range(_op_seeds["offset"]):
             counter.randint(0, MAX_SEED)
     _op_seeds["counter"] = counter

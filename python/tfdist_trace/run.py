@@ -571,7 +571,7 @@ def trace_once(request, tf, worker=None):
     }
     if standin.state["global_seed"] is not None:
         seed, site = standin.state["global_seed"]
-        result["global_seed"] = {"value": seed if isinstance(seed, int) else None,
+        result["global_seed"] = {"value": data.known_seed(seed),
                                  "site": f"{site[0]}:{site[1]}"}
     return result
 
