@@ -70,7 +70,7 @@ int RunTake(const TakeOptions& o) {
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
   // Said on stderr (stdout holds the elements), and in the JSON.
   nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
-  if (data::HasUnseededShuffle(loaded->pipeline, build.global_seed.has_value())) {
+  if (!build.global_seed && data::HasUnseededShuffle(loaded->pipeline)) {
     const std::string note =
         Describe(data::kUnseededShuffleMessage, Advice{Remedy::kSeedShuffles, ""});
     if (o.json) {

@@ -21,10 +21,8 @@ int64_t Truncate(int64_t x) {
 // dataset at its place (its argument is made before the call).
 void Resolve(std::vector<Op>& ops, OpSeedCounter& counter) {
   for (Op& op : ops) {
-    if (auto* s = std::get_if<ShuffleOp>(&op.params)) {
-      if (!s->seed) s->seed = counter.Next();
-    } else if (auto* l = std::get_if<ListFilesOp>(&op.params)) {
-      if (l->shuffle && !l->seed) l->seed = counter.Next();
+    if (std::optional<int64_t>* seed = OpSeedOf(op)) {
+      if (!*seed) *seed = counter.Next();
     } else if (auto* c = std::get_if<ConcatenateOp>(&op.params)) {
       auto inner = std::make_shared<Pipeline>(*c->dataset);
       Resolve(inner->ops, counter);
@@ -52,15 +50,21 @@ Pipeline ResolveOpSeeds(const Pipeline& pipeline, const GlobalSeed& global) {
   return out;
 }
 
-bool HasUnseededShuffle(const Pipeline& pipeline, bool global) {
-  if (global) return false;
+const std::optional<int64_t>* OpSeedOf(const Op& op) {
+  if (const auto* s = std::get_if<ShuffleOp>(&op.params)) return &s->seed;
+  if (const auto* l = std::get_if<ListFilesOp>(&op.params); l && l->shuffle) return &l->seed;
+  return nullptr;
+}
+
+std::optional<int64_t>* OpSeedOf(Op& op) {
+  return const_cast<std::optional<int64_t>*>(OpSeedOf(static_cast<const Op&>(op)));
+}
+
+bool HasUnseededShuffle(const Pipeline& pipeline) {
   for (const Op& op : pipeline.ops) {
-    if (const auto* s = std::get_if<ShuffleOp>(&op.params); s && !s->seed) return true;
-    if (const auto* l = std::get_if<ListFilesOp>(&op.params); l && l->shuffle && !l->seed) {
-      return true;
-    }
+    if (const std::optional<int64_t>* seed = OpSeedOf(op); seed && !*seed) return true;
     if (const auto* c = std::get_if<ConcatenateOp>(&op.params);
-        c && HasUnseededShuffle(*c->dataset, global)) {
+        c && HasUnseededShuffle(*c->dataset)) {
       return true;
     }
   }

@@ -57,10 +57,10 @@ Status CheckJoinedFileCounts(const data::Pipeline& pipeline, const PipelineShape
 // A shuffle with neither its own seed nor the program's: TensorFlow draws
 // its seeds at random, so no order shown can be the one a run will get.
 void WarnUnseeded(Distribution& d, const data::BuildOptions& build) {
-  const bool global = build.global_seed.has_value();
-  bool unseeded = data::HasUnseededShuffle(d.pipeline, global);
+  if (build.global_seed) return;
+  bool unseeded = data::HasUnseededShuffle(d.pipeline);
   for (const data::Pipeline& p : d.worker_pipelines) {
-    unseeded = unseeded || data::HasUnseededShuffle(p, global);
+    unseeded = unseeded || data::HasUnseededShuffle(p);
   }
   if (!unseeded) return;
   d.decision.Warn(WarningKind::kUnseededShuffle, data::kUnseededShuffleMessage,

@@ -199,10 +199,8 @@ PipelineShape Analyze(const data::Pipeline& p) {
   bool unseeded = false;
   const size_t names_end = s.reader.value_or(ops.size());
   for (size_t i = 0; i < names_end; ++i) {
-    if (const auto* l = std::get_if<data::ListFilesOp>(&ops[i].params)) {
-      unseeded = l->shuffle && !l->seed;
-    } else if (const auto* sh = std::get_if<data::ShuffleOp>(&ops[i].params)) {
-      unseeded = unseeded || !sh->seed;
+    if (const std::optional<int64_t>* seed = data::OpSeedOf(ops[i])) {
+      unseeded = unseeded || !*seed;
     } else if (Is<data::ShardOp>(ops[i]) && unseeded) {
       s.shard_after_unseeded_shuffle = true;
     }

@@ -186,6 +186,14 @@ def main():
         check(got == want, f"{expr} {args}\n got  {got}\n want {want}")
     for _ in range(20):
         check_data_sharding(rng)
+    # A shuffle without any seed is said to be random in TensorFlow; a global
+    # seed gives it one.
+    unseeded = "TensorFlow's order differs on every run"
+    check(unseeded in tfdist("take", "range(4).shuffle(4)").stderr, "an unseeded shuffle is said")
+    check(unseeded not in tfdist("take", "--global-seed", "1", "range(4).shuffle(4)").stderr,
+          "under a global seed a seedless shuffle has TensorFlow's order")
+    check(unseeded not in tfdist("take", "range(4).shuffle(4, seed=0)").stderr,
+          "an op seed alone fixes the order")
     tmp = tempfile.mkdtemp(prefix="tfdist-shuffle-")
     try:
         for _ in range(8):

@@ -89,9 +89,8 @@ TEST_CASE("ResolveOpSeeds: seedless shuffles in the order Python makes them") {
   // Resolved once, resolved for good.
   const Pipeline again = ResolveOpSeeds(r, GlobalSeed{5, 0});
   CHECK(std::get<ShuffleOp>(again.ops[3].params).seed == std::get<ShuffleOp>(r.ops[3].params).seed);
-  CHECK_FALSE(HasUnseededShuffle(r, false));
-  CHECK(HasUnseededShuffle(*p, false));
-  CHECK_FALSE(HasUnseededShuffle(*p, true));
+  CHECK_FALSE(HasUnseededShuffle(r));
+  CHECK(HasUnseededShuffle(*p));
 }
 
 TEST_CASE("seeded shuffles in TensorFlow's order (its shuffle kernel test, SPEC 8.10-8.12)") {

@@ -288,10 +288,15 @@ std::vector<std::string> AutotunedArguments(const Pipeline& pipeline);
 // Idempotent: the result has no shuffle without a seed.
 Pipeline ResolveOpSeeds(const Pipeline& pipeline, const GlobalSeed& global);
 
-// Whether a shuffle of `pipeline` (list_files(shuffle=True) included) has
-// no seed at all, neither its own nor (`global`) the program's: its order
-// is random in TensorFlow.
-bool HasUnseededShuffle(const Pipeline& pipeline, bool global);
+// The op seed of an op that draws one, a random op: shuffle(), and
+// list_files() with shuffle=True; null for every other op.
+const std::optional<int64_t>* OpSeedOf(const Op& op);
+std::optional<int64_t>* OpSeedOf(Op& op);
+
+// Whether a random op of `pipeline` (OpSeedOf), a concatenate()'s dataset's
+// included, has no op seed: without the program's global seed its order is
+// random in TensorFlow.
+bool HasUnseededShuffle(const Pipeline& pipeline);
 
 // Builds the dataset of `pipeline`. Globs are expanded now (list_files
 // fails here when nothing matches, as in TensorFlow's eager mode).
