@@ -83,14 +83,15 @@ class Streamer {
   // Global steps: step k takes R batches from every worker; a replica
   // without data gets an empty batch while any replica has data (NextStep).
   Status DealSteps() {
-    summary_.complete = false;
     int64_t k = 1;
-    for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
-      bool ended_all = false;
+    bool ended_all = true;
+    for (int64_t epoch = 1; ended_all && epoch <= options_.epochs; ++epoch) {
       TFDIST_RETURN_IF_ERROR(DealEpoch(epoch, k, ended_all));
-      if (!ended_all) return Status::OK();  // max_steps came first
     }
-    summary_.complete = true;
+    summary_.complete = ended_all;  // else max_steps came first
+    for (size_t w = 0; w < summary_.workers.size(); ++w) {
+      TFDIST_RETURN_IF_ERROR(FinishRow(summary_.workers[w], ex_.reads_once() ? 0 : w));
+    }
     return Status::OK();
   }
 
@@ -98,6 +99,7 @@ class Streamer {
   // of fit() makes): its steps numbered on from `k`; `ended_all` when the
   // data ended rather than max_steps.
   Status DealEpoch(int64_t epoch, int64_t& k, bool& ended_all) {
+    ended_all = false;
     const int64_t R = options_.topology.replicas;
     StreamOptions so;
     so.audit_split = true;
@@ -164,11 +166,6 @@ class Streamer {
           summary_.workers[w].bytes_read.value_or(0) + streams[w]->fetched_bytes();
     }
     streams.clear();  // the readers closed: their bytes are counted
-    if (epoch == options_.epochs || !ended_all) {
-      for (size_t w = 0; w < summary_.workers.size(); ++w) {
-        TFDIST_RETURN_IF_ERROR(FinishRow(summary_.workers[w], ex_.reads_once() ? 0 : w));
-      }
-    }
     return Status::OK();
   }
 
