@@ -8,9 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <deque>
-#include <mutex>
 #include <limits>
+#include <mutex>
 #include <tuple>
 
 #include "tfdist/base/interrupt.h"

@@ -61,10 +61,7 @@ class InflatingSource final : public ByteSource {
           done_ = true;
           break;
         }
-        return fail(Status::DataLoss(
-            fmt::format("{}: truncated {} stream: the file ends at compressed byte {} "
-                        "before the end of the stream",
-                        name(), CompressionName(compression_), consumed())));
+        return fail(Truncated());
       }
       const uint32_t in_before = state_.avail_in;
       const uint32_t out_before = state_.avail_out;
@@ -103,13 +100,10 @@ class InflatingSource final : public ByteSource {
         done_ = true;
         break;
       }
-      if (state_.avail_in == 0 && inner_eof_ && state_.avail_out > 0 &&
-          state_.avail_out == out_before && in_before == 0) {
-        // Nothing more will come: the stream is cut inside.
-        return fail(Status::DataLoss(
-            fmt::format("{}: truncated {} stream: the file ends at compressed byte {} "
-                        "before the end of the stream",
-                        name(), CompressionName(compression_), consumed())));
+      if (in_before == 0 && inner_eof_ && state_.avail_out == out_before) {
+        // No input left, and igzip's bit buffer made no output: the stream
+        // is cut inside.
+        return fail(Truncated());
       }
     }
     return dst.size() - state_.avail_out;
@@ -118,6 +112,13 @@ class InflatingSource final : public ByteSource {
   const std::string& name() const override { return inner_->name(); }
 
  private:
+  Status Truncated() const {
+    return Status::DataLoss(fmt::format(
+        "{}: truncated {} stream: the file ends at compressed byte {} before the end of the "
+        "stream",
+        name(), CompressionName(compression_), consumed()));
+  }
+
   // zlib's words for the damage, where it has them.
   static const char* IsalError(int rc) {
     switch (rc) {
