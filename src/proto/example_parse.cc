@@ -169,7 +169,57 @@ struct Winner {
   const uint8_t* begin = nullptr;  // the entry's message bytes
   const uint8_t* end = nullptr;
   int list = kNoList;  // the list its Feature holds; kNoList: the feature is absent
+  // The list message's bytes when the entry is encoded as protobuf writes
+  // it (its key, then a Feature holding that one list and nothing else), so
+  // the columns read it without parsing the entry again; else null.
+  const uint8_t* list_begin = nullptr;
+  const uint8_t* list_end = nullptr;
 };
+
+// A varint of at most 5 bytes (a length) at [p, end): its end, or null when
+// it is cut or longer. The fast path's reader; anything else goes the
+// general way.
+const uint8_t* ShortVarint(const uint8_t* p, const uint8_t* end, uint64_t& v) {
+  uint64_t r = 0;
+  for (int shift = 0; shift < 35 && p != end; shift += 7) {
+    const uint8_t b = *p++;
+    r |= uint64_t{b & 0x7fu} << shift;
+    if (b < 0x80) {
+      v = r;
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+// An entry in the encoding protobuf writes: tag 1 and the key, tag 2 and a
+// Feature holding exactly one list (tag 1, 2 or 3), each length running to
+// the end of its container. Sets `key` and `w` and returns true for such an
+// entry; false leaves the general parse to decide (and to find any damage).
+bool SimpleEntry(const uint8_t* p, const uint8_t* end, std::string_view& key, Winner& w) {
+  constexpr uint8_t kKeyTag = (1 << 3) | kLen;
+  constexpr uint8_t kValueTag = (2 << 3) | kLen;
+  const uint8_t* const begin = p;
+  uint64_t n;
+  if (p == end || *p++ != kKeyTag || (p = ShortVarint(p, end, n)) == nullptr ||
+      n >= static_cast<uint64_t>(end - p)) {
+    return false;
+  }
+  key = std::string_view(reinterpret_cast<const char*>(p), n);
+  p += n;
+  if (*p++ != kValueTag || (p = ShortVarint(p, end, n)) == nullptr ||
+      n != static_cast<uint64_t>(end - p) || p == end) {
+    return false;
+  }
+  const uint8_t tag = *p++;
+  const int list = tag >> 3;
+  if ((tag & 7) != kLen || list < kBytesList || list > kInt64List ||
+      (p = ShortVarint(p, end, n)) == nullptr || n != static_cast<uint64_t>(end - p)) {
+    return false;
+  }
+  w = Winner{begin, end, list, p, end};
+  return true;
+}
 
 uint64_t HashKey(const char* p, size_t n) {
   uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
@@ -189,22 +239,29 @@ uint64_t HashKey(const char* p, size_t n) {
   return h * 0x9e3779b97f4a7c15ull;
 }
 
-// Key equality without a call to memcmp: feature names are short.
+// Key equality without a call to memcmp: feature names are short, so
+// they are compared in at most two loads of each side where they fit in 8
+// bytes (overlapping when shorter than that), never reading past either.
 bool SameKey(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
+  const size_t n = a.size();
+  if (n != b.size()) return false;
   const char* p = a.data();
   const char* q = b.data();
-  size_t n = a.size();
-  for (; n >= 8; n -= 8, p += 8, q += 8) {
-    uint64_t x, y;
-    std::memcpy(&x, p, 8);
-    std::memcpy(&y, q, 8);
-    if (x != y) return false;
+  auto same = [&](size_t at, auto word) {
+    decltype(word) x, y;
+    std::memcpy(&x, p + at, sizeof x);
+    std::memcpy(&y, q + at, sizeof y);
+    return x == y;
+  };
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8) {
+      if (!same(i, uint64_t{})) return false;
+    }
+    return same(n - 8, uint64_t{});
   }
-  for (; n > 0; --n) {
-    if (*p++ != *q++) return false;
-  }
-  return true;
+  if (n >= 4) return same(0, uint32_t{}) && same(n - 4, uint32_t{});
+  if (n >= 2) return same(0, uint16_t{}) && same(n - 2, uint16_t{});
+  return n == 0 || *p == *q;
 }
 
 std::string RecordName(const data::Element& e) {
@@ -394,6 +451,12 @@ class BatchParser {
                    const FindFn& find, Winner* w) {
     const Cursor start = entry;
     std::string_view key;
+    Winner simple;
+    if (SimpleEntry(entry.pos(), entry.end(), key, simple)) {
+      const int f = find(key, ordinal);
+      if (f >= 0) w[f] = simple;
+      return Status::OK();
+    }
     bool has_value = false;
     while (!entry.AtEnd()) {
       const uint8_t* at = entry.pos();
@@ -455,6 +518,7 @@ class BatchParser {
   // only the last run of one kind).
   template <typename ResetFn, typename ListFn>
   static bool ForEachList(const Winner& w, const ResetFn& on_reset, const ListFn& on_list) {
+    if (w.list_begin != nullptr) return on_list(Cursor(w.list_begin, w.list_end));
     Cursor entry(w.begin, w.end);
     int last = kNoList;
     while (!entry.AtEnd()) {
@@ -503,10 +567,20 @@ class BatchParser {
   // Decodes an Int64List message, packed or not, calling put(value) for each value.
   template <typename PutFn>
   static bool ReadInt64s(Cursor list, const PutFn& put) {
+    uint64_t v;
+    const uint8_t* p = list.pos();
+    // As protobuf writes it: one packed field.
+    if (list.size() >= 2 && p[0] == ((1 << 3) | kLen) && p[1] == list.size() - 2) {
+      Cursor packed(p + 2, list.end());
+      while (!packed.AtEnd()) {
+        if (!packed.Varint(v)) return false;
+        put(v);
+      }
+      return true;
+    }
     while (!list.AtEnd()) {
       uint32_t field = 0, wire = 0;
       if (!list.Tag(field, wire)) return false;
-      uint64_t v;
       if (field == 1 && wire == kVarint) {
         if (!list.Varint(v)) return false;
         put(v);

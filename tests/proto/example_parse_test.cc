@@ -916,6 +916,57 @@ TEST_CASE("an output block smaller than MaxBatchBytes is refused, not overrun") 
         StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("entries one step from the encoding protobuf writes parse as protobuf decodes them") {
+  // The parser reads key, value and list in one go when an entry is laid
+  // out as protobuf writes it; each case here differs from that layout in
+  // one place and must give protobuf's answer all the same.
+  std::string packed;
+  for (int i = 0; i < 70; ++i) PutVarint(packed, 1u << (i % 20));  // a list over 127 bytes
+  const std::string ints = Len(1, packed);
+  const std::string one = Len(1, std::string(1, '\x07'));
+  std::string long_key(200, 'k');
+  std::string wide_len;  // the key "x" with its length in two bytes (0x81 0x00)
+  PutTag(wide_len, 1, 2);
+  wide_len += "\x81";
+  wide_len += '\0';
+  wide_len += "x";
+  const std::vector<std::string> entries = {
+      Len(1, Len(1, "x") + Len(2, Len(3, one))),                               // as written
+      Len(1, Len(1, "x") + Len(2, Len(3, ints))),                              // long list
+      Len(1, Len(1, "x") + Len(2, Len(3, ""))),                                // empty list
+      Len(1, Len(1, "x") + Len(2, "")),                                        // no list
+      Len(1, Len(1, "x") + Len(2, Len(3, one)) + VarintField(9, 1)),           // field after
+      Len(1, Len(1, "x") + Len(2, Len(3, one) + VarintField(9, 1))),           // in the value
+      Len(1, Len(1, "x") + Len(2, Len(3, one) + Len(3, one))),                 // two lists
+      Len(1, Len(1, "x") + Len(2, Len(3, one)) + Len(2, Len(1, Len(1, "b")))),  // two values
+      Len(1, Len(2, Len(3, one)) + Len(1, "x")),                               // value first
+      Len(1, wide_len + Len(2, Len(3, one))),                                  // wide length
+      Len(1, Len(1, long_key) + Len(2, Len(3, one))),                          // long key
+      Len(1, Len(1, "x") + Len(2, Len(1, Len(1, "b")))),                       // other kind
+      Len(1, Len(1, "x")),                                                     // no value
+  };
+  for (size_t i = 0; i < entries.size(); ++i) {
+    for (bool var_len : {false, true}) {
+      CAPTURE(i);
+      CAPTURE(var_len);
+      FeatureSpec x = Spec("x", FeatureType::kInt64);
+      x.var_len = var_len;
+      if (!var_len) {
+        x.default_value = FeatureValues{};
+        x.default_value->int64s = {-1};
+      }
+      FeatureSpec k = Spec(long_key, FeatureType::kInt64);
+      k.var_len = true;
+      // Alone, after a plain entry of the same key, and with the key's
+      // value cut short by one byte (damage found by the general parse).
+      CheckSame({x, k}, {Example({entries[i]}), Example({IntEntry("x", {5}), entries[i]})});
+      std::string cut = entries[i];
+      cut.pop_back();
+      CheckSame({x, k}, {Example({cut})});
+    }
+  }
+}
+
 TEST_CASE("synthetic Examples (tfdist gen) parse into their id, label and data") {
   PayloadOptions options;
   options.size = {64, 600};
