@@ -427,8 +427,8 @@ void AddRunCommand(CLI::App& app, Action* action) {
                   "Simulate a training step of this many milliseconds: does the input keep up?");
   cmd->add_option("--pack-threads", o->pack_threads,
                   "Threads packing or parsing batches into staging slots; 0: each worker's "
-                  "reading thread; default: one per replica, up to the cores when parsing, "
-                  "the cores less two for raw records");
+                  "reading thread; default: 0 on two cores or fewer, else one per replica, "
+                  "up to the cores when parsing, the cores less two for raw records");
   cmd->add_flag("--json", o->json, "Print the report as JSON");
   cmd->add_option("--corrupt-replica-for-testing", o->corrupt_replica)->group("");
   cmd->add_option("--fail-pinned-for-testing", o->fail_pinned_replica)->group("");

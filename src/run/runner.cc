@@ -254,13 +254,17 @@ std::string Runner::device() const {
 
 size_t Runner::PackersPerWorker() const {
   const size_t cores = std::thread::hardware_concurrency();
-  // By default: parsing is compute-bound and gains from a thread per replica
-  // even on two cores (191 against 243 ms for 800k Examples here); copying
-  // raw records is memory-bound and is fastest on the reading thread there.
+  // By default: parsing is compute-bound and gains from a thread per core
+  // where cores are to spare; on two, the reading side (the interleave's
+  // threads) already keeps most of both busy, and handing each batch to
+  // another thread costs more than it saves: 800k Examples took 128 ms
+  // parsed on the reading thread, 149 ms with two packers, 153 ms with one
+  // (best of 7, tools/bench-run's data). Copying raw records is
+  // memory-bound and is fastest on the reading thread there too.
   const size_t threads = options_.pack_threads >= 0 ? static_cast<size_t>(options_.pack_threads)
-                         : parser_                  ? std::max<size_t>(cores, 1)
-                         : cores > 2                ? cores - 2
-                                                    : 0;
+                         : cores <= 2               ? 0
+                         : parser_                  ? cores
+                                                    : cores - 2;
   const size_t R = static_cast<size_t>(ex_.topology().replicas);
   return threads == 0 ? 0 : std::min(R, std::max<size_t>(1, threads / workers_.size()));
 }
