@@ -86,7 +86,10 @@ Result<DatasetPtr> Builder::Apply(const ShardOp& p, const Op& op, DatasetPtr in)
   if (options_.shard_hint &&
       (num_shards.symbol == IntArg::Symbol::kShardHint ||
        (num_shards.symbol == IntArg::Symbol::kLiteral && num_shards.value == kShardHintValue))) {
-    const auto [workers, worker] = *options_.shard_hint;
+    // (Not a structured binding: the lambda below captures it, which
+    // clang 14 does not allow.)
+    const int64_t workers = options_.shard_hint->first;
+    const int64_t worker = options_.shard_hint->second;
     // TensorFlow's error for a rewritten shard over too few elements
     // (shard_dataset_op.cc), which speaks of files whatever the input is.
     // As PositionError words it; the position is found now, as the stage

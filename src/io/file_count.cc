@@ -290,7 +290,8 @@ FileCounter::FileCounter(std::span<const std::string> patterns) {
   }
   // The thread only sets the entries' states; list_files reads their names.
   checker_ = std::thread([this, by_dir = std::move(by_dir)] {
-    for (const auto& [dir, folder_patterns] : by_dir) {
+    for (const auto& [dir, patterns_binding] : by_dir) {
+      const auto& folder_patterns = patterns_binding;  // (clang 14 captures no binding)
       ahead_.find(dir)->second->Check([&](std::string_view name) {
         return std::any_of(folder_patterns.begin(), folder_patterns.end(),
                            [&](const FolderPattern& f) { return f.Matches(name); });

@@ -62,7 +62,8 @@ TEST_CASE("Bind's errors point at the argument, or at the call for a count") {
       {"f()", "column 1: f() takes a (and optionally b, c); got 0 arguments"},
       {"f(b=1)", "column 1: f() takes a (and optionally b, c); got 1 argument"},
   };
-  for (auto [text, message] : cases) {
+  for (const auto& [text_binding, message] : cases) {
+    const char* text = text_binding;  // (clang 14 captures no structured binding)
     CAPTURE(text);
     Parsed p(text);
     auto bound = p.binder.Bind(p.chain.calls[0], "f", kAbc);
@@ -255,7 +256,8 @@ TEST_CASE("BindMapFunction's errors point at the mistake") {
        "column 43: feature 'a': parse_example parses tf.int64, tf.float32 and tf.string; got "
        "tf.int32"},
   };
-  for (auto [text, message] : cases) {
+  for (const auto& [text_binding, message] : cases) {
+    const char* text = text_binding;  // (clang 14 captures no structured binding)
     CAPTURE(text);
     Parsed p(text);
     MapOp map;

@@ -79,9 +79,12 @@ TEST_CASE("Decide: the policy and split for each pipeline shape and request") {
 
 TEST_CASE("Decide: one replica in sync is never split, under every policy and request") {
   // input_lib adds a rebatch only for num_replicas_in_sync > 1.
-  const char* const exprs[] = {"range(8).batch(4)", "tfrecord([\"a\"]).batch(4)",
-                               "tfrecord([\"a\"]).batch(4).map(parse_example({\"x\": "
-                               "FixedLenFeature([], tf.int64)}))"};
+  const char* const exprs[] = {
+      "range(8).batch(4)",
+      "tfrecord([\"a\"]).batch(4)",
+      ("tfrecord([\"a\"]).batch(4).map(parse_example({\"x\": "
+       "FixedLenFeature([], tf.int64)}))"),
+  };
   for (const char* expr : exprs) {
     for (AutoShardPolicy policy : {AutoShardPolicy::kAuto, AutoShardPolicy::kFile,
                                    AutoShardPolicy::kData, AutoShardPolicy::kOff,

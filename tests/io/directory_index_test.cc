@@ -467,7 +467,7 @@ TEST_CASE("a directory index matches names across many chunks") {
     entries.push_back({name, frame.size(), (int64_t{1'000'000} + i) * 1'000'000'000, {1, 3}});
     if (i % 3 != 2) names.push_back(name);  // every third file is not asked for
   }
-  testing::WriteFile(dir.File(kDirectoryIndexName), FormatDirectoryIndex({entries, {}, 0}));
+  testing::WriteFile(dir.File(kDirectoryIndexName), FormatDirectoryIndex({entries, {}, {}}));
   DirectoryLookup found = LookUpDirectoryIndex(dir.path(), Views(names));
   REQUIRE(found.problem.empty());
   uint64_t matched = 0;

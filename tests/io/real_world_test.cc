@@ -104,7 +104,9 @@ TEST_CASE("compressed and uncompressed copies hold the same records") {
       {"ecosystem_hadoop_part-m-00000", "ecosystem_hadoop_part-m-00000.gz"},
       {"magenta_notesequences.tfrecord", "DERIVED_magenta_notesequences.tfrecord.zlib"},
   };
-  for (auto [plain, packed] : pairs) {
+  for (const auto& pair : pairs) {
+    const char* plain = pair.first;
+    const char* packed = pair.second;
     CAPTURE(packed);
     const auto a = ReadAll(Dir() + "/" + plain, io::Compression::kAuto);
     const auto b = ReadAll(Dir() + "/" + packed, io::Compression::kAuto);

@@ -349,7 +349,8 @@ TEST_CASE("a truncation message counts the payload and footer bytes without wrap
       {UINT64_MAX - 4, "18446744073709551615"},
       {96, "100"},
   };
-  for (auto [length, needed] : cases) {
+  for (auto [length_binding, needed] : cases) {
+    const uint64_t length = length_binding;  // (clang 14 captures no structured binding)
     CAPTURE(length);
     std::string header(12, '\0');
     std::memcpy(header.data(), &length, 8);
