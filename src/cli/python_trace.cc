@@ -306,6 +306,15 @@ Result<PythonTrace> ReadAnswer(const TraceRequest& request, const ChildOutcome& 
 
 }  // namespace
 
+Result<PythonTrace> ReadTraceAnswer(const TraceRequest& request, std::string answer,
+                                    std::string output, bool timed_out, std::string* details) {
+  ChildOutcome child;
+  child.answer = std::move(answer);
+  child.output = std::move(output);
+  child.timed_out = timed_out;
+  return ReadAnswer(request, child, details);
+}
+
 std::string TraceModuleFolder() {
   std::vector<std::string> candidates;
   if (const char* dir = std::getenv("TFDIST_TRACE_DIR"); dir && *dir) candidates.push_back(dir);

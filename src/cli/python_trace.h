@@ -74,6 +74,15 @@ struct PythonTrace {
 // is missing; Cancelled when interrupted.
 Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* details);
 
+// What TracePythonInput makes of the stand-in's answer (`answer`, the JSON
+// it wrote; `output`, what the program printed; `timed_out`, whether it was
+// stopped at the time limit). Any bytes are an answer or an error, never a
+// crash: the C++ side trusts nothing the child wrote.
+// Error: as TracePythonInput's; FailedPrecondition for an answer that is not
+// the stand-in's JSON; Internal for one that names no pipeline.
+Result<PythonTrace> ReadTraceAnswer(const TraceRequest& request, std::string answer,
+                                    std::string output, bool timed_out, std::string* details);
+
 // The folder holding the stand-in package (tfdist_trace), or empty: beside
 // the installed program (../share/tfdist/python), else the source tree's.
 std::string TraceModuleFolder();
