@@ -239,9 +239,9 @@ bool RecordReader::Next(std::string_view* record) {
     const char* p = block_.data();
     const uint64_t length = DecodeFixed64(p);
     if (length <= block_.size() - kRecordHeaderSize - kRecordFooterSize &&
-        (!verify_checksums_ || (HeaderIsValid(std::string_view(p, kRecordHeaderSize)) &&
-                                crc32c::Unmask(DecodeFixed32(p + kRecordHeaderSize + length)) ==
-                                    crc32c::Value(p + kRecordHeaderSize, length)))) {
+        HeaderIsValid(std::string_view(p, kRecordHeaderSize)) &&
+        (!verify_checksums_ || crc32c::Unmask(DecodeFixed32(p + kRecordHeaderSize + length)) ==
+                                   crc32c::Value(p + kRecordHeaderSize, length))) {
       last_record_offset_ = position_;
       last_record_size_ = length;
       position_ += kRecordHeaderSize + length + kRecordFooterSize;
@@ -268,7 +268,10 @@ bool RecordReader::Next(std::string_view* record) {
         offset);
   }
   const uint64_t length = DecodeFixed64(header);
-  if (verify_checksums_ && !HeaderIsValid(std::string_view(header, sizeof header))) {
+  // The length CRC is checked even when checksums are not: an unchecked
+  // length trusts zeros as endless empty records (a sparse file, /dev/zero)
+  // and a damaged length as a huge record.
+  if (!HeaderIsValid(std::string_view(header, sizeof header))) {
     return Fail(Status::DataLoss(fmt::format(
                     "{}: corrupted record at {}{}: length CRC mismatch (length field {:#018x})",
                     name, offset, detail, length)),

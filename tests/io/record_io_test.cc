@@ -200,6 +200,28 @@ TEST_CASE("a damaged record is still read when CRC checks are off") {
   CHECK(out.records.size() == 3);
 }
 
+TEST_CASE("zeros are a corrupted record at 0 even when CRC checks are off") {
+  // Unchecked, a zero length reads as an empty record, 16 bytes at a time,
+  // forever on /dev/zero or a sparse file.
+  RecordReaderOptions options;
+  options.verify_checksums = false;
+  for (Mode mode : {Mode::kView, Mode::kCopy, Mode::kSkip}) {
+    ReadOutcome out = ReadAll(std::string(4096, '\0'), options, mode);
+    CHECK(out.records.empty());
+    CHECK(out.status.code() == StatusCode::kDataLoss);
+    CHECK(out.status.message().find("corrupted record at 0") != std::string::npos);
+    CHECK(out.error_offset == 0);
+  }
+  // The tight scan behind count and verify, too.
+  testing::TempDir dir;
+  const std::string path = dir.File("zeros");
+  testing::WriteFile(path, Frame({"ok"}) + std::string(1 << 20, '\0'));
+  const RecordCount count = CountRecords(path, options);
+  CHECK(count.records == 1);
+  CHECK(count.status.code() == StatusCode::kDataLoss);
+  CHECK(count.error_offset == 18);
+}
+
 TEST_CASE("an empty input has no records and no error") {
   for (Compression c : {Compression::kNone, Compression::kGzip, Compression::kZlib}) {
     RecordReaderOptions options;

@@ -21,7 +21,9 @@ struct RecordReaderOptions {
   // kAuto sniffs the first bytes (see DetectCompression).
   Compression compression = Compression::kNone;
 
-  // Check the length CRC and the data CRC of every record. Default: true.
+  // Check the data CRC of every record. Default: true. The length CRC is
+  // checked either way: a length is never trusted unchecked (zeros would
+  // read as endless empty records, a damaged length as a huge one).
   bool verify_checksums = true;
 
   // Bytes read (or inflated) from the file at a time. Default: 1 MiB.
