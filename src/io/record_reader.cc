@@ -365,12 +365,11 @@ namespace {
 // Scans records from `options.start_offset` until the first record that
 // starts at or after `stop` (or the end). Returns the count; `end` receives
 // the offset where the scan stopped.
-RecordCount ScanRange(const std::string& path, const RecordReaderOptions& options, uint64_t stop,
-                      uint64_t* end) {
+RecordCount ScanReader(Result<std::unique_ptr<RecordReader>> reader,
+                       const RecordReaderOptions& options, uint64_t stop, uint64_t* end) {
   RecordCount count;
   count.compression = options.compression;
   *end = options.start_offset;
-  Result<std::unique_ptr<RecordReader>> reader = RecordReader::Open(path, options);
   if (!reader.ok()) {
     count.status = reader.status();
     return count;
@@ -383,6 +382,11 @@ RecordCount ScanRange(const std::string& path, const RecordReaderOptions& option
   count.error_offset = r.error_offset();
   *end = r.position();
   return count;
+}
+
+RecordCount ScanRange(const std::string& path, const RecordReaderOptions& options, uint64_t stop,
+                      uint64_t* end) {
+  return ScanReader(RecordReader::Open(path, options), options, stop, end);
 }
 
 // The first offset in [from, to) at which a whole valid record starts,
@@ -453,6 +457,13 @@ RecordCount CountRecords(const std::string& path, const RecordReaderOptions& opt
       return failed;
     }
     size = (*source)->size();
+    if (!size) {
+      // A pipe, FIFO or device is read once, by this open: a second open
+      // would find its first bytes gone (or wait for a writer that is done).
+      uint64_t end;
+      return ScanReader(RecordReader::FromSource(std::move(*source), opts), opts,
+                        std::numeric_limits<uint64_t>::max(), &end);
+    }
     if (opts.compression == Compression::kAuto) {
       std::string prefix(64 * 1024, '\0');
       Result<size_t> n = (*source)->Read(prefix);

@@ -6,8 +6,11 @@
 #include "tfdist/base/random.h"
 #include <zlib.h>
 
+#include <unistd.h>
+
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_util.h"
@@ -220,6 +223,29 @@ TEST_CASE("zeros are a corrupted record at 0 even when CRC checks are off") {
   CHECK(count.records == 1);
   CHECK(count.status.code() == StatusCode::kDataLoss);
   CHECK(count.error_offset == 18);
+}
+
+TEST_CASE("a pipe is read once: the compression is sniffed on the stream that is counted") {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const std::string data = Compress(Frame(SampleRecords()), Compression::kGzip);
+  std::thread writer([&] {
+    size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = write(fds[1], data.data() + done, data.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    close(fds[1]);
+  });
+  RecordReaderOptions options;
+  options.compression = Compression::kAuto;
+  const RecordCount count = CountRecords("/dev/fd/" + std::to_string(fds[0]), options);
+  writer.join();
+  close(fds[0]);
+  CHECK(count.status.ok());
+  CHECK(count.compression == Compression::kGzip);
+  CHECK(count.records == SampleRecords().size());
 }
 
 TEST_CASE("an empty input has no records and no error") {
