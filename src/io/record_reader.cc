@@ -189,7 +189,9 @@ RecordReader::RecordReader(std::unique_ptr<Blocks> blocks, Compression compressi
                            const RecordReaderOptions& options)
     : blocks_(std::move(blocks)),
       compression_(compression),
-      verify_checksums_(options.verify_checksums) {}
+      verify_checksums_(options.verify_checksums),
+      max_record_size_(options.max_record_size),
+      elide_large_records_(options.elide_large_records) {}
 
 RecordReader::~RecordReader() = default;
 
@@ -239,6 +241,7 @@ bool RecordReader::Next(std::string_view* record) {
     const char* p = block_.data();
     const uint64_t length = DecodeFixed64(p);
     if (length <= block_.size() - kRecordHeaderSize - kRecordFooterSize &&
+        (record == nullptr || length <= max_record_size_) &&
         HeaderIsValid(std::string_view(p, kRecordHeaderSize)) &&
         (!verify_checksums_ || crc32c::Unmask(DecodeFixed32(p + kRecordHeaderSize + length)) ==
                                    crc32c::Value(p + kRecordHeaderSize, length))) {
@@ -246,6 +249,7 @@ bool RecordReader::Next(std::string_view* record) {
       last_record_size_ = length;
       position_ += kRecordHeaderSize + length + kRecordFooterSize;
       ++records_read_;
+      last_record_elided_ = false;
       if (record != nullptr) *record = std::string_view(p + kRecordHeaderSize, length);
       block_.remove_prefix(kRecordHeaderSize + length + kRecordFooterSize);
       return true;
@@ -295,10 +299,17 @@ bool RecordReader::Next(std::string_view* record) {
     block_.remove_prefix(length);
     if (verify_checksums_) crc = crc32c::Value(payload.data(), payload.size());
   } else {
-    if (record != nullptr) scratch_.clear();
+    // Keep no more than a record may hold, and only what arrives: memory
+    // follows the bytes the input really yields, never the declared length.
+    const uint64_t keep = record == nullptr           ? 0
+                          : length <= max_record_size_ ? length
+                                                       : kElidedRecordPrefix;
+    scratch_.clear();
     const size_t consumed = ConsumeBytes(length, [&](std::string_view piece) {
       if (verify_checksums_) crc = crc32c::Extend(crc, piece.data(), piece.size());
-      if (record != nullptr) scratch_.append(piece);
+      if (scratch_.size() < keep) {
+        scratch_.append(piece.substr(0, std::min<uint64_t>(piece.size(), keep - scratch_.size())));
+      }
     });
     if (!status_.ok()) return false;
     if (consumed < length) return truncated(consumed);
@@ -315,6 +326,18 @@ bool RecordReader::Next(std::string_view* record) {
             "at {}",
             name, data_offset, detail, length, offset)),
         data_offset);
+  }
+  last_record_elided_ = false;
+  if (record != nullptr && length > max_record_size_) {
+    if (!elide_large_records_) {
+      return Fail(Status::DataLoss(fmt::format(
+                      "{}: record at {}{} holds {} bytes, more than the {} bytes a record may "
+                      "hold in memory",
+                      name, offset, detail, length, max_record_size_)),
+                  offset);
+    }
+    payload = payload.substr(0, kElidedRecordPrefix);
+    last_record_elided_ = true;
   }
   position_ = data_offset + length + kRecordFooterSize;
   last_record_offset_ = offset;

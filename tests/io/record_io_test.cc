@@ -225,6 +225,45 @@ TEST_CASE("zeros are a corrupted record at 0 even when CRC checks are off") {
   CHECK(count.error_offset == 18);
 }
 
+TEST_CASE("a record longer than max_record_size is read through, then refused or elided") {
+  const std::string big(10000, 'x');
+  RecordReaderOptions options;
+  options.max_record_size = 100;
+  ReadOutcome out = ReadAll(Frame({"a", big, "b"}), options);
+  CHECK(out.records == std::vector<std::string>{"a"});
+  CHECK(out.status.code() == StatusCode::kDataLoss);
+  CHECK(out.status.message().find("record at 17 holds 10000 bytes, more than the 100") !=
+        std::string::npos);
+  // Skipping holds nothing, so it has no limit.
+  CHECK(ReadAll(Frame({"a", big, "b"}), options, Mode::kSkip).status.ok());
+
+  options.elide_large_records = true;
+  auto reader = RecordReader::FromSource(NewMemorySource("mem", Frame({"a", big, "b"})), options);
+  REQUIRE(reader.ok());
+  std::string_view record;
+  REQUIRE((*reader)->ReadRecord(record));
+  CHECK_FALSE((*reader)->last_record_elided());
+  REQUIRE((*reader)->ReadRecord(record));
+  CHECK((*reader)->last_record_elided());
+  CHECK(record == big.substr(0, kElidedRecordPrefix));
+  CHECK((*reader)->last_record_size() == big.size());
+  REQUIRE((*reader)->ReadRecord(record));
+  CHECK(record == "b");
+  CHECK_FALSE((*reader)->last_record_elided());
+
+  // A record cut short is a truncation whatever its size, found by reading
+  // it through, not by holding it.
+  options.elide_large_records = false;
+  std::string header(12, '\0');
+  const uint64_t length = uint64_t{1} << 40;
+  std::memcpy(header.data(), &length, 8);
+  const uint32_t crc = crc32c::Mask(crc32c::Value(header.data(), 8));
+  std::memcpy(header.data() + 8, &crc, 4);
+  out = ReadAll(Frame({"a"}) + header + std::string(1 << 20, '\0'), options, Mode::kCopy);
+  CHECK(out.records.size() == 1);
+  CHECK(out.status.message().find("truncated record at 29") != std::string::npos);
+}
+
 TEST_CASE("a pipe is read once: the compression is sniffed on the stream that is counted") {
   int fds[2];
   REQUIRE(pipe(fds) == 0);
