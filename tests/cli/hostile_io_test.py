@@ -127,12 +127,16 @@ def test_streams(tmp):
                fifo, "corrupted record at 63")
         os.unlink(fifo)
         for path in ("/dev/stdin", "-"):
-            with open(BAD, "rb") as f:
-                expect(run([cmd, path], stdin=f, timeout=30), 3,
-                       f"{cmd} {path} of damaged piped data", "corrupted record at 63")
+            # A pipe, not the file itself: that one could be opened again.
+            p = subprocess.Popen(["cat", BAD], stdout=subprocess.PIPE)
+            expect(run([cmd, path], stdin=p.stdout, timeout=30), 3,
+                   f"{cmd} {path} of damaged piped data", "corrupted record at 63")
+            p.stdout.close()
+            p.wait()
     for path in ("/dev/stdin", "-"):
         p = subprocess.Popen(["cat", GOOD], stdout=subprocess.PIPE)
         proc = run(["count", "--json", path], stdin=p.stdout, timeout=30)
+        p.stdout.close()
         p.wait()
         expect(proc, 0, f"count {path} of a pipe")
         if proc.returncode == 0:
