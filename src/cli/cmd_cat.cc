@@ -31,6 +31,9 @@ int RunCat(const CatOptions& o) {
 
   io::RecordReaderOptions options;
   options.compression = inputs->compression;
+  // A record too large to hold is read through and checked, and shown by
+  // its first bytes: cat's memory stays bounded whatever a header declares.
+  options.elide_large_records = true;
   proto::TextOptions text;
   if (o.full) text.max_values = text.max_bytes = 0;
 
@@ -52,9 +55,19 @@ int RunCat(const CatOptions& o) {
         line["file"] = path;
         line["index"] = index;
         line["offset"] = r.last_record_offset();
-        line["size"] = record.size();
-        line.update(proto::PayloadToJson(record));
+        line["size"] = r.last_record_size();
+        if (r.last_record_elided()) {
+          line.update(proto::RawPayloadToJson(record));
+          line["elided"] = true;
+        } else {
+          line.update(proto::PayloadToJson(record));
+        }
         PrintJson(line);
+      } else if (r.last_record_elided()) {
+        fmt::print("# {}:{} @{} {} bytes {} (too large to decode; its first {} bytes)\n{}", path,
+                   index, r.last_record_offset(), r.last_record_size(),
+                   proto::PayloadKindName(proto::PayloadKind::kRaw), record.size(),
+                   proto::RawPayloadToText(record, text));
       } else {
         proto::PayloadKind kind;
         const std::string body = proto::PayloadToText(record, text, "  ", &kind);

@@ -85,7 +85,9 @@ void AddCountCommand(CLI::App& app, Action* action) {
       "count", "Count the records and payload bytes of TFRecord files (CRCs checked)");
   AddFileArgs(*cmd, &o->inputs);
   cmd->add_flag("--json", o->json, "Print one JSON object (see the manual)");
-  cmd->add_flag("--no-crc", o->no_crc, "Do not check the CRCs (framing only)");
+  cmd->add_flag("--no-crc", o->no_crc,
+                "Do not check the payload CRCs (framing only: each length is still checked "
+                "against its CRC)");
   cmd->add_flag("--no-index", o->no_index,
                 "Read every file, even one with an up-to-date index (by default its index is "
                 "trusted: the count comes without reading the records)");

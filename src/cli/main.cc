@@ -5,7 +5,9 @@
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -28,9 +30,7 @@ bool WantsJson(int argc, char** argv) {
   return false;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   // Reader threads allocate what the consumer frees: without these, glibc
   // trims and regrows its per-thread heaps thousands of times a second.
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
@@ -89,6 +89,20 @@ int main(int argc, char** argv) {
     return action ? action() : 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "tfdist: internal error: {}\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Memory can run out (a small ulimit -v) before the command runs, while the
+  // subcommand table is built: a message and an exit status, not an abort.
+  // The words are fixed: formatting them could need memory too.
+  try {
+    return Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fputs("tfdist: internal error: out of memory\n", stderr);
     return 1;
   }
 }

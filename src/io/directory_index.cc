@@ -250,12 +250,18 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
   folder.index_fd = open(folder.index_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (folder.index_fd < 0) return index;
   index->index_path_ = JoinPath(folder.index_dir, kDirectoryIndexName);
-  const UniqueFd fd(openat(folder.index_fd, kDirectoryIndexName, O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: a FIFO in the index's place must not wait for a writer.
+  const UniqueFd fd(
+      openat(folder.index_fd, kDirectoryIndexName, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) return index;
   index->found_ = true;
   struct stat index_st;
   if (fstat(fd.get(), &index_st) != 0) {
     index->problem_ = fmt::format("cannot be read: {}", std::strerror(errno));
+    return index;
+  }
+  if (!S_ISREG(index_st.st_mode)) {
+    index->problem_ = "not a regular file";
     return index;
   }
   index->index_mtime_ns_ = MtimeNs(index_st);
@@ -309,9 +315,12 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
 bool DirectoryIndex::ListingIsCurrent(const std::string& dir) {
   const std::string index_dir = IndexFolderFor(dir);
   if (index_dir.empty()) return false;
-  const UniqueFd fd(open(JoinPath(index_dir, kDirectoryIndexName).c_str(), O_RDONLY | O_CLOEXEC));
+  const UniqueFd fd(
+      open(JoinPath(index_dir, kDirectoryIndexName).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  struct stat index_st;
+  if (fd.get() < 0 || fstat(fd.get(), &index_st) != 0 || !S_ISREG(index_st.st_mode)) return false;
   char head[512];
-  const ssize_t n = fd.get() < 0 ? -1 : pread(fd.get(), head, sizeof head, 0);
+  const ssize_t n = pread(fd.get(), head, sizeof head, 0);
   if (n <= 0) return false;
   const std::string_view text(head, static_cast<size_t>(n));
   size_t body = 0;

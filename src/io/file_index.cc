@@ -26,6 +26,14 @@ namespace {
 
 constexpr uint64_t kFraming = kRecordHeaderSize + kRecordFooterSize;
 
+// The most bytes an index of a `file_size`-byte file can hold: a line per
+// record of at least kFraming bytes, each two numbers of at most 20 digits
+// and a little white space. A larger one is not read.
+uint64_t MaxIndexSize(uint64_t file_size) {
+  constexpr uint64_t kMaxLineBytes = 2 * 20 + 8;
+  return (file_size / kFraming + 1) * kMaxLineBytes;
+}
+
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 // Reads the index open as `fd` whole; `stat_file` stats the file it
@@ -39,7 +47,23 @@ std::optional<IndexedCount> ReadOpenIndex(const UniqueFd& fd, StatFile stat_file
                                           std::string* stale, OnRecord&& on_record) {
   struct stat file_st, index_st;
   if (fstat(fd.get(), &index_st) != 0 || !stat_file(file_st)) return std::nullopt;
-  std::string text(static_cast<size_t>(index_st.st_size), '\0');
+  // Only a regular file is an index (a FIFO or device there is not one).
+  if (!S_ISREG(index_st.st_mode)) return std::nullopt;
+  IndexedCount out;
+  out.index_path = std::move(index_path);
+  // What can be judged from the stats is, before a byte is read.
+  if (MtimeNs(index_st) < MtimeNs(file_st)) {
+    *stale = fmt::format("{} is older than {}", out.index_path, path);
+    return std::nullopt;
+  }
+  const uint64_t file_size = static_cast<uint64_t>(file_st.st_size);
+  const uint64_t index_size = static_cast<uint64_t>(index_st.st_size);
+  if (index_size > MaxIndexSize(file_size)) {
+    *stale = fmt::format("{} has {} bytes, more than an index of the {} bytes of {} can",
+                         out.index_path, index_size, file_size, path);
+    return std::nullopt;
+  }
+  std::string text(static_cast<size_t>(index_size), '\0');
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = read(fd.get(), text.data() + done, text.size() - done);
@@ -47,13 +71,6 @@ std::optional<IndexedCount> ReadOpenIndex(const UniqueFd& fd, StatFile stat_file
     done += static_cast<size_t>(n);
   }
   text.resize(done);
-  IndexedCount out;
-  out.index_path = std::move(index_path);
-  if (MtimeNs(index_st) < MtimeNs(file_st)) {
-    *stale = fmt::format("{} is older than {}", out.index_path, path);
-    return std::nullopt;
-  }
-  const uint64_t file_size = static_cast<uint64_t>(file_st.st_size);
   uint64_t end = 0;
   const char* p = text.data();
   const char* const limit = p + text.size();
@@ -103,7 +120,8 @@ std::optional<IndexedCount> ReadIndexOf(const std::string& path, std::string* st
   stale->clear();
   std::string index_path = IndexPathFor(path);
   if (index_path.empty()) return std::nullopt;
-  const UniqueFd fd(open(index_path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: a FIFO in the index's place must not wait for a writer.
+  const UniqueFd fd(open(index_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) return std::nullopt;
   auto stat_file = [&](struct stat& st) { return stat(path.c_str(), &st) == 0; };
   return ReadOpenIndex(fd, stat_file, std::move(index_path), path, stale, on_record);
@@ -126,7 +144,8 @@ std::optional<IndexedCount> ReadIndexAt(const IndexedFolder& folder, const std::
   stale->clear();
   if (folder.index_fd < 0 || folder.data_fd < 0) return std::nullopt;
   const std::string index_name = name + ".idx";
-  const UniqueFd fd(openat(folder.index_fd, index_name.c_str(), O_RDONLY | O_CLOEXEC));
+  const UniqueFd fd(
+      openat(folder.index_fd, index_name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) return std::nullopt;
   auto stat_file = [&](struct stat& st) {
     return fstatat(folder.data_fd, name.c_str(), &st, 0) == 0;

@@ -189,7 +189,9 @@ RecordReader::RecordReader(std::unique_ptr<Blocks> blocks, Compression compressi
                            const RecordReaderOptions& options)
     : blocks_(std::move(blocks)),
       compression_(compression),
-      verify_checksums_(options.verify_checksums) {}
+      verify_checksums_(options.verify_checksums),
+      max_record_size_(options.max_record_size),
+      elide_large_records_(options.elide_large_records) {}
 
 RecordReader::~RecordReader() = default;
 
@@ -239,13 +241,15 @@ bool RecordReader::Next(std::string_view* record) {
     const char* p = block_.data();
     const uint64_t length = DecodeFixed64(p);
     if (length <= block_.size() - kRecordHeaderSize - kRecordFooterSize &&
-        (!verify_checksums_ || (HeaderIsValid(std::string_view(p, kRecordHeaderSize)) &&
-                                crc32c::Unmask(DecodeFixed32(p + kRecordHeaderSize + length)) ==
-                                    crc32c::Value(p + kRecordHeaderSize, length)))) {
+        (record == nullptr || length <= max_record_size_) &&
+        HeaderIsValid(std::string_view(p, kRecordHeaderSize)) &&
+        (!verify_checksums_ || crc32c::Unmask(DecodeFixed32(p + kRecordHeaderSize + length)) ==
+                                   crc32c::Value(p + kRecordHeaderSize, length))) {
       last_record_offset_ = position_;
       last_record_size_ = length;
       position_ += kRecordHeaderSize + length + kRecordFooterSize;
       ++records_read_;
+      last_record_elided_ = false;
       if (record != nullptr) *record = std::string_view(p + kRecordHeaderSize, length);
       block_.remove_prefix(kRecordHeaderSize + length + kRecordFooterSize);
       return true;
@@ -268,7 +272,10 @@ bool RecordReader::Next(std::string_view* record) {
         offset);
   }
   const uint64_t length = DecodeFixed64(header);
-  if (verify_checksums_ && !HeaderIsValid(std::string_view(header, sizeof header))) {
+  // The length CRC is checked even when checksums are not: an unchecked
+  // length trusts zeros as endless empty records (a sparse file, /dev/zero)
+  // and a damaged length as a huge record.
+  if (!HeaderIsValid(std::string_view(header, sizeof header))) {
     return Fail(Status::DataLoss(fmt::format(
                     "{}: corrupted record at {}{}: length CRC mismatch (length field {:#018x})",
                     name, offset, detail, length)),
@@ -292,10 +299,17 @@ bool RecordReader::Next(std::string_view* record) {
     block_.remove_prefix(length);
     if (verify_checksums_) crc = crc32c::Value(payload.data(), payload.size());
   } else {
-    if (record != nullptr) scratch_.clear();
+    // Keep no more than a record may hold, and only what arrives: memory
+    // follows the bytes the input really yields, never the declared length.
+    const uint64_t keep = record == nullptr           ? 0
+                          : length <= max_record_size_ ? length
+                                                       : kElidedRecordPrefix;
+    scratch_.clear();
     const size_t consumed = ConsumeBytes(length, [&](std::string_view piece) {
       if (verify_checksums_) crc = crc32c::Extend(crc, piece.data(), piece.size());
-      if (record != nullptr) scratch_.append(piece);
+      if (scratch_.size() < keep) {
+        scratch_.append(piece.substr(0, std::min<uint64_t>(piece.size(), keep - scratch_.size())));
+      }
     });
     if (!status_.ok()) return false;
     if (consumed < length) return truncated(consumed);
@@ -312,6 +326,18 @@ bool RecordReader::Next(std::string_view* record) {
             "at {}",
             name, data_offset, detail, length, offset)),
         data_offset);
+  }
+  last_record_elided_ = false;
+  if (record != nullptr && length > max_record_size_) {
+    if (!elide_large_records_) {
+      return Fail(Status::DataLoss(fmt::format(
+                      "{}: record at {}{} holds {} bytes, more than the {} bytes a record may "
+                      "hold in memory",
+                      name, offset, detail, length, max_record_size_)),
+                  offset);
+    }
+    payload = payload.substr(0, kElidedRecordPrefix);
+    last_record_elided_ = true;
   }
   position_ = data_offset + length + kRecordFooterSize;
   last_record_offset_ = offset;
@@ -362,12 +388,11 @@ namespace {
 // Scans records from `options.start_offset` until the first record that
 // starts at or after `stop` (or the end). Returns the count; `end` receives
 // the offset where the scan stopped.
-RecordCount ScanRange(const std::string& path, const RecordReaderOptions& options, uint64_t stop,
-                      uint64_t* end) {
+RecordCount ScanReader(Result<std::unique_ptr<RecordReader>> reader,
+                       const RecordReaderOptions& options, uint64_t stop, uint64_t* end) {
   RecordCount count;
   count.compression = options.compression;
   *end = options.start_offset;
-  Result<std::unique_ptr<RecordReader>> reader = RecordReader::Open(path, options);
   if (!reader.ok()) {
     count.status = reader.status();
     return count;
@@ -380,6 +405,11 @@ RecordCount ScanRange(const std::string& path, const RecordReaderOptions& option
   count.error_offset = r.error_offset();
   *end = r.position();
   return count;
+}
+
+RecordCount ScanRange(const std::string& path, const RecordReaderOptions& options, uint64_t stop,
+                      uint64_t* end) {
+  return ScanReader(RecordReader::Open(path, options), options, stop, end);
 }
 
 // The first offset in [from, to) at which a whole valid record starts,
@@ -450,6 +480,13 @@ RecordCount CountRecords(const std::string& path, const RecordReaderOptions& opt
       return failed;
     }
     size = (*source)->size();
+    if (!size) {
+      // A pipe, FIFO or device is read once, by this open: a second open
+      // would find its first bytes gone (or wait for a writer that is done).
+      uint64_t end;
+      return ScanReader(RecordReader::FromSource(std::move(*source), opts), opts,
+                        std::numeric_limits<uint64_t>::max(), &end);
+    }
     if (opts.compression == Compression::kAuto) {
       std::string prefix(64 * 1024, '\0');
       Result<size_t> n = (*source)->Read(prefix);

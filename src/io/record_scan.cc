@@ -27,9 +27,10 @@ ScanResult Scan(const char* data, size_t n, size_t stop, bool verify, Crc crc) {
     const char* p = data + pos;
     const uint64_t length = DecodeFixed64(p);
     if (length > n - pos - kFraming) break;
-    if (verify && (crc32c::Unmask(DecodeFixed32(p + 8)) != crc(p, 8) ||
-                   crc32c::Unmask(DecodeFixed32(p + kRecordHeaderSize + length)) !=
-                       crc(p + kRecordHeaderSize, length))) {
+    // The length CRC always: an unchecked length walks zeros as records.
+    if (crc32c::Unmask(DecodeFixed32(p + 8)) != crc(p, 8)) break;
+    if (verify && crc32c::Unmask(DecodeFixed32(p + kRecordHeaderSize + length)) !=
+                      crc(p + kRecordHeaderSize, length)) {
       break;
     }
     r.last_offset = pos;

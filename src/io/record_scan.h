@@ -18,7 +18,8 @@ struct ScanResult {
 };
 
 // Walks records from the start of data[0, n) while each lies whole in the
-// buffer, checks out (both CRCs, when `verify`), and starts before `stop`.
+// buffer, checks out (its length CRC always, its data CRC when `verify`),
+// and starts before `stop`.
 // Stops silently at the first one that does not: the caller's general path
 // reads it again and words the error. With SSE4.2 the CRCs are inlined, so
 // the checks of consecutive small records overlap in the CPU.

@@ -33,9 +33,25 @@ class TeeSource final : public ByteSource {
   ByteSink* sink_;
 };
 
+// An input that is not a regular file (a pipe, FIFO or device) cannot be
+// read twice, as both passes must. It is opened once and its first record
+// read, so that damage there (zeros: /dev/zero) is reported as what it is.
+// Error: that record's DataLoss, else InvalidArgument.
+Status RejectStream(std::unique_ptr<ByteSource> source, Compression c) {
+  const std::string path = source->name();
+  RecordReaderOptions options;
+  options.compression = c;
+  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader,
+                          RecordReader::FromSource(std::move(source), options));
+  if (!reader->SkipRecord() && !reader->status().ok()) return reader->status();
+  return Status::InvalidArgument(fmt::format(
+      "{}: not a regular file; resharding and converting read each input twice", path));
+}
+
 Result<Compression> DetectFileCompression(const std::string& path, Compression c) {
-  if (c != Compression::kAuto) return c;
   TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenFileSource(path));
+  if (!source->size()) return RejectStream(std::move(source), c);
+  if (c != Compression::kAuto) return c;
   std::string prefix(64 * 1024, '\0');
   TFDIST_ASSIGN_OR_RETURN(size_t n, source->Read(prefix));
   prefix.resize(n);

@@ -54,7 +54,7 @@ struct Decoded {
 };
 
 void Decode(std::string_view payload, Decoded& d) {
-  if (payload.empty()) return;
+  if (payload.empty() || !DecodesPayload(payload.size())) return;
   // A payload that does not parse is shown raw; protobuf's own log line for
   // it (a key that is not UTF-8, say) would only add noise on stderr.
   google::protobuf::LogSilencer quiet;
@@ -195,6 +195,8 @@ std::string_view PayloadKindKey(PayloadKind kind) {
   return "?";
 }
 
+bool DecodesPayload(size_t size) { return size <= kMaxDecodedPayloadSize; }
+
 PayloadKind ClassifyPayload(std::string_view payload) {
   Decoded d;
   Decode(payload, d);
@@ -233,7 +235,7 @@ std::string PayloadToText(std::string_view payload, const TextOptions& options,
       break;
     }
     case PayloadKind::kRaw:
-      out += fmt::format("{}{}\n", indent, BytesText(std::string(payload), options));
+      out += RawPayloadToText(payload, options, indent);
       break;
   }
   return out;
@@ -261,12 +263,24 @@ nlohmann::ordered_json PayloadToJson(std::string_view payload) {
       break;
     }
     case PayloadKind::kRaw:
-      if (IsValidUtf8(payload)) {
-        out["text"] = std::string(payload);
-      } else {
-        out["base64"] = Base64(payload);
-      }
+      out.update(RawPayloadToJson(payload));
       break;
+  }
+  return out;
+}
+
+std::string RawPayloadToText(std::string_view payload, const TextOptions& options,
+                             std::string_view indent) {
+  return fmt::format("{}{}\n", indent, BytesText(std::string(payload), options));
+}
+
+nlohmann::ordered_json RawPayloadToJson(std::string_view payload) {
+  nlohmann::ordered_json out;
+  out["kind"] = PayloadKindKey(PayloadKind::kRaw);
+  if (IsValidUtf8(payload)) {
+    out["text"] = std::string(payload);
+  } else {
+    out["base64"] = Base64(payload);
   }
   return out;
 }

@@ -142,6 +142,16 @@ TEST_CASE("a stale, foreign or malformed index is ignored with the reason, by ev
   struct utimbuf old = {1, 1};
   REQUIRE(utime(idx.c_str(), &old) == 0);
   CHECK(ReadAll(dir, "g").stale == idx + " is older than " + path);
+  // An index larger than any index of its file is not read at all.
+  testing::WriteFile(idx, "0 19\n19 19\n" + std::string(200, ' '));
+  CHECK(ReadAll(dir, "g").stale ==
+        idx + " has 211 bytes, more than an index of the 38 bytes of " + path + " can");
+  // Only a regular file is an index: a FIFO in its place is not opened for
+  // good (which would wait for a writer), nor read.
+  REQUIRE(unlink(idx.c_str()) == 0);
+  REQUIRE(mkfifo(idx.c_str(), 0644) == 0);
+  CHECK(ReadAll(dir, "g").count == std::nullopt);
+  REQUIRE(unlink(idx.c_str()) == 0);
   // An empty file and an empty index describe each other.
   testing::WriteFile(dir.File("empty"), "");
   testing::WriteFile(dir.File("empty.idx"), "");

@@ -6,8 +6,11 @@
 #include "tfdist/base/random.h"
 #include <zlib.h>
 
+#include <unistd.h>
+
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_util.h"
@@ -198,6 +201,90 @@ TEST_CASE("a damaged record is still read when CRC checks are off") {
   ReadOutcome out = ReadAll(FlipByte(kThree, 21 + 13), options);
   CHECK(out.status.ok());
   CHECK(out.records.size() == 3);
+}
+
+TEST_CASE("zeros are a corrupted record at 0 even when CRC checks are off") {
+  // Unchecked, a zero length reads as an empty record, 16 bytes at a time,
+  // forever on /dev/zero or a sparse file.
+  RecordReaderOptions options;
+  options.verify_checksums = false;
+  for (Mode mode : {Mode::kView, Mode::kCopy, Mode::kSkip}) {
+    ReadOutcome out = ReadAll(std::string(4096, '\0'), options, mode);
+    CHECK(out.records.empty());
+    CHECK(out.status.code() == StatusCode::kDataLoss);
+    CHECK(out.status.message().find("corrupted record at 0") != std::string::npos);
+    CHECK(out.error_offset == 0);
+  }
+  // The tight scan behind count and verify, too.
+  testing::TempDir dir;
+  const std::string path = dir.File("zeros");
+  testing::WriteFile(path, Frame({"ok"}) + std::string(1 << 20, '\0'));
+  const RecordCount count = CountRecords(path, options);
+  CHECK(count.records == 1);
+  CHECK(count.status.code() == StatusCode::kDataLoss);
+  CHECK(count.error_offset == 18);
+}
+
+TEST_CASE("a record longer than max_record_size is read through, then refused or elided") {
+  const std::string big(10000, 'x');
+  RecordReaderOptions options;
+  options.max_record_size = 100;
+  ReadOutcome out = ReadAll(Frame({"a", big, "b"}), options);
+  CHECK(out.records == std::vector<std::string>{"a"});
+  CHECK(out.status.code() == StatusCode::kDataLoss);
+  CHECK(out.status.message().find("record at 17 holds 10000 bytes, more than the 100") !=
+        std::string::npos);
+  // Skipping holds nothing, so it has no limit.
+  CHECK(ReadAll(Frame({"a", big, "b"}), options, Mode::kSkip).status.ok());
+
+  options.elide_large_records = true;
+  auto reader = RecordReader::FromSource(NewMemorySource("mem", Frame({"a", big, "b"})), options);
+  REQUIRE(reader.ok());
+  std::string_view record;
+  REQUIRE((*reader)->ReadRecord(record));
+  CHECK_FALSE((*reader)->last_record_elided());
+  REQUIRE((*reader)->ReadRecord(record));
+  CHECK((*reader)->last_record_elided());
+  CHECK(record == big.substr(0, kElidedRecordPrefix));
+  CHECK((*reader)->last_record_size() == big.size());
+  REQUIRE((*reader)->ReadRecord(record));
+  CHECK(record == "b");
+  CHECK_FALSE((*reader)->last_record_elided());
+
+  // A record cut short is a truncation whatever its size, found by reading
+  // it through, not by holding it.
+  options.elide_large_records = false;
+  std::string header(12, '\0');
+  const uint64_t length = uint64_t{1} << 40;
+  std::memcpy(header.data(), &length, 8);
+  const uint32_t crc = crc32c::Mask(crc32c::Value(header.data(), 8));
+  std::memcpy(header.data() + 8, &crc, 4);
+  out = ReadAll(Frame({"a"}) + header + std::string(1 << 20, '\0'), options, Mode::kCopy);
+  CHECK(out.records.size() == 1);
+  CHECK(out.status.message().find("truncated record at 29") != std::string::npos);
+}
+
+TEST_CASE("a pipe is read once: the compression is sniffed on the stream that is counted") {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const std::string data = Compress(Frame(SampleRecords()), Compression::kGzip);
+  std::thread writer([&] {
+    size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = write(fds[1], data.data() + done, data.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    close(fds[1]);
+  });
+  RecordReaderOptions options;
+  options.compression = Compression::kAuto;
+  const RecordCount count = CountRecords("/dev/fd/" + std::to_string(fds[0]), options);
+  writer.join();
+  close(fds[0]);
+  CHECK(count.status.ok());
+  CHECK(count.compression == Compression::kGzip);
+  CHECK(count.records == SampleRecords().size());
 }
 
 TEST_CASE("an empty input has no records and no error") {

@@ -37,6 +37,16 @@ TEST_CASE("Examples, SequenceExamples and other bytes are told apart") {
   CHECK(ClassifyPayload("12345") == PayloadKind::kRaw);
 }
 
+TEST_CASE("a payload too large for protobuf's int size is not decoded, only shown raw") {
+  // protobuf aborts on a size of 2 GiB or more; cat must never get there.
+  CHECK(DecodesPayload(0));
+  CHECK(DecodesPayload(kMaxDecodedPayloadSize));
+  CHECK_FALSE(DecodesPayload(kMaxDecodedPayloadSize + 1));
+  CHECK_FALSE(DecodesPayload(size_t{1} << 31));
+  CHECK(kMaxDecodedPayloadSize < size_t{1} << 31);
+  CHECK(RawPayloadToJson("hi") == nlohmann::ordered_json{{"kind", "raw"}, {"text", "hi"}});
+}
+
 TEST_CASE("an Example renders as sorted feature lines, eliding long lists") {
   const std::string text = PayloadToText(SampleExample(), TextOptions{});
   CHECK(text ==

@@ -21,8 +21,22 @@ struct RecordReaderOptions {
   // kAuto sniffs the first bytes (see DetectCompression).
   Compression compression = Compression::kNone;
 
-  // Check the length CRC and the data CRC of every record. Default: true.
+  // Check the data CRC of every record. Default: true. The length CRC is
+  // checked either way: a length is never trusted unchecked (zeros would
+  // read as endless empty records, a damaged length as a huge one).
   bool verify_checksums = true;
+
+  // The largest payload handed out whole, and so the most a reader holds in
+  // memory for one record, whatever length a header declares. A longer
+  // record is still read through and checked, so that one cut short or
+  // damaged is reported as such; a whole one is then handed out elided
+  // (elide_large_records) or is DataLoss naming its size. Default: 256 MiB.
+  uint64_t max_record_size = uint64_t{256} << 20;
+
+  // Hand out a whole record longer than max_record_size as its first
+  // kElidedRecordPrefix bytes, with last_record_elided() set, instead of
+  // failing (for display). Default: false.
+  bool elide_large_records = false;
 
   // Bytes read (or inflated) from the file at a time. Default: 1 MiB.
   size_t block_size = size_t{1} << 20;
@@ -38,6 +52,10 @@ struct RecordReaderOptions {
   // Default: 3.
   int read_ahead = 3;
 };
+
+// The bytes of an elided record that ReadRecord hands out (see
+// RecordReaderOptions::elide_large_records).
+inline constexpr size_t kElidedRecordPrefix = 4096;
 
 // Reads the records of a TFRecord stream in order, checking both CRCs, with
 // TensorFlow's error semantics (tensorflow/core/lib/io/record_reader.cc):
@@ -98,6 +116,10 @@ class RecordReader {
   // Payload size of the record last read. REQUIRES: a record was read.
   uint64_t last_record_size() const { return last_record_size_; }
 
+  // The record last read was longer than max_record_size and ReadRecord
+  // handed out only its first kElidedRecordPrefix bytes.
+  bool last_record_elided() const { return last_record_elided_; }
+
   // Offset at which the next record starts: the bytes consumed so far.
   uint64_t position() const { return position_; }
 
@@ -132,6 +154,8 @@ class RecordReader {
   std::unique_ptr<Blocks> blocks_;
   Compression compression_;
   bool verify_checksums_;
+  uint64_t max_record_size_;
+  bool elide_large_records_;
   std::string_view block_;  // unread part of the current block
   bool eof_ = false;
   Status status_;
@@ -141,6 +165,7 @@ class RecordReader {
   uint64_t last_record_offset_ = 0;
   uint64_t last_record_size_ = 0;
   uint64_t records_read_ = 0;
+  bool last_record_elided_ = false;
 };
 
 // Records and their payload bytes: of a file, of part of one, or summed

@@ -23,6 +23,13 @@ std::string_view PayloadKindKey(PayloadKind kind);
 
 PayloadKind ClassifyPayload(std::string_view payload);
 
+// The largest payload decoded as a protocol buffer; a larger one is shown
+// raw. protobuf's parser takes the size as an int (2 GiB and more abort it),
+// and no Example that large is one a person reads.
+inline constexpr size_t kMaxDecodedPayloadSize = size_t{256} << 20;
+// Whether a payload of `size` bytes is decoded (at most kMaxDecodedPayloadSize).
+bool DecodesPayload(size_t size);
+
 struct TextOptions {
   // Values shown per feature before "... (N values)"; 0 shows all. Default: 8.
   size_t max_values = 8;
@@ -45,6 +52,12 @@ std::string PayloadToText(std::string_view payload, const TextOptions& options,
 // valid UTF-8, else {"base64": "..."}; non-finite floats are "NaN",
 // "Infinity" and "-Infinity".
 nlohmann::ordered_json PayloadToJson(std::string_view payload);
+
+// PayloadToText and PayloadToJson of `payload` as kRaw, not decoded (the
+// first bytes of a record too large to hold, say).
+std::string RawPayloadToText(std::string_view payload, const TextOptions& options,
+                             std::string_view indent = "  ");
+nlohmann::ordered_json RawPayloadToJson(std::string_view payload);
 
 }  // namespace tfdist::proto
 
