@@ -3,11 +3,14 @@
 
 #include <fmt/format.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <new>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "commands.h"
 #include "report.h"
@@ -28,9 +31,32 @@ bool WantsJson(int argc, char** argv) {
   return false;
 }
 
+constexpr std::string_view kOutOfMemory =
+    "out of memory (a buffer, a batch or a record needs more memory than this process may "
+    "have)";
+bool json_errors = false;  // WantsJson, for OnOutOfMemory
+
+// An allocation failed, in whichever thread: unwinding that thread would
+// end in std::terminate (an abort, read as a bug) for all but the main one,
+// so the error is reported here, with write(2) only (stdio may be locked or
+// need memory), the temporary files removed, and the process ended.
+void OnOutOfMemory() {
+  const std::string_view text[] = {"tfdist: error: ", kOutOfMemory, "\n"};
+  for (std::string_view t : text) (void)!write(STDERR_FILENO, t.data(), t.size());
+  if (json_errors) {
+    const std::string_view json[] = {R"({"error":{"code":"RESOURCE_EXHAUSTED","message":")",
+                                      kOutOfMemory, "\"}}\n"};
+    for (std::string_view t : json) (void)!write(STDOUT_FILENO, t.data(), t.size());
+  }
+  tfdist::ExitRemovingTempFiles(
+      tfdist::ExitCodeFor(tfdist::Status::ResourceExhausted(std::string())));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  json_errors = WantsJson(argc, argv);
+  std::set_new_handler(OnOutOfMemory);
   // Reader threads allocate what the consumer frees: without these, glibc
   // trims and regrows its per-thread heaps thousands of times a second.
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
@@ -40,7 +66,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "tfdist: read TFRecord datasets and distribute them as tf.data + tf.distribute do.\n"
       "Exit status: 0 success, 2 invalid usage or argument, 3 data error (corrupt or "
-      "truncated record, unreadable file), 130 interrupted.",
+      "truncated record, unreadable file), 5 out of a resource (disk space, memory, open "
+      "files), 130 interrupted.",
       "tfdist"};
   app.set_version_flag("--version", TFDIST_VERSION);
   app.require_subcommand(1);
@@ -87,6 +114,21 @@ int main(int argc, char** argv) {
   }
   try {
     return action ? action() : 2;
+  } catch (const std::bad_alloc&) {
+    return tfdist::cli::ReportError(tfdist::Status::ResourceExhausted(std::string(kOutOfMemory)),
+                                    WantsJson(argc, argv));
+  } catch (const std::system_error& e) {
+    // A write to standard output that fails (fmt throws): a full disk is
+    // the user's to free, not a bug.
+    const std::error_code code = e.code();
+    if ((code.category() == std::generic_category() ||
+         code.category() == std::system_category()) &&
+        tfdist::IsResourceErrno(code.value())) {
+      // No JSON: the standard output it would go to is what failed.
+      return tfdist::cli::ReportError(tfdist::Status::ResourceExhausted(e.what()), false);
+    }
+    fmt::print(stderr, "tfdist: internal error: {}\n", e.what());
+    return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "tfdist: internal error: {}\n", e.what());
     return 1;

@@ -98,8 +98,8 @@ Result<std::vector<std::string>> ListNames(int dir_fd, const std::string& dir,
   DIR* d = fd < 0 ? nullptr : fdopendir(fd);
   if (d == nullptr) {
     if (fd >= 0) close(fd);
-    return Status::NotFound(fmt::format("{}: cannot list the folder: {}", dir.empty() ? "." : dir,
-                                        std::strerror(errno)));
+    return ErrnoError(errno, StatusCode::kNotFound,
+                      fmt::format("{}: cannot list the folder", dir.empty() ? "." : dir));
   }
   rewinddir(d);  // the duplicate shares its offset with dir_fd
   std::vector<std::string> names;
@@ -301,8 +301,7 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in, bool
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   const UniqueFd dir_fd(open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir_fd.get() < 0) {
-    return Status::NotFound(
-        fmt::format("{}: cannot open the folder: {}", dir, std::strerror(errno)));
+    return ErrnoError(errno, StatusCode::kNotFound, fmt::format("{}: cannot open the folder", dir));
   }
   TFDIST_ASSIGN_OR_RETURN(const std::string out_dir, MakeIndexFolderFor(dir));
   DirectoryIndexReport report;

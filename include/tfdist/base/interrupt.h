@@ -14,6 +14,11 @@ namespace tfdist {
 // the registered temporary files at once and exits with status 130.
 void InstallInterruptHandlers();
 
+// Removes the registered temporary files and ends the process at once with
+// `exit_code` (for when unwinding cannot be relied on, as out of memory in
+// any thread). Async-signal-safe.
+[[noreturn]] void ExitRemovingTempFiles(int exit_code);
+
 // True once SIGINT or SIGTERM arrived. Thread-safe, cheap (one atomic load).
 bool Interrupted();
 
