@@ -126,9 +126,7 @@ bool SameFolder(int dir_fd, const std::string& out_dir) {
 }
 
 // Whether `name` can be written on an index line (and read back the same).
-bool Writable(std::string_view name) {
-  return name.find('\n') == std::string_view::npos && name.find('\r') == std::string_view::npos;
-}
+bool Writable(std::string_view name) { return IndexableName(name); }
 
 // The clock that stamps a folder's files: the time a file of it gets when
 // touched, read back (so, on NFS, the server's clock, and in whole seconds
@@ -333,7 +331,8 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in, bool
   // No fsync, as for FILE.idx: the index is derived data, checked entry by
   // entry against its files when read.
   std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
-  TFDIST_RETURN_IF_ERROR(sink->Write(FormatDirectoryIndex(contents)));
+  TFDIST_ASSIGN_OR_RETURN(const std::string text, FormatDirectoryIndex(contents));
+  TFDIST_RETURN_IF_ERROR(sink->Write(text));
   TFDIST_RETURN_IF_ERROR(sink->Finish());
   sink.reset();
   TFDIST_RETURN_IF_ERROR(file->Commit());
