@@ -54,6 +54,11 @@ void InstallInterruptHandlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigset_t both;
+  sigemptyset(&both);
+  sigaddset(&both, SIGINT);
+  sigaddset(&both, SIGTERM);
+  sigprocmask(SIG_UNBLOCK, &both, nullptr);  // one that is pending arrives now
 }
 
 void ExitRemovingTempFiles(int exit_code) {

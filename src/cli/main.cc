@@ -55,6 +55,9 @@ void OnOutOfMemory() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First of all: a SIGINT or SIGTERM from here on is an interrupt (exit
+  // 130), never the default action that kills the process by the signal.
+  tfdist::InstallInterruptHandlers();
   json_errors = WantsJson(argc, argv);
   std::set_new_handler(OnOutOfMemory);
   // Reader threads allocate what the consumer frees: without these, glibc
@@ -62,7 +65,6 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   mallopt(M_TOP_PAD, 16 << 20);
   mallopt(M_MMAP_THRESHOLD, 32 << 20);  // reused read buffers, not mmap'd afresh
-  tfdist::InstallInterruptHandlers();
   CLI::App app{
       "tfdist: read TFRecord datasets and distribute them as tf.data + tf.distribute do.\n"
       "Exit status: 0 success, 2 invalid usage or argument, 3 data error (corrupt or "
@@ -111,6 +113,11 @@ int main(int argc, char** argv) {
         tfdist::cli::ReportError(tfdist::Status::InvalidArgument(e.what()), WantsJson(argc, argv));
     fmt::print(stderr, "Run with --help for more information.\n");
     return rc;
+  }
+  // Interrupted while starting up: stop before the command does anything.
+  if (tfdist::Interrupted()) {
+    return tfdist::cli::ReportError(tfdist::Status::Cancelled("interrupted"),
+                                    WantsJson(argc, argv));
   }
   try {
     return action ? action() : 2;

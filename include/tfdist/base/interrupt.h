@@ -12,6 +12,9 @@ namespace tfdist {
 // that Interrupted() reads, so loops stop and return Status::Cancelled, and
 // writers remove their temporary files on the way out. A second signal removes
 // the registered temporary files at once and exits with status 130.
+// Then unblocks both signals: a parent that blocks them across exec() (the
+// mask is inherited) holds a signal sent before the handlers were installed,
+// which would otherwise kill the process, until they are.
 void InstallInterruptHandlers();
 
 // Removes the registered temporary files and ends the process at once with
