@@ -45,7 +45,7 @@ void OnOutOfMemory() {
   for (std::string_view t : text) (void)!write(STDERR_FILENO, t.data(), t.size());
   if (json_errors) {
     const std::string_view json[] = {R"({"error":{"code":"RESOURCE_EXHAUSTED","message":")",
-                                      kOutOfMemory, "\"}}\n"};
+                                     kOutOfMemory, "\"}}\n"};
     for (std::string_view t : json) (void)!write(STDOUT_FILENO, t.data(), t.size());
   }
   tfdist::ExitRemovingTempFiles(
@@ -128,8 +128,7 @@ int main(int argc, char** argv) {
     // A write to standard output that fails (fmt throws): a full disk is
     // the user's to free, not a bug.
     const std::error_code code = e.code();
-    if ((code.category() == std::generic_category() ||
-         code.category() == std::system_category()) &&
+    if ((code.category() == std::generic_category() || code.category() == std::system_category()) &&
         tfdist::IsResourceErrno(code.value())) {
       // No JSON: the standard output it would go to is what failed.
       return tfdist::cli::ReportError(tfdist::Status::ResourceExhausted(e.what()), false);

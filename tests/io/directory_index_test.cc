@@ -89,9 +89,20 @@ DirectoryIndexContents ManyEntries(size_t n) {
 TEST_CASE("every name the formatter writes parses back the same; it refuses the others") {
   using namespace std::string_literals;
   // Names a folder may hold: each round-trips, as an entry and as a "- " line.
-  const std::vector<std::string> good = {
-      "a\tb",  " lead", "trail ", "two  spaces", "back\\slash", "\\", "caf\xc3\xa9 \xe2\x9c\x93",
-      "\xff",  "-",     "- x",    "1 2 3 4 x",   "...",         "a\vb\fc\x01", "\x7f"};
+  const std::vector<std::string> good = {"a\tb",
+                                         " lead",
+                                         "trail ",
+                                         "two  spaces",
+                                         "back\\slash",
+                                         "\\",
+                                         "caf\xc3\xa9 \xe2\x9c\x93",
+                                         "\xff",
+                                         "-",
+                                         "- x",
+                                         "1 2 3 4 x",
+                                         "...",
+                                         "a\vb\fc\x01",
+                                         "\x7f"};
   for (const std::string& name : good) {
     CAPTURE(name);
     DirectoryIndexContents contents;
@@ -113,7 +124,7 @@ TEST_CASE("every name the formatter writes parses back the same; it refuses the 
   // A CR (last, where a CRLF line end's is dropped, or inside), a newline,
   // a NUL: the formatter refuses them rather than write a line that reads
   // back as another name, or not at all; the parser refuses them too.
-  const std::vector<std::string> bad = {"a\r",  "\r", "a\rb", "a\nb", "a\n", "a\0b"s,
+  const std::vector<std::string> bad = {"a\r", "\r", "a\rb", "a\nb", "a\n", "a\0b"s,
                                         "\0"s, "",   ".",    "..",   "a/b"};
   for (const std::string& name : bad) {
     CAPTURE(name);

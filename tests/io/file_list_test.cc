@@ -302,7 +302,7 @@ TEST_CASE("many patterns over one folder read it once, and match as one pattern 
   testing::WriteFile(other.File("x1"), "");
   const uint64_t two = FoldersListedForTesting();
   auto both = ExpandFilePatterns(std::vector<std::string>{dir.File("part-0000*"), other.File("x*"),
-                                                           dir.File("oth*"), other.File("?1")});
+                                                          dir.File("oth*"), other.File("?1")});
   REQUIRE(both.ok());
   CHECK(FoldersListedForTesting() - two == 2);
   CHECK(both->size() == 13);
@@ -314,13 +314,12 @@ TEST_CASE("a folder that exists but cannot be listed is an error naming it, not 
   // folder without read permission, which root reads anyway).
   REQUIRE(symlink("b", dir.File("a").c_str()) == 0);
   REQUIRE(symlink("a", dir.File("b").c_str()) == 0);
-  for (const std::string& pattern :
-       {dir.File("a/*"), dir.File("a/x[12]"), dir.File("a/*/x")}) {
+  for (const std::string& pattern : {dir.File("a/*"), dir.File("a/x[12]"), dir.File("a/*/x")}) {
     CAPTURE(pattern);
     auto files = ExpandFilePatterns(std::vector<std::string>{pattern}, MatchRule::kAnyPattern);
     CHECK(files.status().code() == StatusCode::kNotFound);
-    CHECK(files.status().message().find("cannot list the folder: Too many levels of symbolic links") !=
-          std::string::npos);
+    CHECK(files.status().message().find(
+              "cannot list the folder: Too many levels of symbolic links") != std::string::npos);
     CHECK(files.status().message().starts_with(dir.path()));
   }
   // A folder that is not there, or a file where a folder would be, holds no match.
