@@ -31,12 +31,7 @@ std::mutex grow_mu;  // serializes adding a chunk (never taken by the handler)
 
 void OnSignal(int) {
   if (signals_seen.fetch_add(1) == 0) return;
-  for (Chunk* c = &first_chunk; c != nullptr; c = c->next.load()) {
-    for (auto& slot : c->slots) {
-      if (char* p = slot.load()) unlink(p);
-    }
-  }
-  _exit(130);
+  ExitRemovingTempFiles(130);
 }
 
 bool Claim(Chunk& c, char* path) {
@@ -59,6 +54,20 @@ void InstallInterruptHandlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigset_t both;
+  sigemptyset(&both);
+  sigaddset(&both, SIGINT);
+  sigaddset(&both, SIGTERM);
+  sigprocmask(SIG_UNBLOCK, &both, nullptr);  // one that is pending arrives now
+}
+
+void ExitRemovingTempFiles(int exit_code) {
+  for (Chunk* c = &first_chunk; c != nullptr; c = c->next.load()) {
+    for (auto& slot : c->slots) {
+      if (char* p = slot.load()) unlink(p);
+    }
+  }
+  _exit(exit_code);
 }
 
 bool Interrupted() { return signals_seen.load(std::memory_order_relaxed) != 0; }

@@ -3,6 +3,9 @@
 
 #include "tfdist/base/status.h"
 
+#include <cerrno>
+#include <cstring>
+
 namespace tfdist {
 
 std::string_view StatusCodeName(StatusCode code) {
@@ -15,6 +18,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "INVALID_ARGUMENT";
     case StatusCode::kNotFound:
       return "NOT_FOUND";
+    case StatusCode::kResourceExhausted:
+      return "RESOURCE_EXHAUSTED";
     case StatusCode::kFailedPrecondition:
       return "FAILED_PRECONDITION";
     case StatusCode::kOutOfRange:
@@ -91,12 +96,33 @@ int ExitCodeFor(const Status& status) {
     case StatusCode::kDataLoss:
     case StatusCode::kOutOfRange:
       return 3;
+    case StatusCode::kResourceExhausted:
+      return 5;
     case StatusCode::kCancelled:
       return 130;
     case StatusCode::kInternal:
       return 1;
   }
   return 1;
+}
+
+bool IsResourceErrno(int err) {
+  switch (err) {
+    case ENOSPC:  // the disk is full
+    case EDQUOT:  // the user's quota is used up
+    case EFBIG:   // the file size limit (ulimit -f) or the file system's largest file
+    case ENOMEM:
+    case EMFILE:  // the process's open files (ulimit -n)
+    case ENFILE:  // the system's open files
+      return true;
+    default:
+      return false;
+  }
+}
+
+Status ErrnoError(int err, StatusCode otherwise, std::string_view what) {
+  return Status(IsResourceErrno(err) ? StatusCode::kResourceExhausted : otherwise,
+                fmt::format("{}: {}", what, std::strerror(err)));
 }
 
 }  // namespace tfdist

@@ -3,13 +3,14 @@
 
 #include <fmt/format.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <exception>
 #include <new>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "commands.h"
 #include "report.h"
@@ -30,17 +31,45 @@ bool WantsJson(int argc, char** argv) {
   return false;
 }
 
-int Main(int argc, char** argv) {
+constexpr std::string_view kOutOfMemory =
+    "out of memory (a buffer, a batch or a record needs more memory than this process may "
+    "have)";
+bool json_errors = false;  // WantsJson, for OnOutOfMemory
+
+// An allocation failed, in whichever thread: unwinding that thread would
+// end in std::terminate (an abort, read as a bug) for all but the main one,
+// so the error is reported here, with write(2) only (stdio may be locked or
+// need memory), the temporary files removed, and the process ended.
+void OnOutOfMemory() {
+  const std::string_view text[] = {"tfdist: error: ", kOutOfMemory, "\n"};
+  for (std::string_view t : text) (void)!write(STDERR_FILENO, t.data(), t.size());
+  if (json_errors) {
+    const std::string_view json[] = {R"({"error":{"code":"RESOURCE_EXHAUSTED","message":")",
+                                     kOutOfMemory, "\"}}\n"};
+    for (std::string_view t : json) (void)!write(STDOUT_FILENO, t.data(), t.size());
+  }
+  tfdist::ExitRemovingTempFiles(
+      tfdist::ExitCodeFor(tfdist::Status::ResourceExhausted(std::string())));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // First of all: a SIGINT or SIGTERM from here on is an interrupt (exit
+  // 130), never the default action that kills the process by the signal.
+  tfdist::InstallInterruptHandlers();
+  json_errors = WantsJson(argc, argv);
+  std::set_new_handler(OnOutOfMemory);
   // Reader threads allocate what the consumer frees: without these, glibc
   // trims and regrows its per-thread heaps thousands of times a second.
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   mallopt(M_TOP_PAD, 16 << 20);
   mallopt(M_MMAP_THRESHOLD, 32 << 20);  // reused read buffers, not mmap'd afresh
-  tfdist::InstallInterruptHandlers();
   CLI::App app{
       "tfdist: read TFRecord datasets and distribute them as tf.data + tf.distribute do.\n"
       "Exit status: 0 success, 2 invalid usage or argument, 3 data error (corrupt or "
-      "truncated record, unreadable file), 130 interrupted.",
+      "truncated record, unreadable file), 5 out of a resource (disk space, memory, open "
+      "files), 130 interrupted.",
       "tfdist"};
   app.set_version_flag("--version", TFDIST_VERSION);
   app.require_subcommand(1);
@@ -85,24 +114,29 @@ int Main(int argc, char** argv) {
     fmt::print(stderr, "Run with --help for more information.\n");
     return rc;
   }
+  // Interrupted while starting up: stop before the command does anything.
+  if (tfdist::Interrupted()) {
+    return tfdist::cli::ReportError(tfdist::Status::Cancelled("interrupted"),
+                                    WantsJson(argc, argv));
+  }
   try {
     return action ? action() : 2;
-  } catch (const std::exception& e) {
+  } catch (const std::bad_alloc&) {
+    return tfdist::cli::ReportError(tfdist::Status::ResourceExhausted(std::string(kOutOfMemory)),
+                                    WantsJson(argc, argv));
+  } catch (const std::system_error& e) {
+    // A write to standard output that fails (fmt throws): a full disk is
+    // the user's to free, not a bug.
+    const std::error_code code = e.code();
+    if ((code.category() == std::generic_category() || code.category() == std::system_category()) &&
+        tfdist::IsResourceErrno(code.value())) {
+      // No JSON: the standard output it would go to is what failed.
+      return tfdist::cli::ReportError(tfdist::Status::ResourceExhausted(e.what()), false);
+    }
     fmt::print(stderr, "tfdist: internal error: {}\n", e.what());
     return 1;
-  }
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  // Memory can run out (a small ulimit -v) before the command runs, while the
-  // subcommand table is built: a message and an exit status, not an abort.
-  // The words are fixed: formatting them could need memory too.
-  try {
-    return Main(argc, argv);
-  } catch (const std::bad_alloc&) {
-    std::fputs("tfdist: internal error: out of memory\n", stderr);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tfdist: internal error: {}\n", e.what());
     return 1;
   }
 }

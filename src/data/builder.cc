@@ -43,8 +43,12 @@ Result<DatasetPtr> Builder::Apply(const ListFilesOp& p, const Op& op, DatasetPtr
   Result<StringList> files = io::ExpandFilePatterns(p.patterns, io::MatchRule::kAnyPattern);
   if (!files.ok()) {
     const Advice& advice = files.status().advice();
-    return ErrorAt(op.pos, fmt::format("list_files: {}", files.status().message()))
-        .WithAdvice(advice.remedy, advice.subject);
+    const Status at = ErrorAt(op.pos, fmt::format("list_files: {}", files.status().message()));
+    // The cause's code, not the pipeline's: a folder that cannot be listed
+    // is a data error (exit 3), no descriptor left a resource one (exit 5).
+    Status error(files.status().code(), at.message());
+    if (at.position()) error = std::move(error).WithPosition(*at.position());
+    return std::move(error).WithAdvice(advice.remedy, advice.subject);
   }
   // list_files(shuffle=True) is the sorted matches shuffled with a buffer
   // of all of them.

@@ -36,8 +36,13 @@ std::string_view FeatureDtypeName(FeatureType type) {
 }
 
 int64_t FeatureSpec::num_values() const {
+  // Checked: a shape CheckFeatures has not seen yet (a parser that reports
+  // the default's size first) may multiply past int64. It then counts as
+  // more values than any default holds.
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
+  }
   return n;
 }
 
@@ -63,7 +68,11 @@ Status CheckFeatures(std::span<const FeatureSpec> features) {
       }
       continue;
     }
+    // As TensorFlow's TensorShape, dimension by dimension: a product that
+    // overflows int64 on the way is an error even if a later 0 would make it
+    // 0 ([2^32, 2^32, 0]).
     int64_t n = 1;
+    bool overflow = false;
     for (int64_t d : f.shape) {
       if (d < 0) {
         return Status::InvalidArgument(fmt::format(
@@ -71,7 +80,12 @@ Status CheckFeatures(std::span<const FeatureSpec> features) {
             "defined shape",
             f.name, ShapeText(f.shape)));
       }
-      n = d == 0 ? 0 : (n > kMaxValues / d ? kMaxValues + 1 : n * d);
+      overflow = overflow || __builtin_mul_overflow(n, d, &n);
+    }
+    if (overflow) {
+      return Status::InvalidArgument(
+          fmt::format("feature '{}': shape {} holds more values than an int64 counts", f.name,
+                      ShapeText(f.shape)));
     }
     if (n > kMaxValues) {
       return Status::InvalidArgument(fmt::format(

@@ -16,9 +16,11 @@ namespace tfdist::data {
 namespace {
 
 // Whether a reader's error ends its file quietly: ignore_errors() follows
-// (an interrupt still stops everything).
+// (an interrupt, or a full disk or no file descriptors left, which are the
+// process's trouble and not the file's, still stops everything).
 bool IgnoresError(const InterleaveOptions& o, const Status& s) {
-  return o.end_file_on_error && s.code() != StatusCode::kCancelled;
+  return o.end_file_on_error && s.code() != StatusCode::kCancelled &&
+         s.code() != StatusCode::kResourceExhausted;
 }
 
 // The order of tensorflow/core/kernels/data/interleave_dataset_op.cc: the

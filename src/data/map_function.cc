@@ -171,6 +171,10 @@ Result<FeatureSpec> Feature(const Binder& b, const Expr& e, const std::string& n
   spec.name = name;
   TFDIST_ASSIGN_OR_RETURN(spec.shape, Shape(b, *bound[0], name));
   TFDIST_ASSIGN_OR_RETURN(spec.type, Dtype(b, *bound[1], name));
+  // The shape's size is checked before the default's is compared with it.
+  if (Status check = CheckFeatures(std::span(&spec, 1)); !check.ok()) {
+    return b.ErrorAt(bound[0]->pos, check.message());
+  }
   if (!Binder::IsNone(bound[2])) {
     FeatureValues values;
     std::vector<size_t> dims;

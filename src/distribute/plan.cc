@@ -78,9 +78,13 @@ Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
       io::ExpandFilePatterns(l->patterns, listings, io::MatchRule::kAnyPattern);
   if (!files.ok()) {
     const Advice& advice = files.status().advice();
-    return data::PositionError(in.text, in.ops[0].pos,
-                               fmt::format("list_files: {}", files.status().message()))
-        .WithAdvice(advice.remedy, advice.subject);
+    const Status at = data::PositionError(in.text, in.ops[0].pos,
+                                          fmt::format("list_files: {}", files.status().message()));
+    // The cause's code, not the pipeline's: a folder that cannot be listed
+    // is a data error (exit 3), no descriptor left a resource one (exit 5).
+    Status error(files.status().code(), at.message());
+    if (at.position()) error = std::move(error).WithPosition(*at.position());
+    return std::move(error).WithAdvice(advice.remedy, advice.subject);
   }
   const int64_t n = static_cast<int64_t>(files->size());
   out.ops[0].params = data::FromTensorSlicesOp::Names(std::move(*files));

@@ -19,8 +19,6 @@
 namespace tfdist::io {
 namespace {
 
-std::string ErrnoText(int err) { return std::strerror(err); }
-
 // Buffered writes to a file descriptor it does not own.
 class FdSink final : public ByteSink {
  public:
@@ -40,7 +38,7 @@ class FdSink final : public ByteSink {
   Status Finish() override {
     TFDIST_RETURN_IF_ERROR(Flush());
     if (sync_ && fsync(fd_) != 0) {
-      return Status::Internal(fmt::format("{}: fsync failed: {}", path_, ErrnoText(errno)));
+      return ErrnoError(errno, StatusCode::kInternal, fmt::format("{}: fsync failed", path_));
     }
     return Status::OK();
   }
@@ -60,7 +58,7 @@ class FdSink final : public ByteSink {
       const ssize_t n = write(fd_, data.data(), data.size());
       if (n < 0) {
         if (errno == EINTR) continue;
-        return Status::Internal(fmt::format("{}: write failed: {}", path_, ErrnoText(errno)));
+        return ErrnoError(errno, StatusCode::kInternal, fmt::format("{}: write failed", path_));
       }
       data.remove_prefix(static_cast<size_t>(n));
     }
@@ -110,10 +108,10 @@ Result<std::unique_ptr<AtomicFile>> AtomicFile::Create(std::string path, bool ov
     }
     const int open_errno = errno;
     UnregisterTempFile(temp);
-    errno = open_errno;
-    if (errno != EEXIST) {
-      return Status::InvalidArgument(fmt::format("{}: cannot create a file in '{}': {}", path,
-                                                 dir.empty() ? "." : dir, ErrnoText(errno)));
+    if (open_errno != EEXIST) {
+      return ErrnoError(
+          open_errno, StatusCode::kInvalidArgument,
+          fmt::format("{}: cannot create a file in '{}'", path, dir.empty() ? "." : dir));
     }
   }
   return Status::Internal(fmt::format("{}: cannot pick a temporary name", path));
@@ -136,7 +134,7 @@ Status AtomicFile::CloseFile() {
   const int rc = close(fd_);
   fd_ = -1;
   if (rc != 0) {
-    return Status::Internal(fmt::format("{}: close failed: {}", temp_path_, ErrnoText(errno)));
+    return ErrnoError(errno, StatusCode::kInternal, fmt::format("{}: close failed", temp_path_));
   }
   return Status::OK();
 }
@@ -145,8 +143,8 @@ Status AtomicFile::Commit() {
   if (Interrupted()) return Status::Cancelled("interrupted");
   TFDIST_RETURN_IF_ERROR(CloseFile());
   if (rename(temp_path_.c_str(), path_.c_str()) != 0) {
-    return Status::Internal(
-        fmt::format("cannot rename {} to {}: {}", temp_path_, path_, ErrnoText(errno)));
+    return ErrnoError(errno, StatusCode::kInternal,
+                      fmt::format("cannot rename {} to {}", temp_path_, path_));
   }
   committed_ = true;
   // The name is gone. (Unregistered now rather than with the object, which

@@ -51,8 +51,8 @@ class FileSource final : public ByteSource {
           if (Interrupted()) return Status::Cancelled("interrupted");
           continue;
         }
-        return Status::NotFound(fmt::format("{}: read failed at byte {}: {}", path_,
-                                            position_ + done, ErrnoText(errno)));
+        return ErrnoError(errno, StatusCode::kNotFound,
+                          fmt::format("{}: read failed at byte {}", path_, position_ + done));
       }
       done += static_cast<size_t>(n);
     }
@@ -167,7 +167,7 @@ Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path, uint
   }
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return Status::NotFound(fmt::format("{}: cannot open: {}", path, ErrnoText(errno)));
+    return ErrnoError(errno, StatusCode::kNotFound, fmt::format("{}: cannot open", path));
   }
   struct stat st;
   if (fstat(fd, &st) != 0) {

@@ -30,11 +30,6 @@
 namespace tfdist::io {
 namespace {
 
-// A base name a folder can hold.
-bool ValidName(std::string_view name) {
-  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
-}
-
 // A line after the listing: an entry, or (counted false) a "- NAME" line.
 struct IndexLine {
   std::string_view name;  // into the text
@@ -58,7 +53,7 @@ bool ParseEntryLine(const char* p, const char* end, IndexLine& e) {
   }
   if (end > p && end[-1] == '\r') --end;
   e.name = std::string_view(p, static_cast<size_t>(end - p));
-  return ValidName(e.name);
+  return IndexableName(e.name);
 }
 
 // The header of `text` and where the lines after it start: kNone for
@@ -104,7 +99,7 @@ bool ParseOtherLine(const char* p, const char* end, std::string_view& name) {
   if (end - p < 2 || p[0] != '-' || p[1] != ' ') return false;
   if (end[-1] == '\r') --end;
   name = std::string_view(p + 2, static_cast<size_t>(end - p - 2));
-  return ValidName(name);
+  return IndexableName(name);
 }
 
 std::string BadLine(size_t line) {
@@ -176,9 +171,24 @@ Status ParseIndexText(std::string_view text, FolderStamp& listing, std::vector<L
   return Status::OK();
 }
 
+Status UnindexableName(std::string_view name) {
+  std::string shown;  // the name with its control bytes escaped, as a C string
+  for (const char c : name) {
+    shown += c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\0' ? "\\0" : std::string(1, c);
+  }
+  return Status::InvalidArgument(
+      fmt::format("a directory index line cannot hold the name \"{}\"", shown));
+}
+
 }  // namespace
 
-std::string FormatDirectoryIndex(const DirectoryIndexContents& contents) {
+Result<std::string> FormatDirectoryIndex(const DirectoryIndexContents& contents) {
+  for (const std::string& name : contents.others) {
+    if (!IndexableName(name)) return UnindexableName(name);
+  }
+  for (const DirectoryIndexEntry& e : contents.entries) {
+    if (!IndexableName(e.name)) return UnindexableName(e.name);
+  }
   std::string text = fmt::format("{}\n", kDirectoryIndexHeader);
   text += ListingLine(contents.listing);
   text.reserve(text.size() + contents.entries.size() * 64 + contents.others.size() * 32);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 #include "fs_util.h"
 #include "tfdist/io/directory_index.h"
@@ -17,6 +18,14 @@
 namespace tfdist::io {
 
 inline constexpr char kListingPrefix[] = "listing ";
+
+// Whether an index line can hold `name` (a base name) and read it back the
+// same: a line ends at a newline, a CR before it is a CRLF line end, and a
+// NUL is no file name's. The writer and the parser both keep to it.
+inline bool IndexableName(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." &&
+         name.find_first_of(std::string_view("/\n\r\0", 4)) == std::string_view::npos;
+}
 
 // The listing line, newline included. Fixed widths, so that the writer can
 // fill the line in in place.

@@ -98,8 +98,8 @@ Result<std::vector<std::string>> ListNames(int dir_fd, const std::string& dir,
   DIR* d = fd < 0 ? nullptr : fdopendir(fd);
   if (d == nullptr) {
     if (fd >= 0) close(fd);
-    return Status::NotFound(fmt::format("{}: cannot list the folder: {}", dir.empty() ? "." : dir,
-                                        std::strerror(errno)));
+    return ErrnoError(errno, StatusCode::kNotFound,
+                      fmt::format("{}: cannot list the folder", dir.empty() ? "." : dir));
   }
   rewinddir(d);  // the duplicate shares its offset with dir_fd
   std::vector<std::string> names;
@@ -126,9 +126,7 @@ bool SameFolder(int dir_fd, const std::string& out_dir) {
 }
 
 // Whether `name` can be written on an index line (and read back the same).
-bool Writable(std::string_view name) {
-  return name.find('\n') == std::string_view::npos && name.find('\r') == std::string_view::npos;
-}
+bool Writable(std::string_view name) { return IndexableName(name); }
 
 // The clock that stamps a folder's files: the time a file of it gets when
 // touched, read back (so, on NFS, the server's clock, and in whole seconds
@@ -301,8 +299,7 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in, bool
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   const UniqueFd dir_fd(open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir_fd.get() < 0) {
-    return Status::NotFound(
-        fmt::format("{}: cannot open the folder: {}", dir, std::strerror(errno)));
+    return ErrnoError(errno, StatusCode::kNotFound, fmt::format("{}: cannot open the folder", dir));
   }
   TFDIST_ASSIGN_OR_RETURN(const std::string out_dir, MakeIndexFolderFor(dir));
   DirectoryIndexReport report;
@@ -334,7 +331,8 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in, bool
   // No fsync, as for FILE.idx: the index is derived data, checked entry by
   // entry against its files when read.
   std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
-  TFDIST_RETURN_IF_ERROR(sink->Write(FormatDirectoryIndex(contents)));
+  TFDIST_ASSIGN_OR_RETURN(const std::string text, FormatDirectoryIndex(contents));
+  TFDIST_RETURN_IF_ERROR(sink->Write(text));
   TFDIST_RETURN_IF_ERROR(sink->Finish());
   sink.reset();
   TFDIST_RETURN_IF_ERROR(file->Commit());

@@ -173,7 +173,7 @@ std::optional<std::vector<uint64_t>> ReadRecordBoundaries(const std::string& pat
 Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
   struct stat before;
   if (stat(path.c_str(), &before) != 0) {
-    return Status::NotFound(fmt::format("{}: {}", path, std::strerror(errno)));
+    return ErrnoError(errno, StatusCode::kNotFound, path);
   }
   RecordReaderOptions options;
   options.compression = Compression::kAuto;

@@ -14,12 +14,15 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "fs_util.h"
 #include "tfdist/io/index_location.h"
@@ -119,17 +122,46 @@ class Matches {
   std::vector<std::string_view> names_;
 };
 
-// Adds the matches of `s`; returns how many.
-size_t ListFolder(const FolderPattern& s, Matches& out) {
-  DIR* dir = opendir(s.dir.empty() ? "." : s.dir.c_str());
-  if (dir == nullptr) return 0;  // as glob(3) without GLOB_ERR: no match
-  size_t matched = 0;
-  while (const dirent* e = readdir(dir)) {
-    if (!s.Matches(e->d_name)) continue;
-    out.Add(s.prefix, e->d_name);
-    ++matched;
+std::atomic<uint64_t> folders_listed{0};
+
+// Whether a folder that cannot be read holds no match rather than being an
+// error: it is not there, or not a folder (as glob(3) without GLOB_ERR
+// says). Any other reason (no permission, a symbolic link loop, no file
+// descriptor left) would pass for "no files match" and hide the cause.
+bool IsNoFolder(int err) { return err == ENOENT || err == ENOTDIR; }
+
+Status CannotList(std::string_view dir, int err) {
+  return ErrnoError(err, StatusCode::kNotFound,
+                    fmt::format("{}: cannot list the folder", dir.empty() ? "." : dir));
+}
+
+// Calls each(name) for the names of folder `dir` ("" for the current one),
+// "." and ".." left out; none for a folder that IsNoFolder.
+template <typename Each>
+Status ReadFolder(const std::string& dir, Each&& each) {
+  DIR* d = opendir(dir.empty() ? "." : dir.c_str());
+  if (d == nullptr) return IsNoFolder(errno) ? Status::OK() : CannotList(dir, errno);
+  folders_listed.fetch_add(1, std::memory_order_relaxed);
+  for (;;) {
+    errno = 0;
+    const dirent* e = readdir(d);
+    if (e == nullptr) break;
+    const std::string_view name = e->d_name;
+    if (name != "." && name != "..") each(name);
   }
-  closedir(dir);
+  const int err = errno;
+  closedir(d);
+  return err == 0 ? Status::OK() : CannotList(dir, err);
+}
+
+// Adds the matches of `s`; returns how many.
+Result<size_t> ListFolder(const FolderPattern& s, Matches& out) {
+  size_t matched = 0;
+  TFDIST_RETURN_IF_ERROR(ReadFolder(s.dir, [&](std::string_view name) {
+    if (!s.Matches(name)) return;
+    out.Add(s.prefix, name);
+    ++matched;
+  }));
   return matched;
 }
 
@@ -144,10 +176,29 @@ size_t MatchListed(const FolderPattern& s, std::span<const std::string_view> nam
   return matched;
 }
 
-size_t ListWithGlob(const std::string& pattern, Matches& out) {
+// The first folder that glob(3) could not read (but for IsNoFolder) in
+// this thread's current ListWithGlob; glob's callback takes no argument.
+thread_local std::optional<Status> glob_error;
+
+int OnGlobError(const char* path, int err) {
+  if (IsNoFolder(err)) return 0;
+  glob_error = CannotList(path, err);
+  return 1;  // stop: the pattern's matches cannot be known
+}
+
+Result<size_t> ListWithGlob(const std::string& pattern, Matches& out) {
   glob_t g{};
+  glob_error.reset();
   // GLOB_NOSORT: the matches of all patterns are sorted together afterwards.
-  const int rc = glob(pattern.c_str(), GLOB_PERIOD | GLOB_NOSORT, nullptr, &g);
+  const int rc = glob(pattern.c_str(), GLOB_PERIOD | GLOB_NOSORT, OnGlobError, &g);
+  if (rc == GLOB_ABORTED && glob_error) {
+    globfree(&g);
+    return *std::exchange(glob_error, std::nullopt);
+  }
+  if (rc == GLOB_NOSPACE) {
+    globfree(&g);
+    return Status::ResourceExhausted(fmt::format("{}: out of memory expanding it", pattern));
+  }
   size_t matched = 0;
   if (rc == 0) {
     for (size_t i = 0; i < g.gl_pathc; ++i) {
@@ -280,22 +331,46 @@ Result<StringList> Expand(std::span<const std::string> patterns, const FolderLis
   // As TensorFlow's MatchingFiles: no pattern matches no file.
   if (patterns.empty()) return Status::InvalidArgument("no files match an empty list of patterns");
   if (std::optional<StringList> direct = FromOneListing(patterns, listings)) return *direct;
+  // Each folder is read once however many patterns name it: thousands of
+  // patterns over one large folder would otherwise list it thousands of
+  // times (quadratic). A folder only one pattern names is matched as it is
+  // read, its names not kept.
+  std::vector<std::optional<FolderPattern>> folders;
+  folders.reserve(patterns.size());
+  std::map<std::string, size_t, std::less<>> patterns_per_folder;
+  for (const std::string& pattern : patterns) {
+    folders.push_back(pattern == "-" ? std::nullopt : FolderPattern::Split(pattern));
+    if (folders.back() && !listings.contains(folders.back()->dir)) {
+      ++patterns_per_folder[folders.back()->dir];
+    }
+  }
+  std::map<std::string, Matches, std::less<>> read;  // names of folders several patterns name
   Matches matches;
   std::vector<std::string> unmatched;
-  for (const std::string& pattern : patterns) {
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    const std::string& pattern = patterns[i];
     if (pattern == "-") {
       matches.Add("", pattern);
       continue;
     }
-    std::optional<FolderPattern> folder = FolderPattern::Split(pattern);
+    const std::optional<FolderPattern>& folder = folders[i];
     const size_t first = matches.names().size();
     size_t matched;
     if (!folder) {
-      matched = ListWithGlob(pattern, matches);
+      TFDIST_ASSIGN_OR_RETURN(matched, ListWithGlob(pattern, matches));
     } else if (auto listed = listings.find(folder->dir); listed != listings.end()) {
       matched = MatchListed(*folder, listed->second, matches);
+    } else if (patterns_per_folder.find(folder->dir)->second > 1) {
+      auto names = read.find(folder->dir);
+      if (names == read.end()) {
+        names = read.emplace(folder->dir, Matches()).first;
+        Matches& all = names->second;
+        TFDIST_RETURN_IF_ERROR(
+            ReadFolder(folder->dir, [&](std::string_view name) { all.Add("", name); }));
+      }
+      matched = MatchListed(*folder, names->second.names(), matches);
     } else {
-      matched = ListFolder(*folder, matches);
+      TFDIST_ASSIGN_OR_RETURN(matched, ListFolder(*folder, matches));
     }
     if (matched == 0) unmatched.push_back(pattern);
     TFDIST_RETURN_IF_ERROR(CheckIndexFiles(pattern, std::span(matches.names()).subspan(first)));
@@ -318,6 +393,8 @@ Result<StringList> Expand(std::span<const std::string> patterns, const FolderLis
 }
 
 }  // namespace
+
+uint64_t FoldersListedForTesting() { return folders_listed.load(std::memory_order_relaxed); }
 
 Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
                                       const FolderListings& listings, MatchRule rule) {

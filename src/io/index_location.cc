@@ -37,8 +37,8 @@ Status MakeFolders(const std::string& folder) {
     if (at != folder.size() && folder[at] != '/') continue;
     const std::string part = folder.substr(0, at);
     if (mkdir(part.c_str(), 0755) == 0 || errno == EEXIST) continue;
-    return Status::InvalidArgument(
-        fmt::format("{}: cannot create the index folder: {}", part, std::strerror(errno)));
+    return ErrnoError(errno, StatusCode::kInvalidArgument,
+                      fmt::format("{}: cannot create the index folder", part));
   }
   struct stat st;
   if (stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {

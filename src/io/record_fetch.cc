@@ -48,7 +48,7 @@ Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
   if (requests.empty()) return Status::OK();
   UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
-    return Status::NotFound(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+    return ErrnoError(errno, StatusCode::kNotFound, fmt::format("{}: cannot open", path));
   }
   struct stat st;
   if (fstat(fd.get(), &st) != 0) {
@@ -89,8 +89,8 @@ Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
     buffer->resize(n);
     const int64_t got = ReadAt(fd.get(), buffer->data(), n, begin);
     if (got < 0) {
-      return Status::DataLoss(
-          fmt::format("{}: read error at {}: {}", path, begin, std::strerror(errno)));
+      return ErrnoError(errno, StatusCode::kDataLoss,
+                        fmt::format("{}: read error at {}", path, begin));
     }
     if (bytes_read != nullptr) *bytes_read += static_cast<uint64_t>(got);
     const uint64_t available = static_cast<uint64_t>(got);

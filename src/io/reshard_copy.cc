@@ -45,7 +45,8 @@ class CountingSink final : public ByteSink {
 Status WriteError(const Output& out, Status s) {
   if (s.code() == StatusCode::kCancelled) return s;
   return Status(s.code(), fmt::format("writing {}: {}{}", out.path, s.message(),
-                                      s.code() == StatusCode::kInternal
+                                      s.code() == StatusCode::kInternal ||
+                                              s.code() == StatusCode::kResourceExhausted
                                           ? "; no output was written and no temporary file is left"
                                           : ""));
 }
@@ -123,10 +124,8 @@ class InputFiles {
     }
     const int fd = open(in.read_path().c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      const int e = errno;
-      const std::string message = fmt::format("{}: cannot open: {}", in.path, std::strerror(e));
       // Out of descriptors is this process's trouble, not the data's.
-      return e == EMFILE || e == ENFILE ? Status::Internal(message) : Status::NotFound(message);
+      return ErrnoError(errno, StatusCode::kNotFound, fmt::format("{}: cannot open", in.path));
     }
     open_.push_back({f, fd, clock_});
     return fd;
@@ -184,8 +183,8 @@ Status CopyPiece(const Input& in, size_t f, InputFiles& files, uint64_t begin, u
     const ssize_t r = pread(fd, buffer.data() + done, n - done, static_cast<off_t>(begin + done));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) {
-      return Status::NotFound(fmt::format("{}: read failed at byte {}: {}", in.path, begin + done,
-                                          std::strerror(errno)));
+      return ErrnoError(errno, StatusCode::kNotFound,
+                        fmt::format("{}: read failed at byte {}", in.path, begin + done));
     }
     if (r == 0) {
       return Status::DataLoss(

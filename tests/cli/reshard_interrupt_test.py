@@ -14,6 +14,8 @@ import sys
 import tempfile
 import time
 
+import checks
+
 
 def run(tfdist, args):
     return subprocess.run([tfdist] + args, capture_output=True, text=True, timeout=120)
@@ -74,8 +76,11 @@ def main():
                 sigs = [[signal.SIGINT], [signal.SIGTERM], [signal.SIGINT, signal.SIGINT],
                         [signal.SIGTERM, signal.SIGINT]][trial]
                 delay = rng.uniform(0.02, max(0.05, took * 0.95))
+                # Blocked across exec: a signal that comes before main() is
+                # held for tfdist's handlers, not its death by the signal.
                 p = subprocess.Popen([tfdist] + args + where, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=checks.block_interrupts)
                 time.sleep(delay)
                 for s in sigs:
                     if p.poll() is None:

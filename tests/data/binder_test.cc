@@ -255,6 +255,26 @@ TEST_CASE("BindMapFunction's errors point at the mistake") {
       {"f(parse_example({'a': VarLenFeature(dtype=tf.int32)}))",
        "column 43: feature 'a': parse_example parses tf.int64, tf.float32 and tf.string; got "
        "tf.int32"},
+      // Shapes whose product overflows int64: checked multiplication (the
+      // product was signed overflow, undefined), and an error naming the
+      // feature at its shape, also when a later 0 would make the product 0
+      // or a default's size is to be compared with it.
+      {"f(parse_example({'a': FixedLenFeature([4294967296, 4294967296, 16], tf.int64)}))",
+       "column 39: feature 'a': shape [4294967296, 4294967296, 16] holds more values than an "
+       "int64 counts"},
+      {"f(parse_example({'b': FixedLenFeature([2], tf.int64), "
+       "'a': FixedLenFeature([4294967296, 4294967296, 0], tf.int64)}))",
+       "column 76: feature 'a': shape [4294967296, 4294967296, 0] holds more values than an "
+       "int64 counts"},
+      {"f(parse_example({'a': FixedLenFeature([4294967296, 4294967296, 0], tf.int64, "
+       "default_value=[])}))",
+       "column 39: feature 'a': shape [4294967296, 4294967296, 0] holds more values than an "
+       "int64 counts"},
+      {"f(parse_example({'a': FixedLenFeature([9223372036854775807, 2], tf.float32, [1.0])}))",
+       "column 39: feature 'a': shape [9223372036854775807, 2] holds more values than an int64 "
+       "counts"},
+      {"f(parse_example({'a': FixedLenFeature([65536, 65536], tf.string)}))",
+       "column 39: feature 'a': shape [65536, 65536] holds more than 2^31 values"},
   };
   for (const auto& [text_binding, message] : cases) {
     const char* text = text_binding;  // (clang 14 captures no structured binding)
@@ -265,6 +285,15 @@ TEST_CASE("BindMapFunction's errors point at the mistake") {
     CHECK(s.code() == StatusCode::kInvalidArgument);
     CHECK(s.message() == message);
   }
+}
+
+TEST_CASE("num_values saturates rather than overflow for a shape not yet checked") {
+  FeatureSpec f;
+  f.shape = {int64_t{1} << 32, int64_t{1} << 32, 0};
+  CHECK(f.num_values() == std::numeric_limits<int64_t>::max());
+  f.shape = {int64_t{1} << 31, 4};
+  CHECK(f.num_values() == int64_t{1} << 33);
+  CHECK_FALSE(CheckFeatures(std::span(&f, 1)).ok());
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ TEST_CASE("a directory index round-trips through its text") {
                       {"z", uint64_t{1} << 40, 1, {uint64_t{1} << 33, uint64_t{1} << 39}}};
   contents.others = {".tfdist-index", "b.gz", "sub"};
   contents.listing = {1'700'000'000'000'000'001, 1'700'000'000'000'000'000, 1234, 66306};
-  const std::string text = FormatDirectoryIndex(contents);
+  const std::string text = FormatDirectoryIndex(contents).value();
   CHECK(text.starts_with(std::string(kDirectoryIndexHeader) +
                          "\nlisting 1700000000000000001 1700000000000000000 "
                          "00000000000000001234 00000000000000066306\n"));
@@ -44,7 +44,7 @@ TEST_CASE("a directory index round-trips through its text") {
   // No listing: zeros of the same widths, so that the writer can fill it in
   // in place.
   contents.listing = {};
-  CHECK(FormatDirectoryIndex(contents).find(
+  CHECK(FormatDirectoryIndex(contents)->find(
             "\nlisting 0000000000000000000 0000000000000000000 00000000000000000000 "
             "00000000000000000000\n") != std::string::npos);
   // Version 1: entries only.
@@ -86,11 +86,68 @@ DirectoryIndexContents ManyEntries(size_t n) {
   return contents;
 }
 
+TEST_CASE("every name the formatter writes parses back the same; it refuses the others") {
+  using namespace std::string_literals;
+  // Names a folder may hold: each round-trips, as an entry and as a "- " line.
+  const std::vector<std::string> good = {"a\tb",
+                                         " lead",
+                                         "trail ",
+                                         "two  spaces",
+                                         "back\\slash",
+                                         "\\",
+                                         "caf\xc3\xa9 \xe2\x9c\x93",
+                                         "\xff",
+                                         "-",
+                                         "- x",
+                                         "1 2 3 4 x",
+                                         "...",
+                                         "a\vb\fc\x01",
+                                         "\x7f"};
+  for (const std::string& name : good) {
+    CAPTURE(name);
+    DirectoryIndexContents contents;
+    contents.entries = {{name, 1, 2, {3, 4}}};
+    contents.listing = {5, 6, 7, 8};
+    auto text = FormatDirectoryIndex(contents);
+    REQUIRE(text.ok());
+    auto parsed = ParseDirectoryIndex(*text);
+    REQUIRE(parsed.ok());
+    CHECK(*parsed == contents);
+    contents.entries.clear();
+    contents.others = {name};
+    text = FormatDirectoryIndex(contents);
+    REQUIRE(text.ok());
+    parsed = ParseDirectoryIndex(*text);
+    REQUIRE(parsed.ok());
+    CHECK(*parsed == contents);
+  }
+  // A CR (last, where a CRLF line end's is dropped, or inside), a newline,
+  // a NUL: the formatter refuses them rather than write a line that reads
+  // back as another name, or not at all; the parser refuses them too.
+  const std::vector<std::string> bad = {"a\r", "\r", "a\rb", "a\nb", "a\n", "a\0b"s,
+                                        "\0"s, "",   ".",    "..",   "a/b"};
+  for (const std::string& name : bad) {
+    CAPTURE(name);
+    DirectoryIndexContents contents;
+    contents.entries = {{name, 1, 2, {3, 4}}};
+    auto text = FormatDirectoryIndex(contents);
+    CHECK(text.status().code() == StatusCode::kInvalidArgument);
+    CHECK(text.status().message().starts_with("a directory index line cannot hold the name"));
+    contents.entries.clear();
+    contents.others = {name};
+    CHECK(FormatDirectoryIndex(contents).status().code() == StatusCode::kInvalidArgument);
+    if (name.find('\n') != std::string::npos || name.ends_with('\r')) continue;  // line ends
+    const std::string head = std::string(kDirectoryIndexHeader) + "\nlisting 5 6 7 8\n";
+    CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 " + name + "\n").ok());
+    CHECK_FALSE(ParseDirectoryIndex(head + "- " + name + "\n").ok());
+  }
+}
+
 TEST_CASE("ParseDirectoryIndex is the parser DirectoryIndex reads with, across chunks") {
   testing::TempDir dir;
   testing::IndexesIn indexes_here(dir.path());
   const DirectoryIndexContents contents = ManyEntries(8000);
-  const std::string text = FormatDirectoryIndex(contents);
+  const std::string text = FormatDirectoryIndex(contents).value();
   REQUIRE(text.size() > 4 * (size_t{1} << 18));
   auto parsed = ParseDirectoryIndex(text);
   REQUIRE(parsed.ok());
@@ -467,7 +524,7 @@ TEST_CASE("a directory index matches names across many chunks") {
     entries.push_back({name, frame.size(), (int64_t{1'000'000} + i) * 1'000'000'000, {1, 3}});
     if (i % 3 != 2) names.push_back(name);  // every third file is not asked for
   }
-  testing::WriteFile(dir.File(kDirectoryIndexName), FormatDirectoryIndex({entries, {}, {}}));
+  testing::WriteFile(dir.File(kDirectoryIndexName), FormatDirectoryIndex({entries, {}, {}}).value());
   DirectoryLookup found = LookUpDirectoryIndex(dir.path(), Views(names));
   REQUIRE(found.problem.empty());
   uint64_t matched = 0;

@@ -4,9 +4,11 @@
 #include "tfdist/io/file_list.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <fnmatch.h>
 #include <glob.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -265,6 +267,80 @@ TEST_CASE("'-' stands for standard input and is passed through") {
   auto files = ExpandFilePatterns(std::vector<std::string>{"-"});
   REQUIRE(files.ok());
   CHECK(*files == std::vector<std::string>{"-"});
+}
+
+TEST_CASE("many patterns over one folder read it once, and match as one pattern each would") {
+  testing::TempDir dir;
+  constexpr int kFiles = 2000;
+  std::vector<std::string> patterns;
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string name = fmt::format("part-{:05}", i);
+    testing::WriteFile(dir.File(name), "");
+    // One wildcard each, so that each pattern is a folder pattern; every
+    // tenth named twice (its matches twice, as MatchingFiles keeps them).
+    patterns.push_back(dir.File(fmt::format("part-{:05}*", i)));
+    if (i % 10 == 0) patterns.push_back(dir.File(fmt::format("part-{:04}?", i / 10)));
+  }
+  testing::WriteFile(dir.File("other"), "");
+  const uint64_t before = FoldersListedForTesting();
+  auto files = ExpandFilePatterns(patterns);
+  // Each pattern listing the folder again made 2,200 readdir passes over
+  // 2,001 names: 35 s for 10,000 patterns over 10,000 files.
+  CHECK(FoldersListedForTesting() - before == 1);
+  REQUIRE(files.ok());
+  size_t expected = 0;
+  for (const std::string& p : patterns) expected += ExpandFilePatterns(std::span(&p, 1))->size();
+  CHECK(files->size() == expected);
+  CHECK(std::is_sorted(files->begin(), files->end()));
+  CHECK((*files)[0] == dir.File("part-00000"));
+  // A pattern that matches nothing among them is still named.
+  patterns.push_back(dir.File("nope-*"));
+  auto missing = ExpandFilePatterns(patterns);
+  CHECK(missing.status().message() == fmt::format("no files match '{}'", dir.File("nope-*")));
+  // Two folders: each read once.
+  testing::TempDir other;
+  testing::WriteFile(other.File("x1"), "");
+  const uint64_t two = FoldersListedForTesting();
+  auto both = ExpandFilePatterns(std::vector<std::string>{dir.File("part-0000*"), other.File("x*"),
+                                                          dir.File("oth*"), other.File("?1")});
+  REQUIRE(both.ok());
+  CHECK(FoldersListedForTesting() - two == 2);
+  CHECK(both->size() == 13);
+}
+
+TEST_CASE("a folder that exists but cannot be listed is an error naming it, not 'no match'") {
+  testing::TempDir dir;
+  // A symbolic link loop: opendir fails with ELOOP (as root, unlike a
+  // folder without read permission, which root reads anyway).
+  REQUIRE(symlink("b", dir.File("a").c_str()) == 0);
+  REQUIRE(symlink("a", dir.File("b").c_str()) == 0);
+  for (const std::string& pattern : {dir.File("a/*"), dir.File("a/x[12]"), dir.File("a/*/x")}) {
+    CAPTURE(pattern);
+    auto files = ExpandFilePatterns(std::vector<std::string>{pattern}, MatchRule::kAnyPattern);
+    CHECK(files.status().code() == StatusCode::kNotFound);
+    CHECK(files.status().message().find(
+              "cannot list the folder: Too many levels of symbolic links") != std::string::npos);
+    CHECK(files.status().message().starts_with(dir.path()));
+  }
+  // A folder that is not there, or a file where a folder would be, holds no match.
+  testing::WriteFile(dir.File("f"), "");
+  for (const std::string& pattern : {dir.File("none/*"), dir.File("f/*"), dir.File("none/*/x")}) {
+    CAPTURE(pattern);
+    auto files = ExpandFilePatterns(std::vector<std::string>{pattern});
+    CHECK(files.status().code() == StatusCode::kInvalidArgument);
+    CHECK(files.status().message() == fmt::format("no files match '{}'", pattern));
+  }
+}
+
+TEST_CASE("a folder that links to itself is matched as deep as the pattern goes, no deeper") {
+  testing::TempDir dir;
+  std::filesystem::create_directory(dir.File("d"));
+  testing::WriteFile(dir.File("d/x"), "");
+  REQUIRE(symlink(".", dir.File("d/self").c_str()) == 0);
+  REQUIRE(symlink(dir.path().c_str(), dir.File("d/up").c_str()) == 0);
+  auto files = ExpandFilePatterns(std::vector<std::string>{dir.File("d/*/*/x")});
+  REQUIRE(files.ok());
+  CHECK(*files == std::vector<std::string>{dir.File("d/self/self/x"), dir.File("d/up/d/x")});
 }
 
 }  // namespace

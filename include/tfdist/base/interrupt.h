@@ -12,7 +12,15 @@ namespace tfdist {
 // that Interrupted() reads, so loops stop and return Status::Cancelled, and
 // writers remove their temporary files on the way out. A second signal removes
 // the registered temporary files at once and exits with status 130.
+// Then unblocks both signals: a parent that blocks them across exec() (the
+// mask is inherited) holds a signal sent before the handlers were installed,
+// which would otherwise kill the process, until they are.
 void InstallInterruptHandlers();
+
+// Removes the registered temporary files and ends the process at once with
+// `exit_code` (for when unwinding cannot be relied on, as out of memory in
+// any thread). Async-signal-safe.
+[[noreturn]] void ExitRemovingTempFiles(int exit_code);
 
 // True once SIGINT or SIGTERM arrived. Thread-safe, cheap (one atomic load).
 bool Interrupted();

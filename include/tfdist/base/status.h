@@ -20,6 +20,7 @@ enum class StatusCode : int {
   kCancelled = 1,           // interrupted by a signal
   kInvalidArgument = 3,     // bad usage, pipeline, topology or argument
   kNotFound = 5,            // a file that cannot be opened
+  kResourceExhausted = 8,   // out of disk space, quota, memory or file descriptors
   kFailedPrecondition = 9,  // the system is not in a state to do this
   kOutOfRange = 11,         // clean end of input (EOF at a record boundary)
   kInternal = 13,           // a bug or an unexpected system failure
@@ -85,6 +86,9 @@ class [[nodiscard]] Status {
     return {StatusCode::kInvalidArgument, std::move(m)};
   }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
+  static Status ResourceExhausted(std::string m) {
+    return {StatusCode::kResourceExhausted, std::move(m)};
+  }
   static Status FailedPrecondition(std::string m) {
     return {StatusCode::kFailedPrecondition, std::move(m)};
   }
@@ -132,8 +136,19 @@ class [[nodiscard]] Status {
 inline const Status& GetStatus(const Status& status) { return status; }
 
 // Maps a status to the exit code of the manual's EXIT STATUS:
-// 0 ok, 2 invalid usage or argument, 3 data error, 130 interrupted, 1 internal.
+// 0 ok, 2 invalid usage or argument, 3 data error, 5 out of a resource,
+// 130 interrupted, 1 internal.
 int ExitCodeFor(const Status& status);
+
+// Whether a system call's `err` says the system ran out of something the
+// user can free or raise (disk space or quota, memory, file descriptors, the
+// file size limit) rather than that the call or its data are wrong.
+bool IsResourceErrno(int err);
+
+// The error of a system call that failed with `err`: "`what`: strerror(err)",
+// with code kResourceExhausted for IsResourceErrno(err), else `otherwise`.
+// A full disk is then told apart from a bug, whatever the caller's code.
+Status ErrnoError(int err, StatusCode otherwise, std::string_view what);
 
 }  // namespace tfdist
 

@@ -85,9 +85,12 @@ struct DirectoryIndexContents {
   bool operator==(const DirectoryIndexContents&) const = default;
 };
 
-// The text of an index. REQUIRES: entries and others sorted by name, no
-// name with a newline.
-std::string FormatDirectoryIndex(const DirectoryIndexContents& contents);
+// The text of an index, which ParseDirectoryIndex reads back the same.
+// REQUIRES: entries and others sorted by name.
+// Error: InvalidArgument for a name no line can hold, so that it would read
+// back otherwise or not at all: one with a newline, a carriage return or a
+// NUL, an empty one, ".", "..", or one with a '/'.
+Result<std::string> FormatDirectoryIndex(const DirectoryIndexContents& contents);
 
 // The contents of an index's text, lines in the text's order, parsed by
 // the parser DirectoryIndex::Open reads the index file with.

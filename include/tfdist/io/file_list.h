@@ -34,11 +34,14 @@ enum class MatchRule {
 // keeping duplicates, as TensorFlow's MatchingFiles op does. "-" (standard
 // input) passes through unexpanded.
 // A pattern whose wildcards are all in its last component ("data/part-*")
-// lists its folder once (readdir) and matches the names there; other
-// patterns go through glob(3). Both give the same matches.
+// lists its folder (readdir) and matches the names there, each folder read
+// once for all the patterns in it; other patterns go through glob(3). Both
+// give the same matches. A folder that does not exist holds no match.
 // Error: InvalidArgument for no match, as `rule` says, or for an empty list
 // of patterns (which matches nothing); for a match that may be an index file
-// (Remedy::kMoveIndexes).
+// (Remedy::kMoveIndexes). A folder that exists but cannot be listed (no
+// permission, a symbolic link loop) is NotFound naming it and the reason, or
+// ResourceExhausted when out of file descriptors or memory.
 Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
                                       MatchRule rule = MatchRule::kEveryPattern);
 
@@ -67,6 +70,11 @@ struct FolderPattern {
   // Whether `name` (a base name) matches `base`, as glob(3) would match it.
   bool Matches(std::string_view name) const;
 };
+
+// How many folders the expansions of this process have read with readdir
+// (glob(3)'s own reads aside), so that a test can tell each folder is
+// read once however many patterns name it.
+uint64_t FoldersListedForTesting();
 
 // Sorts `names` byte-wise (std::string_view's operator<). For many names
 // with a common stem (a glob's matches) it radix-sorts the bytes after the
