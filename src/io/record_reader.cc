@@ -330,11 +330,11 @@ bool RecordReader::Next(std::string_view* record) {
   last_record_elided_ = false;
   if (record != nullptr && length > max_record_size_) {
     if (!elide_large_records_) {
-      return Fail(Status::DataLoss(fmt::format(
-                      "{}: record at {}{} holds {} bytes, more than the {} bytes a record may "
-                      "hold in memory",
-                      name, offset, detail, length, max_record_size_)),
-                  offset);
+      // The record is whole and sound: not damage, but more memory than a
+      // record may take.
+      return Fail(Status::ResourceExhausted(fmt::format(
+          "{}: record at {}{} holds {} bytes, more than the {} bytes a record may hold in memory",
+          name, offset, detail, length, max_record_size_)));
     }
     payload = payload.substr(0, kElidedRecordPrefix);
     last_record_elided_ = true;

@@ -231,7 +231,7 @@ TEST_CASE("a record longer than max_record_size is read through, then refused or
   options.max_record_size = 100;
   ReadOutcome out = ReadAll(Frame({"a", big, "b"}), options);
   CHECK(out.records == std::vector<std::string>{"a"});
-  CHECK(out.status.code() == StatusCode::kDataLoss);
+  CHECK(out.status.code() == StatusCode::kResourceExhausted);
   CHECK(out.status.message().find("record at 17 holds 10000 bytes, more than the 100") !=
         std::string::npos);
   // Skipping holds nothing, so it has no limit.

@@ -30,7 +30,8 @@ struct RecordReaderOptions {
   // memory for one record, whatever length a header declares. A longer
   // record is still read through and checked, so that one cut short or
   // damaged is reported as such; a whole one is then handed out elided
-  // (elide_large_records) or is DataLoss naming its size. Default: 256 MiB.
+  // (elide_large_records) or is ResourceExhausted naming its size.
+  // Default: 256 MiB.
   uint64_t max_record_size = uint64_t{256} << 20;
 
   // Hand out a whole record longer than max_record_size as its first
