@@ -70,6 +70,15 @@ void ExitRemovingTempFiles(int exit_code) {
   _exit(exit_code);
 }
 
+void IgnoreInterrupts() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_IGN;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
 bool Interrupted() { return signals_seen.load(std::memory_order_relaxed) != 0; }
 
 void RegisterTempFile(const std::string& path) {

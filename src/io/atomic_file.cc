@@ -175,6 +175,15 @@ Status AtomicFileSet::Commit(bool sync) {
     for (const auto& f : files_) folders.insert(FolderOf(f->path()));
     for (const std::string& dir : folders) SyncFolder(dir);
   }
+  // Every file is in place. Until now a second signal removed them all (they
+  // are registered) and a first one undoes them here; from now on a signal
+  // cannot end the command with 130 over complete outputs.
+  IgnoreInterrupts();
+  if (Interrupted()) {
+    for (const auto& f : files_) unlink(f->path().c_str());
+    unregister();
+    return Status::Cancelled("interrupted");
+  }
   unregister();
   return Status::OK();
 }

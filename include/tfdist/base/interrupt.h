@@ -22,6 +22,11 @@ void InstallInterruptHandlers();
 // any thread). Async-signal-safe.
 [[noreturn]] void ExitRemovingTempFiles(int exit_code);
 
+// From now on SIGINT and SIGTERM are ignored, process-wide: for a command
+// whose outputs are all in place, which an interrupt could only make exit
+// 130 over complete files. Interrupted() keeps what arrived before.
+void IgnoreInterrupts();
+
 // True once SIGINT or SIGTERM arrived. Thread-safe, cheap (one atomic load).
 bool Interrupted();
 
