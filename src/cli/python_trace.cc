@@ -251,8 +251,11 @@ Result<PythonTrace> ReadAnswerJson(const TraceRequest& request, const ChildOutco
                             request.timeout_seconds);
     }
     if (e.contains("file")) {
-      message = fmt::format("{}:{}: {}", e.value("file", std::string()), e.value("line", 0),
-                            message);
+      // The line as an integer only: converting any other number (1e60) to
+      // one is undefined, and the answer is not trusted.
+      const nlohmann::json line = e.value("line", nlohmann::json());
+      message = fmt::format("{}:{}: {}", e.value("file", std::string()),
+                            line.is_number_integer() ? line.get<int64_t>() : 0, message);
     }
     if (details) {
       *details = e.contains("source") ? fmt::format("  {}\n", e.value("source", std::string()))

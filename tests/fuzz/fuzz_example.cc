@@ -25,8 +25,8 @@ FeatureSpec Spec(const char* name, FeatureType type, std::vector<int64_t> shape,
   FeatureSpec s;
   s.name = name;
   s.type = type;
-  s.shape = std::move(shape);
   s.var_len = var_len;
+  if (!var_len) s.shape = std::move(shape);  // a VarLenFeature has none
   if (with_default && !var_len) {
     int64_t n = 1;
     for (int64_t d : s.shape) n *= d;
