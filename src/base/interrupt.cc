@@ -45,15 +45,20 @@ bool Claim(Chunk& c, char* path) {
   return false;
 }
 
-}  // namespace
-
-void InstallInterruptHandlers() {
+// What SIGINT and SIGTERM do from now on.
+void HandleInterrupts(void (*handler)(int)) {
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
-  sa.sa_handler = OnSignal;
+  sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+}
+
+}  // namespace
+
+void InstallInterruptHandlers() {
+  HandleInterrupts(OnSignal);
   sigset_t both;
   sigemptyset(&both);
   sigaddset(&both, SIGINT);
@@ -70,14 +75,7 @@ void ExitRemovingTempFiles(int exit_code) {
   _exit(exit_code);
 }
 
-void IgnoreInterrupts() {
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof sa);
-  sa.sa_handler = SIG_IGN;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-}
+void IgnoreInterrupts() { HandleInterrupts(SIG_IGN); }
 
 bool Interrupted() { return signals_seen.load(std::memory_order_relaxed) != 0; }
 
