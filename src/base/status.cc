@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "tfdist/base/interrupt.h"
+
 namespace tfdist {
 
 std::string_view StatusCodeName(StatusCode code) {
@@ -99,7 +101,7 @@ int ExitCodeFor(const Status& status) {
     case StatusCode::kResourceExhausted:
       return 5;
     case StatusCode::kCancelled:
-      return 130;
+      return InterruptExitCode();
     case StatusCode::kInternal:
       return 1;
   }

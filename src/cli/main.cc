@@ -55,8 +55,8 @@ void OnOutOfMemory() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // First of all: a SIGINT or SIGTERM from here on is an interrupt (exit
-  // 130), never the default action that kills the process by the signal.
+  // First of all: a signal from here on is an interrupt (exit 128 + its
+  // number), never the default action that kills the process by the signal.
   tfdist::InstallInterruptHandlers();
   json_errors = WantsJson(argc, argv);
   std::set_new_handler(OnOutOfMemory);
@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
       "tfdist: read TFRecord datasets and distribute them as tf.data + tf.distribute do.\n"
       "Exit status: 0 success, 2 invalid usage or argument, 3 data error (corrupt or "
       "truncated record, unreadable file), 5 out of a resource (disk space, memory, open "
-      "files), 130 interrupted.",
+      "files, ulimit -f), 128 + the signal's number when a signal stops it (130 SIGINT, 143 "
+      "SIGTERM, 129 SIGHUP).",
       "tfdist"};
   app.set_version_flag("--version", TFDIST_VERSION);
   app.require_subcommand(1);

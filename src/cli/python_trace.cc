@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -85,8 +86,13 @@ Status MakePipe(Fd& read_end, Fd& write_end) {
 
 // In the child, between fork and exec: only async-signal-safe calls.
 [[noreturn]] void ExecChild(const std::string& python, const std::string& folder, int in, int out,
-                            int answer, uint64_t memory_bytes) {
+                            int answer, uint64_t memory_bytes, pid_t parent) {
   setpgid(0, 0);
+  // The interpreter dies with tfdist, whatever ends it (SIGKILL, an OOM
+  // kill, a signal handled by exiting): its time limit is tfdist's to keep.
+  // A parent gone before this line is caught by the check after it.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(125);
   rlimit limit{memory_bytes, memory_bytes};
   setrlimit(RLIMIT_AS, &limit);
   signal(SIGPIPE, SIG_DFL);
@@ -385,11 +391,12 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   TFDIST_RETURN_IF_ERROR(MakePipe(ans_r, ans_w));
   std::fflush(stdout);
   std::fflush(stderr);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     return Status::Internal(fmt::format("cannot start the trace: {}", std::strerror(errno)));
   }
-  if (pid == 0) ExecChild(python, folder, in_r.fd, out_w.fd, ans_w.fd, request.memory_bytes);
+  if (pid == 0) ExecChild(python, folder, in_r.fd, out_w.fd, ans_w.fd, request.memory_bytes, parent);
   setpgid(pid, pid);
   in_r.Close();
   out_w.Close();

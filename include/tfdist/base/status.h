@@ -137,7 +137,8 @@ inline const Status& GetStatus(const Status& status) { return status; }
 
 // Maps a status to the exit code of the manual's EXIT STATUS:
 // 0 ok, 2 invalid usage or argument, 3 data error, 5 out of a resource,
-// 130 interrupted, 1 internal.
+// 128 + the signal's number when interrupted (InterruptExitCode(): 130 for
+// SIGINT), 1 internal.
 int ExitCodeFor(const Status& status);
 
 // Whether a system call's `err` says the system ran out of something the
