@@ -10,8 +10,9 @@
 #include "report.h"
 #include "validators.h"
 #include "tfdist/base/interrupt.h"
-#include "tfdist/io/atomic_file.h"
+#include "tfdist/io/output_set.h"
 #include "tfdist/io/record_writer.h"
+#include "tfdist/io/reshard.h"
 #include "tfdist/proto/synthetic.h"
 
 namespace tfdist::cli {
@@ -34,10 +35,13 @@ struct GenOptions {
 
 std::string OutputName(const GenOptions& o, io::Compression c, uint64_t i) {
   if (o.files == 1) return o.output;
-  const char* ext = c == io::Compression::kGzip   ? ".gz"
-                    : c == io::Compression::kZlib ? ".zlib"
-                                                  : "";
-  return fmt::format("{}-{:05}-of-{:05}.tfrecord{}", o.output, i, o.files, ext);
+  return io::ShardFileName(o.output, i, o.files, c);
+}
+
+std::string FolderOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 int RunGen(const GenOptions& o) {
@@ -78,10 +82,21 @@ int RunGen(const GenOptions& o) {
   options.overwrite = o.force;
   options.sync = !o.no_fsync;
 
-  // Every file is written under a temporary name and all are renamed into
-  // place at the end: an error or an interrupt leaves none of them behind.
+  // Every file is staged and all replace what was there in one commit
+  // (io::OutputSet): an error or a signal leaves the folder as it was.
+  io::OutputSetOptions set_options;
+  set_options.replace = o.force;
+  set_options.sync = !o.no_fsync;
+  set_options.command = "gen";
+  set_options.note = PrintNote;
+  const std::string folder = FolderOf(o.output);
+  Result<std::unique_ptr<io::OutputSet>> set = io::OutputSet::Begin({&folder, 1}, set_options);
+  if (!set.ok()) return ReportError(set.status(), o.json);
+  if (o.files > 1) {
+    Status s = (*set)->ExpectFamily({o.output, io::ShardFileSuffix(*compression)});
+    if (!s.ok()) return ReportError(s, o.json);
+  }
   proto::PayloadGenerator gen(payload);
-  io::AtomicFileSet files;
   std::vector<std::string> names;
   std::string record;
   uint64_t global = 0, bytes = 0;
@@ -89,7 +104,10 @@ int RunGen(const GenOptions& o) {
     // Writes notice an interrupt, but with --records 0 there are none.
     if (Interrupted()) return ReportError(Status::Cancelled("interrupted"), o.json);
     names.push_back(OutputName(o, *compression, f));
-    Result<std::unique_ptr<io::RecordWriter>> w = io::RecordWriter::Open(names.back(), options);
+    Result<std::unique_ptr<io::AtomicFile>> file = (*set)->Create(names.back());
+    if (!file.ok()) return ReportError(file.status(), o.json);
+    Result<std::unique_ptr<io::RecordWriter>> w =
+        io::RecordWriter::Open(std::move(*file), options);
     if (!w.ok()) return ReportError(w.status(), o.json);
     for (uint64_t i = 0; i < o.records; ++i, ++global) {
       if (Status s = gen.Next(f, i, global, record); !s.ok()) return ReportError(s, o.json);
@@ -97,9 +115,9 @@ int RunGen(const GenOptions& o) {
       if (Status s = (*w)->Write(record); !s.ok()) return ReportError(s, o.json);
     }
     if (Status s = (*w)->Finish(); !s.ok()) return ReportError(s, o.json);
-    files.Add((*w)->TakeFile());
+    (*set)->Add((*w)->TakeFile());
   }
-  if (Status s = files.Commit(options.sync); !s.ok()) return ReportError(s, o.json);
+  if (Status s = (*set)->Commit(); !s.ok()) return ReportError(s, o.json);
   if (o.json) {
     nlohmann::ordered_json out;
     out["files"] = names;

@@ -69,6 +69,7 @@ Result<std::vector<std::string>> ResolveRewriteArgs(const RewriteArgs& a, io::Re
   o->overwrite = a.force;
   o->sync = !a.no_fsync;
   o->use_index = !a.no_index;
+  o->note = PrintNote;
   TFDIST_ASSIGN_OR_RETURN(const StringList files, io::ExpandFilePatterns(a.patterns));
   return files.ToVector();
 }

@@ -6,8 +6,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 
+#include "tfdist/base/interrupt.h"
 #include "tfdist/data/pipeline.h"
 #include "tfdist/io/index_location.h"
 
@@ -100,8 +104,21 @@ nlohmann::ordered_json ErrorJson(const Status& status) {
   return {{"code", code}, {"message", Describe(status)}};
 }
 
-int ReportError(const Status& status, bool json) {
+int ReportError(const Status& reported, bool json) {
   std::fflush(stdout);
+  Status status = reported;
+  if (status.code() == StatusCode::kCancelled && InterruptSignal() != 0) {
+    const int signal_number = InterruptSignal();
+    if (signal_number == SIGXFSZ) {
+      // A write went past `ulimit -f`: out of a resource, like a full disk.
+      status = Status::ResourceExhausted(
+          fmt::format("a file reached the size limit of this process (ulimit -f, SIGXFSZ): {}; {}",
+                      std::strerror(EFBIG), status.message()));
+    } else if (signal_number != SIGINT) {
+      status = Status::Cancelled(
+          fmt::format("{} (SIG{})", status.message(), sigabbrev_np(signal_number)));
+    }
+  }
   fmt::print(stderr, "tfdist: error: {}\n", Describe(status));
   if (json) PrintJson({{"error", ErrorJson(status)}});
   return ExitCodeFor(status);
@@ -133,6 +150,11 @@ int ReportPipelineError(const Status& status, std::string_view text, bool json) 
   const int rc = ReportError(status, json);
   if (status.position()) fmt::print(stderr, "{}\n", PointAt(text, *status.position()));
   return rc;
+}
+
+void PrintNote(std::string_view text) {
+  std::fflush(stdout);
+  fmt::print(stderr, "tfdist: note: {}\n", text);
 }
 
 void PrintJson(const nlohmann::ordered_json& j) {

@@ -35,6 +35,10 @@ int ReportPipelineError(const Status& status, std::string_view text, bool json);
 // Prints JSON on one line (jq-friendly) followed by a newline.
 void PrintJson(const nlohmann::ordered_json& j);
 
+// "tfdist: note: TEXT" on stderr: what a writer found and did on its own
+// (a lock waited for, a dead writer's commit completed or undone).
+void PrintNote(std::string_view text);
+
 }  // namespace tfdist::cli
 
 #endif  // TFDIST_CLI_REPORT_H_

@@ -1,6 +1,6 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Atomic files: a temporary file renamed into place; a set of them renamed
-// all or none, with the interrupt registry covering every step.
+// Atomic files: a temporary file renamed into place, registered for
+// removal by a forced exit until then.
 
 #include "tfdist/io/atomic_file.h"
 
@@ -77,13 +77,6 @@ std::string FolderOf(const std::string& path) {
   return slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash);
 }
 
-void SyncFolder(const std::string& dir) {
-  const int fd = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  fsync(fd);
-  close(fd);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<AtomicFile>> AtomicFile::Create(std::string path, bool overwrite) {
@@ -115,6 +108,23 @@ Result<std::unique_ptr<AtomicFile>> AtomicFile::Create(std::string path, bool ov
     }
   }
   return Status::Internal(fmt::format("{}: cannot pick a temporary name", path));
+}
+
+Result<std::unique_ptr<AtomicFile>> AtomicFile::CreateAt(std::string path, std::string temp_path) {
+  RegisterTempFile(temp_path);  // before it exists: see Create()
+  const int fd = open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int open_errno = errno;
+    UnregisterTempFile(temp_path);
+    return ErrnoError(open_errno, StatusCode::kInternal,
+                      fmt::format("{}: cannot create the staged file {}", path, temp_path));
+  }
+  return std::unique_ptr<AtomicFile>(new AtomicFile(std::move(path), std::move(temp_path), fd));
+}
+
+void AtomicFile::Release() {
+  committed_ = true;
+  UnregisterTempFile(temp_path_);
 }
 
 AtomicFile::~AtomicFile() {
@@ -150,41 +160,6 @@ Status AtomicFile::Commit() {
   // The name is gone. (Unregistered now rather than with the object, which
   // keeps the registry short while a set commits: its scans are linear.)
   UnregisterTempFile(temp_path_);
-  return Status::OK();
-}
-
-void AtomicFileSet::Add(std::unique_ptr<AtomicFile> file) { files_.push_back(std::move(file)); }
-
-Status AtomicFileSet::Commit(bool sync) {
-  if (Interrupted()) return Status::Cancelled("interrupted");
-  for (const auto& f : files_) RegisterTempFile(f->path());
-  for (const auto& f : files_) unlink(f->path().c_str());
-  auto unregister = [&] {
-    for (const auto& f : files_) UnregisterTempFile(f->path());
-  };
-  for (size_t k = 0; k < files_.size(); ++k) {
-    Status s = files_[k]->Commit();
-    if (!s.ok()) {
-      for (size_t j = 0; j < k; ++j) unlink(files_[j]->path().c_str());
-      unregister();
-      return s;
-    }
-  }
-  if (sync) {
-    std::set<std::string> folders;
-    for (const auto& f : files_) folders.insert(FolderOf(f->path()));
-    for (const std::string& dir : folders) SyncFolder(dir);
-  }
-  // Every file is in place. Until now a second signal removed them all (they
-  // are registered) and a first one undoes them here; from now on a signal
-  // cannot end the command with 130 over complete outputs.
-  IgnoreInterrupts();
-  if (Interrupted()) {
-    for (const auto& f : files_) unlink(f->path().c_str());
-    unregister();
-    return Status::Cancelled("interrupted");
-  }
-  unregister();
   return Status::OK();
 }
 

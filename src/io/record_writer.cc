@@ -37,6 +37,14 @@ Result<std::unique_ptr<RecordWriter>> RecordWriter::Open(std::string path,
   }
   TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file,
                           AtomicFile::Create(std::move(path), options.overwrite));
+  return Open(std::move(file), options);
+}
+
+Result<std::unique_ptr<RecordWriter>> RecordWriter::Open(std::unique_ptr<AtomicFile> file,
+                                                         const RecordWriterOptions& options) {
+  if (options.compression == Compression::kAuto) {
+    return Status::InvalidArgument("a writer needs an explicit compression, not auto");
+  }
   std::unique_ptr<ByteSink> sink = file->TakeSink(options.sync);
   if (options.compression != Compression::kNone) {
     sink = NewDeflatingSink(std::move(sink), options.compression, options.compression_level);

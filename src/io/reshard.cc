@@ -16,14 +16,32 @@
 namespace tfdist::io {
 namespace {
 
+// The output set of the folders of `paths` (the lock taken, a dead
+// writer's leftovers dealt with).
+Result<std::unique_ptr<OutputSet>> BeginOutputs(std::span<const std::string> folders,
+                                                const RewriteOptions& o, const char* command) {
+  OutputSetOptions so;
+  so.replace = o.overwrite;
+  so.sync = o.sync;
+  so.command = command;
+  so.note = o.note;
+  return OutputSet::Begin(folders, std::move(so));
+}
+
+std::string FolderOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 // Pass 2 and the commit.
 Result<RewriteSummary> WriteAndCommit(std::vector<Input>& inputs, const ReshardPlan& plan,
-                                      std::vector<Output>& outputs, const RewriteOptions& o) {
-  TFDIST_RETURN_IF_ERROR(WriteOutputs(inputs, plan, outputs, o));
+                                      std::vector<Output>& outputs, const RewriteOptions& o,
+                                      OutputSet& set) {
+  TFDIST_RETURN_IF_ERROR(WriteOutputs(inputs, plan, outputs, o, set));
   for (Input& in : inputs) in.spill.reset();  // not needed any more
-  AtomicFileSet files;
-  for (Output& out : outputs) files.Add(std::move(out.file));
-  TFDIST_RETURN_IF_ERROR(files.Commit(o.sync));
+  for (Output& out : outputs) set.Add(std::move(out.file));
+  TFDIST_RETURN_IF_ERROR(set.Commit());
 
   RewriteSummary summary;
   for (const Output& out : outputs) {
@@ -45,7 +63,9 @@ Result<RewriteSummary> WriteAndCommit(std::vector<Input>& inputs, const ReshardP
 // write says so itself: WriteOutputs).
 Status Explain(Status s) {
   if (s.code() == StatusCode::kCancelled) {
-    return Status::Cancelled("interrupted; no output was written and no temporary file is left");
+    return Status::Cancelled(
+        "interrupted; the outputs are as they were: no new file was written and no temporary file "
+        "is left");
   }
   return s;
 }
@@ -62,13 +82,15 @@ Result<RewriteSummary> Reshard(std::span<const std::string> inputs, const Reshar
     }
     return v;
   };
-  // Fail before reading anything when the shard names are known already.
-  if (options.num_shards != 0) {
-    TFDIST_RETURN_IF_ERROR(
-        CheckNewFiles(names(std::min<uint64_t>(options.num_shards, 1 << 20)), options.overwrite));
-  }
+  // Fail before reading anything: the folder is locked, and a set of the
+  // prefix already there would be doubled by a new one beside it.
+  const std::string folder = FolderOf(options.output_prefix);
+  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<OutputSet> set,
+                          BeginOutputs({&folder, 1}, options, "reshard"));
+  TFDIST_RETURN_IF_ERROR(set->ExpectFamily(
+      {options.output_prefix, ShardFileSuffix(options.output_compression)}));
   Result<std::vector<Input>> scanned =
-      ScanInputs(inputs, options, options.seed.has_value(), options.output_prefix);
+      ScanInputs(inputs, options, options.seed.has_value(), set.get());
   if (!scanned.ok()) return Explain(scanned.status());
   std::vector<Input>& in = *scanned;
 
@@ -84,14 +106,13 @@ Result<RewriteSummary> Reshard(std::span<const std::string> inputs, const Reshar
     TFDIST_ASSIGN_OR_RETURN(plan, PlanReshard(sizes, options));
   }
   const std::vector<std::string> paths = names(plan.num_shards());
-  TFDIST_RETURN_IF_ERROR(CheckNewFiles(paths, options.overwrite));
   std::vector<Output> outputs(paths.size());
   for (size_t s = 0; s < paths.size(); ++s) {
     outputs[s].path = paths[s];
     outputs[s].begin = plan.bounds[s];
     outputs[s].end = plan.bounds[s + 1];
   }
-  Result<RewriteSummary> summary = WriteAndCommit(in, plan, outputs, options);
+  Result<RewriteSummary> summary = WriteAndCommit(in, plan, outputs, options, *set);
   if (!summary.ok()) return Explain(summary.status());
   return summary;
 }
@@ -118,7 +139,11 @@ Result<RewriteSummary> Convert(std::span<const std::string> inputs, const Conver
     paths.push_back(std::move(out));
   }
   TFDIST_RETURN_IF_ERROR(CheckNewFiles(paths, options.overwrite));
-  Result<std::vector<Input>> scanned = ScanInputs(inputs, options, false, "");
+  std::vector<std::string> folders;
+  for (const std::string& p : paths) folders.push_back(FolderOf(p));
+  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<OutputSet> set,
+                          BeginOutputs(folders, options, "convert"));
+  Result<std::vector<Input>> scanned = ScanInputs(inputs, options, false, nullptr);
   if (!scanned.ok()) return Explain(scanned.status());
   std::vector<Input>& in = *scanned;
   ReshardPlan plan;  // identity; one output per input
@@ -128,7 +153,7 @@ Result<RewriteSummary> Convert(std::span<const std::string> inputs, const Conver
     outputs[i].begin = in[i].first;
     outputs[i].end = in[i].first + in[i].records();
   }
-  Result<RewriteSummary> summary = WriteAndCommit(in, plan, outputs, options);
+  Result<RewriteSummary> summary = WriteAndCommit(in, plan, outputs, options, *set);
   if (!summary.ok()) return Explain(summary.status());
   return summary;
 }

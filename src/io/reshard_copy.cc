@@ -51,8 +51,9 @@ Status WriteError(const Output& out, Status s) {
                                           : ""));
 }
 
-Result<std::unique_ptr<ByteSink>> OpenOutput(Output& out, const RewriteOptions& o) {
-  TFDIST_ASSIGN_OR_RETURN(out.file, AtomicFile::Create(out.path, o.overwrite));
+Result<std::unique_ptr<ByteSink>> OpenOutput(Output& out, const RewriteOptions& o,
+                                             OutputSet& set) {
+  TFDIST_ASSIGN_OR_RETURN(out.file, set.Create(out.path));
   std::unique_ptr<ByteSink> sink = out.file->TakeSink(o.sync);
   if (o.wrap_sink) sink = o.wrap_sink(std::move(sink));
   sink = std::make_unique<CountingSink>(std::move(sink), &out.file_bytes);
@@ -76,6 +77,7 @@ struct Job {
   const ReshardPlan* plan;
   std::vector<Output>* outputs;
   const RewriteOptions* options;
+  OutputSet* set;
 
   size_t FileOf(uint64_t g, size_t hint) const {
     const std::vector<Input>& in = *inputs;
@@ -210,7 +212,7 @@ Status CopyPiece(const Input& in, size_t f, InputFiles& files, uint64_t begin, u
 // Writes output `k` by random access to the inputs (uncompressed or spilled).
 Status WriteOutputRandomAccess(const Job& job, size_t k, FirstError& errors) {
   Output& out = (*job.outputs)[k];
-  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSink> sink, OpenOutput(out, *job.options));
+  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSink> sink, OpenOutput(out, *job.options, *job.set));
   std::string buffer;
   std::vector<Input>& inputs = *job.inputs;
   InputFiles files;
@@ -355,7 +357,7 @@ class PieceWriter {
     Output& out = (*job_.outputs)[piece.output];
     Status s;
     if (!sink_) {
-      Result<std::unique_ptr<ByteSink>> opened = OpenOutput(out, *job_.options);
+      Result<std::unique_ptr<ByteSink>> opened = OpenOutput(out, *job_.options, *job_.set);
       if (opened.ok()) {
         sink_ = std::move(*opened);
       } else {
@@ -407,12 +409,12 @@ Status WriteOutputsSequentially(const Job& job) {
 }  // namespace
 
 Status WriteOutputs(std::vector<Input>& inputs, const ReshardPlan& plan,
-                    std::vector<Output>& outputs, const RewriteOptions& o) {
+                    std::vector<Output>& outputs, const RewriteOptions& o, OutputSet& set) {
   const bool random_access =
       !plan.order.empty() || std::all_of(inputs.begin(), inputs.end(), [](const Input& in) {
         return in.compression == Compression::kNone || in.spill;
       });
-  Job job{&inputs, &plan, &outputs, &o};
+  Job job{&inputs, &plan, &outputs, &o, &set};
   if (random_access) {
     // Outputs are written concurrently, each by one task.
     FirstError errors;

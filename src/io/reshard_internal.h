@@ -20,6 +20,7 @@
 #include "tfdist/base/status.h"
 #include "tfdist/io/atomic_file.h"
 #include "tfdist/io/byte_stream.h"
+#include "tfdist/io/output_set.h"
 #include "tfdist/io/reshard.h"
 
 namespace tfdist::io {
@@ -84,20 +85,20 @@ Status CanonicalError(const Input& in, Status fallback);
 
 // Pass 1: where every record of every input is, inputs in parallel.
 // `shuffle`: the copy will read records in any order, so compressed inputs
-// are inflated into temporary files named from `spill_prefix`.
+// are inflated into scratch files of `spill_to`.
 // Error: InvalidArgument for no inputs or standard input; NotFound or
 // DataLoss for an input (in count's words); Cancelled.
 Result<std::vector<Input>> ScanInputs(std::span<const std::string> paths, const RewriteOptions& o,
-                                      bool shuffle, const std::string& spill_prefix);
+                                      bool shuffle, OutputSet* spill_to);
 
 // Pass 2: copies the records `plan` gives each output into its file
-// (out.file, finished, not committed). Uncompressed or spilled inputs, or a
+// (out.file, staged by `set`, finished, not committed). Uncompressed or spilled inputs, or a
 // shuffle, are read by random access with the outputs written in parallel;
 // otherwise the inputs are read once, in order.
 // Error: as ScanInputs for the inputs; a failed write (Internal) says
 // "writing PATH: ..." and that nothing was written.
 Status WriteOutputs(std::vector<Input>& inputs, const ReshardPlan& plan,
-                    std::vector<Output>& outputs, const RewriteOptions& o);
+                    std::vector<Output>& outputs, const RewriteOptions& o, OutputSet& set);
 
 }  // namespace tfdist::io
 

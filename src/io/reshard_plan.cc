@@ -83,7 +83,11 @@ Result<ReshardPlan> PlanReshard(std::span<const uint64_t> record_sizes,
 
 std::string ShardFileName(const std::string& prefix, uint64_t index, uint64_t count,
                           Compression compression) {
-  return fmt::format("{}-{:05}-of-{:05}.tfrecord{}", prefix, index, count, Suffix(compression));
+  return fmt::format("{}-{:05}-of-{:05}{}", prefix, index, count, ShardFileSuffix(compression));
+}
+
+std::string ShardFileSuffix(Compression compression) {
+  return fmt::format(".tfrecord{}", Suffix(compression));
 }
 
 std::string ConvertedFileName(const std::string& path, Compression compression,

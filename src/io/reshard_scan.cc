@@ -70,16 +70,16 @@ bool OffsetsFromIndex(Input& in) {
 }
 
 // Pass 1 over one input: the offset of every record. `verify` checks both
-// CRCs now (else the copy checks them); `spill_prefix` non-empty inflates
+// CRCs now (else the copy checks them); `spill_to` non-null inflates
 // the input into a temporary file beside the outputs.
-Status ScanInput(Input& in, bool verify, bool use_index, const std::string& spill_prefix) {
+Status ScanInput(Input& in, bool verify, bool use_index, OutputSet* spill_to) {
   if (use_index && !verify && in.compression == Compression::kNone && OffsetsFromIndex(in)) {
     return Status::OK();
   }
   std::unique_ptr<ByteSink> spill_sink;
   TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenStream(in.path, in.compression));
-  if (!spill_prefix.empty()) {
-    TFDIST_ASSIGN_OR_RETURN(in.spill, AtomicFile::Create(spill_prefix + "-spill", true));
+  if (spill_to != nullptr) {
+    TFDIST_ASSIGN_OR_RETURN(in.spill, spill_to->CreateScratch("spill"));
     spill_sink = in.spill->TakeSink(/*sync=*/false);
     source = std::make_unique<TeeSource>(std::move(source), spill_sink.get());
   }
@@ -122,7 +122,7 @@ Status CanonicalError(const Input& in, Status fallback) {
 // Pass 1 over all inputs. `sequential`: the copy will read each input once
 // in order; `shuffle`: it will read records in any order.
 Result<std::vector<Input>> ScanInputs(std::span<const std::string> paths, const RewriteOptions& o,
-                                      bool shuffle, const std::string& spill_prefix) {
+                                      bool shuffle, OutputSet* spill_to) {
   assert(o.output_compression != Compression::kAuto);
   if (paths.empty()) return Status::InvalidArgument("no input files");
   std::vector<Input> inputs(paths.size());
@@ -149,7 +149,7 @@ Result<std::vector<Input>> ScanInputs(std::span<const std::string> paths, const 
           const bool spill = shuffle && in.compression != Compression::kNone;
           // A file read by random access is checked as it is copied.
           const bool verify = sequential || spill;
-          errors.Set(i, ScanInput(in, verify, o.use_index, spill ? spill_prefix : std::string()));
+          errors.Set(i, ScanInput(in, verify, o.use_index, spill ? spill_to : nullptr));
         }
       },
       tbb::simple_partitioner());

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 # A reshard or convert interrupted at random moments (SIGINT, SIGTERM, or a
-# second signal that forces the exit) exits 130 and leaves its output folder
-# as it was: no shard, no temporary or spill file. A run that finished before
+# second signal that forces the exit) exits 128 + the first signal (130,
+# 143) and leaves its output folder as it was: no shard, no temporary or
+# spill file, in the folder or in the staging folder beside it. A run that finished before
 # the signal left every shard whole. A rerun then completes.
 # Usage: reshard_interrupt_test.py TFDIST
 import json
@@ -104,12 +105,16 @@ def main():
                         failures.append(f"{what}: {problem}")
                     if any(".tmp-" in f for f in left):
                         failures.append(f"{what}: temporary files left: {left}")
-                elif p.returncode in (130, -signal.SIGINT, -signal.SIGTERM):
+                elif p.returncode in [128 + s for s in sigs]:  # held ones come in number order
                     interrupted += 1
                     if left:
                         failures.append(f"{what}: exit {p.returncode} left {left}")
                 else:
                     failures.append(f"{what}: exit {p.returncode}: {err}")
+                staging = os.path.join(tmp, ".tfdist-staging.out")
+                if os.path.exists(staging):
+                    failures.append(f"{what}: exit {p.returncode} left {os.listdir(staging)} "
+                                    "in its staging folder")
                 for f in left:
                     os.unlink(os.path.join(out, f))
             if interrupted == 0:

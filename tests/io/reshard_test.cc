@@ -452,7 +452,10 @@ TEST_CASE("existing outputs are kept unless overwriting is asked for") {
   auto s = Reshard(data.paths, o);
   REQUIRE_FALSE(s.ok());
   CHECK(s.status().code() == StatusCode::kInvalidArgument);
-  CHECK(s.status().message() == existing + ": already exists");
+  CHECK(s.status().message() ==
+        o.output_prefix + "-*-of-00002.tfrecord: 1 shard of the prefix " + o.output_prefix +
+            " is there already, and a new set beside it would double the dataset for any glob of "
+            "the prefix");
   CHECK(s.status().advice() == Advice{Remedy::kOverwrite, ""});
   CHECK(testing::ReadFile(existing) == "keep me");
   CHECK(Listing(data.dir.path()).size() == 4);

@@ -1,6 +1,6 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Files written atomically: one file (AtomicFile), or several that appear
-// together or not at all (AtomicFileSet).
+// A file written atomically: under a temporary name, renamed into place.
+// (Several files that replace an old set together: output_set.h.)
 
 #ifndef TFDIST_IO_ATOMIC_FILE_H_
 #define TFDIST_IO_ATOMIC_FILE_H_
@@ -25,6 +25,9 @@ class AtomicFile {
   // exists", advice Remedy::kOverwrite), or when its folder is missing or
   // cannot be written.
   static Result<std::unique_ptr<AtomicFile>> Create(std::string path, bool overwrite);
+  // The same, staged at `temp_path` (on the file system of `path`), which
+  // must not exist. For OutputSet, which renames it itself.
+  static Result<std::unique_ptr<AtomicFile>> CreateAt(std::string path, std::string temp_path);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -41,6 +44,10 @@ class AtomicFile {
   // REQUIRES: the sink was finished and destroyed.
   Status Commit();
 
+  // The temporary name is someone else's now (OutputSet renamed it): the
+  // destructor leaves it. REQUIRES: closed.
+  void Release();
+
   const std::string& path() const { return path_; }
   const std::string& temp_path() const { return temp_path_; }
 
@@ -51,42 +58,6 @@ class AtomicFile {
   std::string temp_path_;
   int fd_;
   bool committed_ = false;
-};
-
-// Several files that appear together or not at all: each is written as an
-// AtomicFile and handed to the set, and Commit() renames them all into
-// place, or none. A file never committed is removed with the set.
-//
-// Commit() first removes the files under the final names (there are some
-// only when overwriting), so that the folders never hold a mix of old and
-// new files, nor part of the old set. A rename that fails, or an interrupt
-// (interrupt.h) before the last one, removes the files already renamed.
-// While it renames, the final names are registered temporary files: a
-// second signal, which forces the exit, removes the files already renamed
-// along with the temporary files still waiting.
-//
-// Not thread-safe.
-class AtomicFileSet {
- public:
-  AtomicFileSet() = default;
-  AtomicFileSet(const AtomicFileSet&) = delete;
-  AtomicFileSet& operator=(const AtomicFileSet&) = delete;
-
-  // Adds a file whose contents are complete; files are renamed in the order
-  // added. REQUIRES: its sink was finished and destroyed; no file of the set
-  // has the same path.
-  void Add(std::unique_ptr<AtomicFile> file);
-
-  size_t size() const { return files_.size(); }
-
-  // Renames every file into place; with `sync`, then fsyncs their folders.
-  // REQUIRES: not committed yet.
-  // Error: Cancelled when interrupted (nothing is left renamed); Internal
-  // when a rename fails (the files renamed before it are removed).
-  Status Commit(bool sync);
-
- private:
-  std::vector<std::unique_ptr<AtomicFile>> files_;
 };
 
 // Checks, before anything is written, that files can be created at `paths`:

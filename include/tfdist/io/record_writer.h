@@ -39,6 +39,10 @@ class RecordWriter {
  public:
   static Result<std::unique_ptr<RecordWriter>> Open(std::string path,
                                                     const RecordWriterOptions& options);
+  // Writes into `file`, made by the caller (OutputSet::Create). `options`'s
+  // overwrite is the caller's to check.
+  static Result<std::unique_ptr<RecordWriter>> Open(std::unique_ptr<AtomicFile> file,
+                                                    const RecordWriterOptions& options);
   ~RecordWriter();
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
@@ -49,7 +53,7 @@ class RecordWriter {
   Status Finish();
 
   // Hands over the finished file, for a command that writes several files
-  // and commits them together (AtomicFileSet). REQUIRES: Finish() succeeded;
+  // and commits them together (OutputSet). REQUIRES: Finish() succeeded;
   // called once.
   std::unique_ptr<AtomicFile> TakeFile() { return std::move(file_); }
 

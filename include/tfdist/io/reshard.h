@@ -73,6 +73,9 @@ std::vector<uint64_t> SeededPermutation(uint64_t n, uint64_t seed);
 std::string ShardFileName(const std::string& prefix, uint64_t index, uint64_t count,
                           Compression compression);
 
+// What follows the numbers of a shard's name: ".tfrecord", ".tfrecord.gz"...
+std::string ShardFileSuffix(Compression compression);
+
 // The name convert gives `path`: its basename without ".gz" / ".zlib", plus
 // the suffix of `compression`, in `output_dir` (default: beside `path`).
 std::string ConvertedFileName(const std::string& path, Compression compression,
@@ -90,7 +93,8 @@ struct RewriteOptions {
   Compression output_compression = Compression::kNone;
   // zlib level, -1 (zlib's default) to 9. Default: -1.
   int compression_level = -1;
-  // Replace existing outputs. Default: false (InvalidArgument if one exists).
+  // Replace existing outputs, and the old set of shards of the output
+  // prefix. Default: false (InvalidArgument if one exists).
   bool overwrite = false;
   // fsync each output before the renames, and the folder after. Default: true.
   bool sync = true;
@@ -99,6 +103,9 @@ struct RewriteOptions {
   bool use_index = true;
   // Default: none.
   SinkWrapper wrap_sink;
+  // Notes for the user (a wait for the output folder's lock, a dead
+  // writer's commit completed or undone). Default: none.
+  std::function<void(std::string_view)> note;
 };
 
 struct ReshardOptions : ReshardPlanOptions, RewriteOptions {
