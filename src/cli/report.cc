@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <vector>
 
+#include "tfdist/base/text.h"
 #include "tfdist/data/pipeline.h"
 #include "tfdist/io/index_location.h"
 
@@ -102,9 +104,13 @@ nlohmann::ordered_json ErrorJson(const Status& status) {
 
 int ReportError(const Status& status, bool json) {
   std::fflush(stdout);
-  fmt::print(stderr, "tfdist: error: {}\n", Describe(status));
+  PrintMessage("error", Describe(status));
   if (json) PrintJson({{"error", ErrorJson(status)}});
   return ExitCodeFor(status);
+}
+
+void PrintMessage(std::string_view kind, std::string_view message) {
+  fmt::print(stderr, "tfdist: {}: {}\n", kind, TerminalText(message));
 }
 
 namespace {
@@ -120,11 +126,13 @@ std::string PointAt(std::string_view text, size_t pos) {
     const size_t at = static_cast<size_t>(marker.data() - text.data()) - data::kSourceMarker.size();
     end = start + text.substr(start, at - start).find_last_not_of(' ') + 1;
   }
+  // Shown escaped (a name in a string literal may hold anything), the caret
+  // under the escaped text.
   std::string caret;
-  for (size_t i = start; i < pos; ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) caret += text[i] == '\t' ? '\t' : ' ';
+  for (const char c : TerminalText(text.substr(start, pos - start))) {
+    if ((static_cast<unsigned char>(c) & 0xc0) != 0x80) caret += ' ';
   }
-  return fmt::format("  {}\n  {}^", text.substr(start, end - start), caret);
+  return fmt::format("  {}\n  {}^", TerminalText(text.substr(start, end - start)), caret);
 }
 
 }  // namespace

@@ -24,6 +24,11 @@ std::string Describe(const Status& status);
 // object of the manual's JSON OUTPUT to stdout. Returns the exit code for `status`.
 int ReportError(const Status& status, bool json);
 
+// Prints "tfdist: KIND: MESSAGE" to stderr ("error", "warning"), the message
+// escaped for a terminal (TerminalText): every error and warning goes
+// through here.
+void PrintMessage(std::string_view kind, std::string_view message);
+
 // {"code": "DATA_LOSS", "message": Describe(status)}
 nlohmann::ordered_json ErrorJson(const Status& status);
 
