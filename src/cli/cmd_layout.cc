@@ -46,9 +46,7 @@ nlohmann::ordered_json Labels(const std::vector<data::Element>& elements, data::
   return out;
 }
 
-std::string Dump(const nlohmann::ordered_json& j) {
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-}
+std::string Dump(const nlohmann::ordered_json& j) { return DumpJson(j); }
 
 // What the host's CPUs decide in the pipeline, or empty: "autotune: ...".
 std::string AutotuneText(const data::Pipeline& pipeline, const data::BuildOptions& build) {

@@ -40,6 +40,18 @@ int ReportPipelineError(const Status& status, std::string_view text, bool json);
 // Prints JSON on one line (jq-friendly) followed by a newline.
 void PrintJson(const nlohmann::ordered_json& j);
 
+// `j` on one line, as nlohmann::json dumps it, except that a string that is
+// not valid UTF-8 (a file name) carries each stray byte as Python's
+// surrogate escape \udcXX (AppendJsonString; the manual's JSON OUTPUT).
+// `ascii`: non-ASCII characters as \u escapes too.
+std::string DumpJson(const nlohmann::ordered_json& j, bool ascii = false);
+std::string DumpJson(const nlohmann::json& j, bool ascii = false);
+
+// The JSON `text`, reading a lone surrogate escape \udc80..\udcff (Python's
+// json module writes a byte of a name that is not UTF-8 so) as that byte;
+// discarded (is_discarded()) when it is not JSON.
+nlohmann::json ParseJson(std::string text);
+
 }  // namespace tfdist::cli
 
 #endif  // TFDIST_CLI_REPORT_H_
