@@ -85,10 +85,10 @@ def render(value, what):
     if isinstance(value, str):
         return quote(value)
     if isinstance(value, bytes):
-        try:
-            return quote(value.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise TraceError(f"{what} holds bytes that are not UTF-8") from None
+        # A byte that is not UTF-8 (a file name may hold any) becomes a lone
+        # surrogate, as os.fsdecode makes it; the answer's JSON carries it as
+        # \udcXX, which tfdist reads back as the byte.
+        return quote(value.decode("utf-8", "surrogateescape"))
     if isinstance(value, Unknown):
         if value._tensor:
             raise TraceError(f"{what} is a tensor computed by the pipeline ({value._name}); "

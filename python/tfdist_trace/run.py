@@ -591,7 +591,9 @@ def _error_json(message, site, kind=None):
 
 def main(argv):
     result_fd = int(argv[0])
-    raw = json.load(sys.stdin)
+    # The request is ASCII JSON; a name's byte that is not UTF-8 comes as
+    # \udcXX and loads as the str os.fsdecode makes (doc/python.md).
+    raw = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     sys.stdin = open(os.devnull)
     out = os.fdopen(result_fd, "w", encoding="utf-8")
     try:

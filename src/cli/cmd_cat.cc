@@ -9,6 +9,7 @@
 #include "file_args.h"
 #include "report.h"
 #include "validators.h"
+#include "tfdist/base/text.h"
 #include "tfdist/proto/example_format.h"
 #include "tfdist/io/record_reader.h"
 
@@ -64,14 +65,14 @@ int RunCat(const CatOptions& o) {
         }
         PrintJson(line);
       } else if (r.last_record_elided()) {
-        fmt::print("# {}:{} @{} {} bytes {} (too large to decode; its first {} bytes)\n{}", path,
-                   index, r.last_record_offset(), r.last_record_size(),
+        fmt::print("# {}:{} @{} {} bytes {} (too large to decode; its first {} bytes)\n{}",
+                   TerminalText(path), index, r.last_record_offset(), r.last_record_size(),
                    proto::PayloadKindName(proto::PayloadKind::kRaw), record.size(),
                    proto::RawPayloadToText(record, text));
       } else {
         proto::PayloadKind kind;
         const std::string body = proto::PayloadToText(record, text, "  ", &kind);
-        fmt::print("# {}:{} @{} {} bytes {}\n{}", path, index, r.last_record_offset(),
+        fmt::print("# {}:{} @{} {} bytes {}\n{}", TerminalText(path), index, r.last_record_offset(),
                    record.size(), proto::PayloadKindName(kind), body);
       }
       ++printed;

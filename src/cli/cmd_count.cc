@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
+#include "tfdist/base/text.h"
 
 namespace tfdist::cli {
 namespace {
@@ -29,7 +30,7 @@ int RunCount(const CountOptions& o) {
   const std::vector<FileScan> scans = ScanFiles(inputs->files, options, !o.no_index);
   for (const FileScan& s : scans) {
     if (!s.stale_index.empty()) {
-      fmt::print(stderr, "tfdist: warning: ignoring the index: {}\n", s.stale_index);
+      PrintMessage("warning", fmt::format("ignoring the index: {}", s.stale_index));
     }
   }
 
@@ -62,11 +63,11 @@ int RunCount(const CountOptions& o) {
       if (s.count.status.ok()) {
         fmt::print("{:>{}}  {:>{}}  {:>{}}  {:<11}  {}{}\n", s.count.records, w_rec,
                    s.count.payload_bytes, w_bytes, fb, w_file,
-                   io::CompressionName(s.count.compression), s.path,
+                   io::CompressionName(s.count.compression), TerminalText(s.path),
                    s.from_index() ? "  (from its index)" : "");
       } else {
         fmt::print("{:>{}}  {:>{}}  {:>{}}  {:<11}  {}\n", "error", w_rec, "-", w_bytes, fb, w_file,
-                   io::CompressionName(s.count.compression), s.path);
+                   io::CompressionName(s.count.compression), TerminalText(s.path));
       }
     }
     const size_t good = static_cast<size_t>(std::count_if(

@@ -10,6 +10,7 @@
 #include "report.h"
 #include "validators.h"
 #include "tfdist/base/interrupt.h"
+#include "tfdist/base/text.h"
 #include "tfdist/io/output_set.h"
 #include "tfdist/io/record_writer.h"
 #include "tfdist/io/reshard.h"
@@ -126,7 +127,7 @@ int RunGen(const GenOptions& o) {
     out["compression"] = io::CompressionName(*compression);
     PrintJson(out);
   } else {
-    for (const std::string& n : names) fmt::print("{}\n", n);
+    for (const std::string& n : names) fmt::print("{}\n", TerminalText(n));
     fmt::print("wrote {} records, {} payload bytes, in {} {} ({})\n", global, bytes, o.files,
                o.files == 1 ? "file" : "files", io::CompressionName(*compression));
   }

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
+#include "tfdist/base/text.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"
@@ -30,7 +31,7 @@ int RunDirectoryIndex(const IndexOptions& o) {
   // At most this many left-out files are named on stderr.
   constexpr size_t kNamed = 20;
   for (size_t i = 0; i < r->skipped.size() && i < kNamed; ++i) {
-    fmt::print(stderr, "tfdist: not indexed: {}: {}\n", r->skipped[i].first, r->skipped[i].second);
+    PrintMessage("not indexed", fmt::format("{}: {}", r->skipped[i].first, r->skipped[i].second));
   }
   if (r->skipped.size() > kNamed) {
     fmt::print(stderr, "tfdist: not indexed: {} more\n", r->skipped.size() - kNamed);
@@ -47,7 +48,7 @@ int RunDirectoryIndex(const IndexOptions& o) {
                {"skipped", skipped}});
   } else {
     fmt::print("{}  {} file{}, {} record{} ({} from index files, {} scanned); {} not indexed\n",
-               r->index_path, r->files, r->files == 1 ? "" : "s", r->total.records,
+               TerminalText(r->index_path), r->files, r->files == 1 ? "" : "s", r->total.records,
                r->total.records == 1 ? "" : "s", r->from_file_indexes,
                r->files - r->from_file_indexes, r->skipped.size());
   }
@@ -79,7 +80,7 @@ int RunIndex(const IndexOptions& o) {
                      {"records", index->count.records},
                      {"bytes", index->count.payload_bytes}});
     } else {
-      fmt::print("{}  {} record{}\n", index->index_path, index->count.records,
+      fmt::print("{}  {} record{}\n", TerminalText(index->index_path), index->count.records,
                  index->count.records == 1 ? "" : "s");
     }
   }

@@ -17,6 +17,7 @@
 #include "report.h"
 #include "validators.h"
 #include "distribute_args.h"
+#include "tfdist/base/text.h"
 #include "tfdist/distribute/layout.h"
 
 namespace tfdist::cli {
@@ -45,9 +46,7 @@ nlohmann::ordered_json Labels(const std::vector<data::Element>& elements, data::
   return out;
 }
 
-std::string Dump(const nlohmann::ordered_json& j) {
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-}
+std::string Dump(const nlohmann::ordered_json& j) { return DumpJson(j); }
 
 // What the host's CPUs decide in the pipeline, or empty: "autotune: ...".
 std::string AutotuneText(const data::Pipeline& pipeline, const data::BuildOptions& build) {
@@ -86,15 +85,15 @@ void PrintTopology(const dist::Topology& t, const HeaderNotes& notes) {
   fmt::print("{}", notes.trace);
   fmt::print("topology: {} worker{} x {} replica{} = {} in sync{}\n", t.workers,
              t.workers == 1 ? "" : "s", t.replicas, t.replicas == 1 ? "" : "s",
-             t.num_replicas_in_sync(), notes.source_text);
+             t.num_replicas_in_sync(), TerminalText(notes.source_text));
 }
 
 // The decision; its warnings are printed apart (PrintWarnings).
 void PrintHeader(const dist::Decision& d, const dist::Topology& t, const HeaderNotes& notes) {
   PrintTopology(t, notes);
   fmt::print("policy:   {} (requested {}): {}\n", dist::PolicyName(d.applied),
-             dist::PolicyName(d.requested), d.reason);
-  fmt::print("split:    {}: {}\n", dist::SplitName(d.split), SplitReasonText(d));
+             dist::PolicyName(d.requested), TerminalText(d.reason));
+  fmt::print("split:    {}: {}\n", dist::SplitName(d.split), TerminalText(SplitReasonText(d)));
   if (d.global_batch_size) fmt::print("global batch: {}\n", *d.global_batch_size);
   if (!notes.autotune.empty()) fmt::print("{}\n", notes.autotune);
 }
@@ -103,7 +102,7 @@ void PrintWarnings(const dist::Decision& d, size_t from) {
   for (size_t i = from; i < d.warnings.size(); ++i) {
     const dist::Warning& w = d.warnings[i];
     fmt::print("{}  {}\n", w.severity == dist::Severity::kError ? "error:  " : "warning:",
-               WarningText(w));
+               TerminalText(WarningText(w)));
   }
 }
 
@@ -305,7 +304,8 @@ class TableSink : public dist::LayoutSink {
   }
 
   Status OnElement(int64_t worker, const data::Element& e) override {
-    fmt::print("{}{}", line_started_ ? " " : fmt::format("worker {}: ", worker), e.Label(mode_));
+    fmt::print("{}{}", line_started_ ? " " : fmt::format("worker {}: ", worker),
+               TerminalText(e.Label(mode_)));
     line_started_ = true;
     return Status::OK();
   }
@@ -360,13 +360,14 @@ class TableSink : public dist::LayoutSink {
     }
     std::string out = "[";
     for (size_t i = 0; i < b.elements.size() && out.size() <= kCellWidth; ++i) {
-      out += (i ? "," : "") + b.elements[i].Label(mode_);
+      out += (i ? "," : "") + TerminalText(b.elements[i].Label(mode_));
     }
     out += "]";
     if (out.size() <= kCellWidth) return out;
     abbreviated_ = true;
-    return fmt::format("{}:{}..{}", b.elements.size(), b.elements.front().Label(mode_),
-                       b.elements.back().Label(mode_));
+    return fmt::format("{}:{}..{}", b.elements.size(),
+                       TerminalText(b.elements.front().Label(mode_)),
+                       TerminalText(b.elements.back().Label(mode_)));
   }
 
   // Rows wait until kWidthRows are in (their widths set the columns'),
@@ -516,7 +517,7 @@ class JsonSink : public dist::LayoutSink {
     if (open_array_) fmt::print("]");
     fmt::print(",\"error\":{}}}\n", Dump(ErrorJson(status)));
     std::fflush(stdout);
-    fmt::print(stderr, "tfdist: error: {}\n", Describe(status));
+    PrintMessage("error", Describe(status));
     return true;
   }
 
@@ -634,7 +635,8 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
              "empty batches", "idle steps");
   for (const Row& r : rows) {
     if (!r.summary.ok()) {
-      fmt::print("{:<6}  cannot: {}\n", dist::PolicyName(r.policy), r.summary.status().message());
+      fmt::print("{:<6}  cannot: {}\n", dist::PolicyName(r.policy),
+                 TerminalText(r.summary.status().message()));
       continue;
     }
     const dist::LayoutSummary& l = *r.summary;
@@ -656,13 +658,15 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
     fmt::print("read/worker -: counted from the files' record counts, not read\n");
   }
   if (picked.ok()) {
-    fmt::print("AUTO applies {}: {}\n", dist::PolicyName(picked->applied), picked->reason);
+    fmt::print("AUTO applies {}: {}\n", dist::PolicyName(picked->applied),
+               TerminalText(picked->reason));
   }
   for (const Row& r : rows) {
     if (!r.summary.ok()) continue;
     for (const dist::Warning& w : r.summary->decision.warnings) {
       fmt::print("{} {}:  {}\n", dist::PolicyName(r.policy),
-                 w.severity == dist::Severity::kError ? "error" : "warning", WarningText(w));
+                 w.severity == dist::Severity::kError ? "error" : "warning",
+                 TerminalText(WarningText(w)));
     }
   }
   return 0;

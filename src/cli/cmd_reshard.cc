@@ -9,6 +9,7 @@
 #include "file_args.h"
 #include "report.h"
 #include "validators.h"
+#include "tfdist/base/text.h"
 #include "tfdist/io/file_list.h"
 #include "tfdist/io/reshard.h"
 
@@ -99,7 +100,7 @@ void PrintSummary(const io::RewriteSummary& s, const std::string& what, bool jso
              w_file, "file");
   for (const io::OutputSummary& o : s.outputs) {
     fmt::print("{:>{}}  {:>{}}  {:>{}}  {}\n", o.count.records, w_rec, o.count.payload_bytes,
-               w_bytes, o.file_bytes, w_file, o.path);
+               w_bytes, o.file_bytes, w_file, TerminalText(o.path));
   }
   fmt::print("{:>{}}  {:>{}}  {:>{}}  total ({})\n", s.total.records, w_rec, s.total.payload_bytes,
              w_bytes, file_bytes, w_file, what);

@@ -199,12 +199,13 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
   std::string workers = r.workers.size() == static_cast<size_t>(t.workers) && t.workers > 1
                             ? fmt::format("all {} workers", t.workers)
                             : fmt::format("worker {} of {}", r.workers.front(), t.workers);
-  fmt::print("run:      {} x {} replica{} on {}{}\n", workers, t.replicas, t.replicas == 1 ? "" : "s",
-             r.device == "cuda" ? "CUDA devices" : "host replicas (cpu)", source_text);
-  for (const auto& note : r.notes) fmt::print("note:     {}\n", note);
+  fmt::print(
+      "run:      {} x {} replica{} on {}{}\n", workers, t.replicas, t.replicas == 1 ? "" : "s",
+      r.device == "cuda" ? "CUDA devices" : "host replicas (cpu)", TerminalText(source_text));
+  for (const auto& note : r.notes) fmt::print("note:     {}\n", TerminalText(note));
   fmt::print("policy:   {} (requested {}): {}\n", dist::PolicyName(d.applied),
-             dist::PolicyName(d.requested), d.reason);
-  fmt::print("split:    {}: {}\n", dist::SplitName(d.split), SplitReasonText(d));
+             dist::PolicyName(d.requested), TerminalText(d.reason));
+  fmt::print("split:    {}: {}\n", dist::SplitName(d.split), TerminalText(SplitReasonText(d)));
   fmt::print("format:   {}\n", r.format == run::WireFormat::kFeatures
                                    ? "feature columns (parse_example)"
                                    : "records (uint64 offsets + payloads)");
@@ -212,7 +213,7 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
     fmt::print("cache:    cold: each input file was evicted from the page cache before it was "
                "read\n");
   }
-  for (const auto& w : d.warnings) fmt::print("warning:  {}\n", WarningText(w));
+  for (const auto& w : d.warnings) fmt::print("warning:  {}\n", TerminalText(WarningText(w)));
   fmt::print("\ndelivered {} records ({}) in {} per-replica batches, {} step{}{}, {:.3f} s: "
              "{:.0f} records/s, {:.1f} MB/s{}\n",
              r.records, Megabytes(r.bytes), r.batches, r.steps, r.steps == 1 ? "" : "s",

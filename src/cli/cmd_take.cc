@@ -13,6 +13,7 @@
 #include "pipeline_args.h"
 #include "report.h"
 #include "validators.h"
+#include "tfdist/base/text.h"
 #include "tfdist/data/pipeline.h"
 
 namespace tfdist::cli {
@@ -37,8 +38,10 @@ nlohmann::ordered_json ElementJson(const data::Element& e, data::LabelMode mode)
   return items;
 }
 
+// The label escaped for a terminal: a file:index label names a file, and a
+// file name may hold anything.
 std::string ElementText(const data::Element& e, data::LabelMode mode) {
-  if (e.kind != data::Element::Kind::kBatch) return e.Label(mode);
+  if (e.kind != data::Element::Kind::kBatch) return TerminalText(e.Label(mode));
   std::string out = "[";
   for (size_t i = 0; i < e.items.size(); ++i) {
     out += (i ? ", " : "") + ElementText(e.items[i], mode);
@@ -76,7 +79,7 @@ int RunTake(const TakeOptions& o) {
     if (o.json) {
       warnings.push_back(note);
     } else {
-      fmt::print(stderr, "note: {}\n", note);
+      fmt::print(stderr, "note: {}\n", TerminalText(note));
     }
   }
   auto with_warnings = [&](nlohmann::ordered_json out) {
@@ -103,7 +106,7 @@ int RunTake(const TakeOptions& o) {
           out["error"] = ErrorJson(s);
           PrintJson(with_warnings(std::move(out)));
           std::fflush(stdout);
-          fmt::print(stderr, "tfdist: error: {}\n", s.message());
+          PrintMessage("error", s.message());
           return ExitCodeFor(s);
         }
         return ReportError(s, false);

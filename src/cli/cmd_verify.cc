@@ -9,6 +9,7 @@
 #include "tfdist/io/byte_stream.h"
 #include "file_args.h"
 #include "report.h"
+#include "tfdist/base/text.h"
 
 namespace tfdist::cli {
 namespace {
@@ -53,7 +54,7 @@ int RunVerify(const VerifyOptions& o) {
     for (const FileScan& s : scans) {
       if (s.count.status.ok()) {
         if (!o.quiet) {
-          fmt::print("OK   {}  {} {}, {} bytes, {}\n", s.path, s.count.records,
+          fmt::print("OK   {}  {} {}, {} bytes, {}\n", TerminalText(s.path), s.count.records,
                      s.count.records == 1 ? "record" : "records", s.count.payload_bytes,
                      io::CompressionName(s.count.compression));
         }
@@ -61,8 +62,8 @@ int RunVerify(const VerifyOptions& o) {
         // The message names the file too; the line already starts with it.
         std::string_view message = s.count.status.message();
         if (message.starts_with(s.path + ": ")) message.remove_prefix(s.path.size() + 2);
-        fmt::print("BAD  {}  after {} good {}: {}\n", s.path, s.count.records,
-                   s.count.records == 1 ? "record" : "records", message);
+        fmt::print("BAD  {}  after {} good {}: {}\n", TerminalText(s.path), s.count.records,
+                   s.count.records == 1 ? "record" : "records", TerminalText(message));
       }
     }
     fmt::print("{} {} checked: {} good, {} bad; {} records, {} bytes\n", scans.size(),

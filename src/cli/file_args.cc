@@ -98,7 +98,7 @@ int ReportScanErrors(const std::vector<FileScan>& scans) {
   int rc = 0;
   for (const FileScan& s : scans) {
     if (s.count.status.ok()) continue;
-    fmt::print(stderr, "tfdist: error: {}\n", s.count.status.message());
+    PrintMessage("error", s.count.status.message());
     rc = std::max(rc, ExitCodeFor(s.count.status));
   }
   return rc;

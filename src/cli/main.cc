@@ -134,10 +134,10 @@ int main(int argc, char** argv) {
       // No JSON: the standard output it would go to is what failed.
       return tfdist::cli::ReportError(tfdist::Status::ResourceExhausted(e.what()), false);
     }
-    fmt::print(stderr, "tfdist: internal error: {}\n", e.what());
+    tfdist::cli::PrintMessage("internal error", e.what());
     return 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "tfdist: internal error: {}\n", e.what());
+    tfdist::cli::PrintMessage("internal error", e.what());
     return 1;
   }
 }

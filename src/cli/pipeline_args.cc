@@ -13,6 +13,7 @@
 
 #include "report.h"
 #include "validators.h"
+#include "tfdist/base/text.h"
 
 namespace tfdist::cli {
 
@@ -161,7 +162,7 @@ Result<LoadedPipeline> LoadPipeline(const PipelineArgs& args, const TraceContext
     Result<PythonTrace> trace = TracePythonInput(*request, &details);
     if (!trace.ok()) {
       ReportError(trace.status(), json);
-      if (!details.empty()) fmt::print(stderr, "{}", details);
+      if (!details.empty()) fmt::print(stderr, "{}", TerminalLines(details));
       return trace.status();
     }
     text = trace->chain;
@@ -221,8 +222,8 @@ Result<std::shared_ptr<const data::Dataset>> BuildPipeline(const LoadedPipeline&
 std::string TraceHeader(const LoadedPipeline& loaded) {
   if (!loaded.trace) return "";
   const PythonTrace& t = *loaded.trace;
-  std::string out = fmt::format("input:    {}: {}\n", t.file, t.entry);
-  for (const std::string& a : t.assumptions) out += fmt::format("assumed:  {}\n", a);
+  std::string out = fmt::format("input:    {}: {}\n", TerminalText(t.file), TerminalText(t.entry));
+  for (const std::string& a : t.assumptions) out += fmt::format("assumed:  {}\n", TerminalText(a));
   return out;
 }
 

@@ -22,6 +22,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "report.h"
 #include "trace_config.h"
 #include "tfdist/base/interrupt.h"
 
@@ -241,7 +242,8 @@ std::string Printed(const std::string& output) {
 
 Result<PythonTrace> ReadAnswerJson(const TraceRequest& request, const ChildOutcome& child,
                                    std::string* details) {
-  nlohmann::json j = nlohmann::json::parse(child.answer, nullptr, false);
+  // Names that are not UTF-8 come as Python writes them, \udcXX a byte.
+  nlohmann::json j = ParseJson(child.answer);
   if (j.is_discarded() || !j.is_object()) {
     if (details) *details = Printed(child.output);
     return Status::FailedPrecondition("the trace's answer is not JSON; is the interpreter a "
@@ -383,7 +385,9 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   req["context"] = {{"workers", request.workers},
                     {"worker", request.worker},
                     {"replicas", request.replicas}};
-  const std::string input = req.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+  // Names that are not UTF-8 go as \udcXX a byte: json.load then gives the
+  // str os.fsdecode makes of them, which opens the file.
+  const std::string input = DumpJson(req, true);
 
   Fd in_r, in_w, out_r, out_w, ans_r, ans_w;
   TFDIST_RETURN_IF_ERROR(MakePipe(in_r, in_w));

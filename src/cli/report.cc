@@ -10,8 +10,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "tfdist/base/interrupt.h"
+#include "tfdist/base/text.h"
 #include "tfdist/data/pipeline.h"
 #include "tfdist/io/index_location.h"
 
@@ -119,9 +121,13 @@ int ReportError(const Status& reported, bool json) {
           fmt::format("{} (SIG{})", status.message(), sigabbrev_np(signal_number)));
     }
   }
-  fmt::print(stderr, "tfdist: error: {}\n", Describe(status));
+  PrintMessage("error", Describe(status));
   if (json) PrintJson({{"error", ErrorJson(status)}});
   return ExitCodeFor(status);
+}
+
+void PrintMessage(std::string_view kind, std::string_view message) {
+  fmt::print(stderr, "tfdist: {}: {}\n", kind, TerminalText(message));
 }
 
 namespace {
@@ -137,11 +143,13 @@ std::string PointAt(std::string_view text, size_t pos) {
     const size_t at = static_cast<size_t>(marker.data() - text.data()) - data::kSourceMarker.size();
     end = start + text.substr(start, at - start).find_last_not_of(' ') + 1;
   }
+  // Shown escaped (a name in a string literal may hold anything), the caret
+  // under the escaped text.
   std::string caret;
-  for (size_t i = start; i < pos; ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) caret += text[i] == '\t' ? '\t' : ' ';
+  for (const char c : TerminalText(text.substr(start, pos - start))) {
+    if ((static_cast<unsigned char>(c) & 0xc0) != 0x80) caret += ' ';
   }
-  return fmt::format("  {}\n  {}^", text.substr(start, end - start), caret);
+  return fmt::format("  {}\n  {}^", TerminalText(text.substr(start, end - start)), caret);
 }
 
 }  // namespace
@@ -152,13 +160,88 @@ int ReportPipelineError(const Status& status, std::string_view text, bool json) 
   return rc;
 }
 
-void PrintNote(std::string_view text) {
-  std::fflush(stdout);
-  fmt::print(stderr, "tfdist: note: {}\n", text);
+void PrintNote(std::string_view text) { PrintMessage("note", text); }
+
+namespace {
+
+template <class Json>
+void AppendJson(std::string& out, const Json& j, bool ascii) {
+  if (j.is_string()) {
+    AppendJsonString(out, j.template get_ref<const std::string&>(), ascii);
+  } else if (j.is_object()) {
+    out += '{';
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it != j.begin()) out += ',';
+      AppendJsonString(out, it.key(), ascii);
+      out += ':';
+      AppendJson(out, it.value(), ascii);
+    }
+    out += '}';
+  } else if (j.is_array()) {
+    out += '[';
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it != j.begin()) out += ',';
+      AppendJson(out, *it, ascii);
+    }
+    out += ']';
+  } else {
+    out += j.dump(-1, ' ', ascii);
+  }
 }
 
-void PrintJson(const nlohmann::ordered_json& j) {
-  fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+template <class Json>
+std::string DumpAny(const Json& j, bool ascii) {
+  if (j.is_string()) {  // an element label: no exception per name that is not UTF-8
+    std::string out;
+    AppendJsonString(out, j.template get_ref<const std::string&>(), ascii);
+    return out;
+  }
+  try {
+    return j.dump(-1, ' ', ascii, Json::error_handler_t::strict);
+  } catch (const nlohmann::json::type_error& e) {
+    if (e.id != 316) throw;  // 316: a string that is not UTF-8
+  }
+  std::string out;
+  AppendJson(out, j, ascii);
+  return out;
 }
+
+}  // namespace
+
+std::string DumpJson(const nlohmann::ordered_json& j, bool ascii) { return DumpAny(j, ascii); }
+std::string DumpJson(const nlohmann::json& j, bool ascii) { return DumpAny(j, ascii); }
+
+nlohmann::json ParseJson(std::string text) {
+  const bool marked = MarkJsonByteEscapes(text);
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!marked || j.is_discarded()) return j;
+  // Every string and key, without recursion (the text is not trusted).
+  std::vector<nlohmann::json*> todo = {&j};
+  while (!todo.empty()) {
+    nlohmann::json& v = *todo.back();
+    todo.pop_back();
+    if (v.is_string()) {
+      UnmarkJsonBytes(v.get_ref<std::string&>());
+    } else if (v.is_array()) {
+      for (nlohmann::json& item : v) todo.push_back(&item);
+    } else if (v.is_object()) {
+      std::vector<std::string> keys;
+      for (auto it = v.begin(); it != v.end(); ++it) keys.push_back(it.key());
+      for (const std::string& key : keys) {
+        std::string bytes = key;
+        UnmarkJsonBytes(bytes);
+        if (bytes != key) {
+          nlohmann::json moved = std::move(v[key]);
+          v.erase(key);
+          v[bytes] = std::move(moved);
+        }
+      }
+      for (auto it = v.begin(); it != v.end(); ++it) todo.push_back(&it.value());
+    }
+  }
+  return j;
+}
+
+void PrintJson(const nlohmann::ordered_json& j) { fmt::print("{}\n", DumpJson(j)); }
 
 }  // namespace tfdist::cli

@@ -24,6 +24,11 @@ std::string Describe(const Status& status);
 // object of the manual's JSON OUTPUT to stdout. Returns the exit code for `status`.
 int ReportError(const Status& status, bool json);
 
+// Prints "tfdist: KIND: MESSAGE" to stderr ("error", "warning"), the message
+// escaped for a terminal (TerminalText): every error and warning goes
+// through here.
+void PrintMessage(std::string_view kind, std::string_view message);
+
 // {"code": "DATA_LOSS", "message": Describe(status)}
 nlohmann::ordered_json ErrorJson(const Status& status);
 
@@ -38,6 +43,18 @@ void PrintJson(const nlohmann::ordered_json& j);
 // "tfdist: note: TEXT" on stderr: what a writer found and did on its own
 // (a lock waited for, a dead writer's commit completed or undone).
 void PrintNote(std::string_view text);
+
+// `j` on one line, as nlohmann::json dumps it, except that a string that is
+// not valid UTF-8 (a file name) carries each stray byte as Python's
+// surrogate escape \udcXX (AppendJsonString; the manual's JSON OUTPUT).
+// `ascii`: non-ASCII characters as \u escapes too.
+std::string DumpJson(const nlohmann::ordered_json& j, bool ascii = false);
+std::string DumpJson(const nlohmann::json& j, bool ascii = false);
+
+// The JSON `text`, reading a lone surrogate escape \udc80..\udcff (Python's
+// json module writes a byte of a name that is not UTF-8 so) as that byte;
+// discarded (is_discarded()) when it is not JSON.
+nlohmann::json ParseJson(std::string text);
 
 }  // namespace tfdist::cli
 
