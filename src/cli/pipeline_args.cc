@@ -50,6 +50,7 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args) {
       ->allow_extra_args(false);
   cmd.add_option("--trace-timeout", args->trace_timeout,
                  "With --python: seconds the trace may take (default 60)")
+      ->check(Finite())
       ->check(CLI::Range(0.1, 86400.0));
   cmd.add_option("--cpus", args->cpus,
                  "CPUs of the modelled host: TensorFlow's default (AUTOTUNE) cycle_length and "
