@@ -17,12 +17,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "trace_config.h"
 #include "tfdist/base/interrupt.h"
+#include "input_text.h"
+#include "report.h"
+#include "tfdist/base/text.h"
 
 namespace tfdist::cli {
 namespace {
@@ -354,23 +355,29 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   nlohmann::json req;
   req["file"] = request.file == "-" ? "<stdin>" : request.file;
   if (request.file == "-") {
-    req["source"] = std::string(std::istreambuf_iterator<char>(std::cin), {});
+    TFDIST_ASSIGN_OR_RETURN(req["source"],
+                            ReadInputText("-", kMaxPythonBytes, "input function's code"));
   } else {
     struct stat st;
     if (stat(request.file.c_str(), &st) != 0) {
-      return Status::InvalidArgument(
-          fmt::format("{}: cannot read the input function file: {}", request.file,
-                      std::strerror(errno)));
+      return ErrnoError(errno, StatusCode::kInvalidArgument,
+                        fmt::format("{}: cannot read the input function file", request.file));
     }
     if (!S_ISREG(st.st_mode)) {
       return Status::InvalidArgument(
           fmt::format("{}: not a file of Python code", request.file));
+    }
+    if (static_cast<uint64_t>(st.st_size) > kMaxPythonBytes) {
+      return Status::InvalidArgument(
+          fmt::format("{}: the input function file is over {}, the most tfdist reads of one",
+                      request.file, DescribeLimit(kMaxPythonBytes)));
     }
   }
   if (!request.entry.empty()) req["entry"] = request.entry;
   req["defines"] = nlohmann::json::array();
   for (const auto& [name, expr] : request.defines) req["defines"].push_back({name, expr});
   req["memory_mib"] = request.memory_bytes >> 20;
+  req["max_source_bytes"] = kMaxPythonBytes;  // the file may grow after the check above
   if (!request.api.empty()) req["api"] = request.api;
   if (request.global_seed) req["global_seed"] = *request.global_seed;
   req["op_seed_offset"] = request.op_seed_offset;
