@@ -259,8 +259,11 @@ Result<PythonTrace> ReadAnswerJson(const TraceRequest& request, const ChildOutco
                             line.is_number_integer() ? line.get<int64_t>() : 0, message);
     }
     if (details) {
-      *details = e.contains("source") ? fmt::format("  {}\n", e.value("source", std::string()))
-                                      : "";
+      // The line of code, its first columns when it is long (a file may be
+      // one line of megabytes).
+      *details = e.contains("source")
+                     ? fmt::format("  {}\n", Abbreviate(e.value("source", std::string()), 80))
+                     : "";
       *details += Printed(child.output);
     }
     return Status::InvalidArgument(message);

@@ -109,7 +109,16 @@ int ReportError(const Status& status, bool json) {
 
 namespace {
 
-// The line of `text` holding byte `pos`, and a caret under it.
+// The most characters of the line an error quotes: a window around the
+// caret, marked with "..." where the line goes on. The line of a real
+// expression given as an argument is shown whole; a pipeline file of one
+// long line (a megabyte of it) is not.
+constexpr size_t kQuotedColumns = 160;
+
+bool StartsCharacter(char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }
+
+// The line of `text` holding byte `pos` (a window of it when it is long),
+// and a caret under the character there.
 std::string PointAt(std::string_view text, size_t pos) {
   pos = std::min(pos, text.size());
   const size_t begin = text.rfind('\n', pos == 0 ? 0 : pos - 1);
@@ -120,11 +129,41 @@ std::string PointAt(std::string_view text, size_t pos) {
     const size_t at = static_cast<size_t>(marker.data() - text.data()) - data::kSourceMarker.size();
     end = start + text.substr(start, at - start).find_last_not_of(' ') + 1;
   }
-  std::string caret;
-  for (size_t i = start; i < pos; ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) caret += text[i] == '\t' ? '\t' : ' ';
+  std::string_view line = text.substr(start, end - start);
+  size_t at = std::min(pos - start, line.size());
+  // The window, in characters: kQuotedColumns of them, the caret's in its
+  // middle where the line allows.
+  size_t chars = 0, before = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (!StartsCharacter(line[i])) continue;
+    if (i < at) ++before;
+    ++chars;
   }
-  return fmt::format("  {}\n  {}^", text.substr(start, end - start), caret);
+  std::string_view cut_before, cut_after;
+  if (chars > kQuotedColumns) {
+    const size_t first =
+        std::min(before - std::min(before, kQuotedColumns / 2), chars - kQuotedColumns);
+    // Byte offsets of characters `first` and `first + kQuotedColumns`.
+    size_t from = line.size(), to = line.size();
+    for (size_t i = 0, c = 0; i < line.size(); ++i) {
+      if (!StartsCharacter(line[i])) continue;
+      if (c == first) from = i;
+      if (c == first + kQuotedColumns) {
+        to = i;
+        break;
+      }
+      ++c;
+    }
+    if (first > 0) cut_before = "...";
+    if (to < line.size()) cut_after = "...";
+    at -= std::min(at, from);
+    line = line.substr(from, to - from);
+  }
+  std::string caret(cut_before.size(), ' ');
+  for (size_t i = 0; i < at && i < line.size(); ++i) {
+    if (StartsCharacter(line[i])) caret += line[i] == '\t' ? '\t' : ' ';
+  }
+  return fmt::format("  {}{}{}\n  {}^", cut_before, line, cut_after, caret);
 }
 
 }  // namespace

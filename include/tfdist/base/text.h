@@ -4,6 +4,7 @@
 #ifndef TFDIST_BASE_TEXT_H_
 #define TFDIST_BASE_TEXT_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,11 @@ bool IsPrintableUtf8(std::string_view s);
 // `s` between double quotes with C escapes (\n, \", \\, \xNN for bytes that
 // are not printable UTF-8).
 std::string QuoteBytes(std::string_view s);
+
+// `s` when it has at most `max_chars` characters (UTF-8 lead bytes), else
+// its first `max_chars` characters and "...": a name or a number a message
+// quotes from input of any length.
+std::string Abbreviate(std::string_view s, size_t max_chars);
 
 // Lower-case hex of `s`, bytes separated by spaces.
 std::string HexBytes(std::string_view s);
