@@ -102,7 +102,7 @@ int RunTake(const TakeOptions& o) {
           out["elements"] = std::move(elements);
           out["error"] = ErrorJson(s);
           PrintJson(with_warnings(std::move(out)));
-          std::fflush(stdout);
+          FlushStdout();
           fmt::print(stderr, "tfdist: error: {}\n", s.message());
           return ExitCodeFor(s);
         }

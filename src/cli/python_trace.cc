@@ -393,7 +393,7 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   TFDIST_RETURN_IF_ERROR(MakePipe(in_r, in_w));
   TFDIST_RETURN_IF_ERROR(MakePipe(out_r, out_w));
   TFDIST_RETURN_IF_ERROR(MakePipe(ans_r, ans_w));
-  std::fflush(stdout);
+  FlushStdout();
   std::fflush(stderr);
   const pid_t pid = fork();
   if (pid < 0) {

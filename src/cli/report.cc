@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 
 #include "tfdist/data/pipeline.h"
@@ -100,9 +101,27 @@ nlohmann::ordered_json ErrorJson(const Status& status) {
   return {{"code", code}, {"message", Describe(status)}};
 }
 
+namespace {
+int stdout_errno = 0;  // FlushStdout's first failure
+}  // namespace
+
+void FlushStdout() {
+  errno = 0;
+  if (std::fflush(stdout) != 0 && stdout_errno == 0) stdout_errno = errno != 0 ? errno : EIO;
+}
+
+int StdoutError() {
+  FlushStdout();
+  if (stdout_errno == 0 && std::ferror(stdout)) return EIO;
+  return stdout_errno;
+}
+
 int ReportError(const Status& status, bool json) {
-  std::fflush(stdout);
-  fmt::print(stderr, "tfdist: error: {}\n", Describe(status));
+  FlushStdout();
+  // fwrite, not fmt::print, which throws when standard error is full or
+  // closed: the error then cannot be told, but its exit status still can.
+  const std::string line = fmt::format("tfdist: error: {}\n", Describe(status));
+  std::fwrite(line.data(), 1, line.size(), stderr);
   if (json) PrintJson({{"error", ErrorJson(status)}});
   return ExitCodeFor(status);
 }
