@@ -77,7 +77,7 @@ struct Fd {
 Status MakePipe(Fd& read_end, Fd& write_end) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
-    return Status::Internal(fmt::format("cannot make a pipe for the trace: {}", std::strerror(errno)));
+    return ErrnoError(errno, StatusCode::kInternal, "cannot make a pipe for the trace");
   }
   read_end.fd = fds[0];
   write_end.fd = fds[1];
@@ -186,7 +186,7 @@ Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& inpu
     if (answer.fd >= 0) fds[n++] = {answer.fd, POLLIN, 0};
     if (poll(fds, static_cast<nfds_t>(n), n > 0 ? 100 : 10) < 0 && errno != EINTR &&
         status.ok()) {
-      status = Status::Internal(fmt::format("waiting for the trace: {}", std::strerror(errno)));
+      status = ErrnoError(errno, StatusCode::kInternal, "waiting for the trace");
     }
     for (int i = 0; i < n; ++i) {
       if (fds[i].revents == 0) continue;
@@ -397,7 +397,11 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   std::fflush(stderr);
   const pid_t pid = fork();
   if (pid < 0) {
-    return Status::Internal(fmt::format("cannot start the trace: {}", std::strerror(errno)));
+    // EAGAIN: the user's process limit (ulimit -u), or the system's.
+    return errno == EAGAIN
+               ? Status::ResourceExhausted(fmt::format(
+                     "cannot start the trace: {} (too many processes)", std::strerror(errno)))
+               : ErrnoError(errno, StatusCode::kInternal, "cannot start the trace");
   }
   if (pid == 0) ExecChild(python, folder, in_r.fd, out_w.fd, ans_w.fd, request.memory_bytes);
   setpgid(pid, pid);
