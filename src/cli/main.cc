@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -140,7 +141,14 @@ int Run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (e.get_exit_code() == 0) {  // --help, --version
+      // Through stdio, which FinishStdout checks: CLI11's std::endl would
+      // flush std::cout itself, and a failure's errno would be lost.
+      std::ostringstream out;
+      const int rc = app.exit(e, out);
+      fmt::print("{}", out.str());
+      return rc;
+    }
     // Worded as every other error, with the hint CLI11 adds. A script that
     // asked for JSON reads the error from stdout too (the manual's JSON OUTPUT),
     // also when the arguments themselves are wrong.

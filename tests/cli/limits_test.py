@@ -206,6 +206,8 @@ def check_stdout_failures(tmp):
         "take --summary": ["take", "--summary", "range(3)"],
         "verify": ["verify", one],
         "index": ["index", "--index-dir", os.path.join(tmp, "idx"), one],
+        "--version": ["--version"],
+        "count --help": ["count", "--help"],
     }
     for what, args in commands.items():
         with open("/dev/full", "wb") as full:
