@@ -136,6 +136,7 @@ class Request:
         self.api = raw.get("api")  # --api when given: "distribute" or "from-function"
         self.global_seed = raw.get("global_seed")  # --global-seed, or None
         self.op_seed_offset = int(raw.get("op_seed_offset", 0))
+        self.max_source_bytes = raw.get("max_source_bytes")  # None: no limit
 
 
 class Tracer:
@@ -155,9 +156,18 @@ class Tracer:
         req = self.request
         path = req.file
         if req.source is None:
+            limit = req.max_source_bytes
             try:
-                with open(path, encoding="utf-8") as f:
-                    source = f.read()
+                # Never more than the limit and a byte: the file may have
+                # grown since tfdist looked at its size.
+                with open(path, "rb") as f:
+                    data = f.read(-1 if limit is None else limit + 1)
+                if limit is not None and len(data) > limit:
+                    raise Failure(f"{path}: the input function file is over {limit >> 20} MiB, "
+                                  "the most tfdist reads of one")
+                source = data.decode("utf-8")
+                # As open(..., encoding="utf-8") reads it: universal newlines.
+                source = source.replace("\r\n", "\n").replace("\r", "\n")
             except OSError as e:
                 raise Failure(f"{path}: cannot read the input function file: {e.strerror}")
             except UnicodeDecodeError:

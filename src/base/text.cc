@@ -331,6 +331,15 @@ void UnmarkJsonBytes(std::string& s) {
   s = std::move(out);
 }
 
+std::string Abbreviate(std::string_view s, size_t max_chars) {
+  size_t chars = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xc0) == 0x80) continue;  // a continuation byte
+    if (chars++ == max_chars) return fmt::format("{}...", s.substr(0, i));
+  }
+  return std::string(s);
+}
+
 std::string HexBytes(std::string_view s) {
   std::string out;
   out.reserve(s.size() * 3);

@@ -516,7 +516,7 @@ class JsonSink : public dist::LayoutSink {
     if (worker_open_) fmt::print("]}}");
     if (open_array_) fmt::print("]");
     fmt::print(",\"error\":{}}}\n", Dump(ErrorJson(status)));
-    std::fflush(stdout);
+    FlushStdout();
     PrintMessage("error", Describe(status));
     return true;
   }
@@ -717,7 +717,7 @@ int RunLayout(const LayoutOptions& o) {
   TableSink sink(d.topology, d.worker, d.epochs, mode, notes);
   Status s = dist::StreamLayout(pipeline, d, build, sink);
   if (!s.ok()) sink.Abort();
-  std::fflush(stdout);
+  FlushStdout();
   if (!s.ok()) return ReportPipelineError(s, pipeline.text, json);
   return 0;
 }

@@ -3,20 +3,20 @@
 // throughput of every stage.
 
 #include <fmt/format.h>
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <memory>
 
 #include "commands.h"
+#include "distribute_args.h"
 #include "file_args.h"
 #include "pipeline_args.h"
 #include "report.h"
-#include "distribute_args.h"
-#include "tfdist/run/runner.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/byte_stream.h"
+#include "tfdist/run/runner.h"
+#include "validators.h"
 
 namespace tfdist::cli {
 namespace {
@@ -423,9 +423,11 @@ void AddRunCommand(CLI::App& app, Action* action) {
   cmd->add_option("--target-steps-per-s", o->target_steps_per_s,
                   "Exit 4 when the steady state delivers fewer global steps per second than "
                   "this (for CI)")
+      ->check(Finite())
       ->check(CLI::PositiveNumber);
   cmd->add_option("--step-time-ms", o->step_time_ms,
-                  "Simulate a training step of this many milliseconds: does the input keep up?");
+                  "Simulate a training step of this many milliseconds: does the input keep up?")
+      ->check(Finite());
   cmd->add_option("--pack-threads", o->pack_threads,
                   "Threads packing or parsing batches into staging slots; 0: each worker's "
                   "reading thread; default: 0 on two cores or fewer, else one per replica, "

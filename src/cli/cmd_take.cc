@@ -105,7 +105,7 @@ int RunTake(const TakeOptions& o) {
           out["elements"] = std::move(elements);
           out["error"] = ErrorJson(s);
           PrintJson(with_warnings(std::move(out)));
-          std::fflush(stdout);
+          FlushStdout();
           PrintMessage("error", s.message());
           return ExitCodeFor(s);
         }

@@ -94,7 +94,7 @@ Status FirstScanError(const std::vector<FileScan>& scans) {
 }
 
 int ReportScanErrors(const std::vector<FileScan>& scans) {
-  std::fflush(stdout);
+  FlushStdout();
   int rc = 0;
   for (const FileScan& s : scans) {
     if (s.count.status.ok()) continue;

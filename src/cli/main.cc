@@ -3,19 +3,23 @@
 
 #include <fmt/format.h>
 #include <malloc.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
 #include <exception>
 #include <new>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
 
 #include "commands.h"
 #include "report.h"
-#include "version.h"
 #include "tfdist/base/interrupt.h"
+#include "version.h"
 
 namespace {
 
@@ -52,9 +56,40 @@ void OnOutOfMemory() {
       tfdist::ExitCodeFor(tfdist::Status::ResourceExhausted(std::string())));
 }
 
-}  // namespace
+// "tfdist: internal error: ..." on standard error, written whatever standard
+// error is (a full disk there must not throw again from a handler).
+void ReportInternalError(std::string_view what) {
+  tfdist::cli::PrintMessage("internal error", what);
+}
 
-int main(int argc, char** argv) {
+bool stdout_failure_handled = false;  // by StdoutFailed
+
+// A write of standard output failed with `err`, while the command would
+// have exited with `rc`: a closed pipe (tfdist cat | head) ends quietly as
+// SIGPIPE would have ended the process, had it not been ignored; a full
+// disk or quota is exit 5, any other failure exit 1, with the reason. An
+// error the command already reported keeps its exit status.
+int StdoutFailed(int err, int rc) {
+  stdout_failure_handled = true;
+  if (err == EPIPE) return 128 + SIGPIPE;
+  const tfdist::Status status =
+      tfdist::ErrnoError(err, tfdist::StatusCode::kInternal, "cannot write to standard output");
+  // No JSON: the standard output it would go to is what failed.
+  const int code = tfdist::cli::ReportError(status, false);
+  return rc != 0 ? rc : code;
+}
+
+// Writes out what standard output still buffers, and tells whether any
+// write of it failed (a short write too): the last lines of a command are
+// written only here, at its end, and a failure would go unnoticed.
+int FinishStdout(int rc) {
+  const int err = tfdist::cli::StdoutError();
+  if (err == 0 || stdout_failure_handled) return rc;
+  return StdoutFailed(err, rc);
+}
+
+// The command line's command, run; its exit status.
+int Run(int argc, char** argv) {
   // First of all: a signal from here on is an interrupt (exit 128 + its
   // number), never the default action that kills the process by the signal.
   tfdist::InstallInterruptHandlers();
@@ -106,13 +141,21 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (e.get_exit_code() == 0) {  // --help, --version
+      // Through stdio, which FinishStdout checks: CLI11's std::endl would
+      // flush std::cout itself, and a failure's errno would be lost.
+      std::ostringstream out;
+      const int rc = app.exit(e, out);
+      fmt::print("{}", out.str());
+      return rc;
+    }
     // Worded as every other error, with the hint CLI11 adds. A script that
     // asked for JSON reads the error from stdout too (the manual's JSON OUTPUT),
     // also when the arguments themselves are wrong.
     const int rc =
         tfdist::cli::ReportError(tfdist::Status::InvalidArgument(e.what()), WantsJson(argc, argv));
-    fmt::print(stderr, "Run with --help for more information.\n");
+    // Not fmt::print, which throws when standard error is full.
+    std::fputs("Run with --help for more information.\n", stderr);
     return rc;
   }
   // Interrupted while starting up: stop before the command does anything.
@@ -126,18 +169,26 @@ int main(int argc, char** argv) {
     return tfdist::cli::ReportError(tfdist::Status::ResourceExhausted(std::string(kOutOfMemory)),
                                     WantsJson(argc, argv));
   } catch (const std::system_error& e) {
-    // A write to standard output that fails (fmt throws): a full disk is
-    // the user's to free, not a bug.
+    // A write that fails (fmt throws): of standard output, or of standard
+    // error. A full disk is the user's to free, not a bug.
     const std::error_code code = e.code();
-    if ((code.category() == std::generic_category() || code.category() == std::system_category()) &&
-        tfdist::IsResourceErrno(code.value())) {
-      // No JSON: the standard output it would go to is what failed.
+    const bool errno_code =
+        code.category() == std::generic_category() || code.category() == std::system_category();
+    if (errno_code && std::ferror(stdout)) return StdoutFailed(code.value(), 0);
+    // EAGAIN: a thread that cannot be made (std::thread throws it) at the
+    // process or thread limit (ulimit -u), or without the memory for it.
+    if (errno_code && (tfdist::IsResourceErrno(code.value()) || code.value() == EAGAIN)) {
+      // No JSON: the standard output it would go to may be what failed.
       return tfdist::cli::ReportError(tfdist::Status::ResourceExhausted(e.what()), false);
     }
-    tfdist::cli::PrintMessage("internal error", e.what());
+    ReportInternalError(e.what());
     return 1;
   } catch (const std::exception& e) {
-    tfdist::cli::PrintMessage("internal error", e.what());
+    ReportInternalError(e.what());
     return 1;
   }
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return FinishStdout(Run(argc, argv)); }

@@ -4,13 +4,10 @@
 #include "pipeline_args.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <cctype>
-#include <fstream>
-#include <iostream>
-#include <sstream>
 
+#include "input_text.h"
 #include "report.h"
 #include "validators.h"
 #include "tfdist/base/text.h"
@@ -33,13 +30,16 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args) {
                  ".interleave(tfrecord, cycle_length=4).batch(64)' (see the manual for the "
                  "grammar)");
   cmd.add_option("--pipeline-file", args->file,
-                 "Read the pipeline expression from a file (- for standard input); newlines and "
-                 "# comments are free");
-  cmd.add_option("--python", args->python,
-                 "Trace the input function in this Python file (- for standard input): tfdist "
-                 "runs it with python3 and a stand-in tensorflow, and lays out the tf.data "
-                 "pipeline it builds. The code is the user's own, run as the user (see the "
-                 "manual, PYTHON INPUT FUNCTIONS)");
+                 fmt::format("Read the pipeline expression from a file (- for standard input), of "
+                             "at most {}; newlines and # comments are free",
+                             DescribeLimit(kMaxPipelineBytes)));
+  cmd.add_option(
+      "--python", args->python,
+      fmt::format("Trace the input function in this Python file (- for standard input), of at "
+                  "most {}: tfdist runs it with python3 and a stand-in tensorflow, and lays out "
+                  "the tf.data pipeline it builds. The code is the user's own, run as the user "
+                  "(see the manual, PYTHON INPUT FUNCTIONS)",
+                  DescribeLimit(kMaxPythonBytes)));
   cmd.add_option("--entry", args->entry,
                  "With --python: the function to call, NAME or CLASS.METHOD (default: the "
                  "last function named like input_fn or dataset_fn, else the last function)");
@@ -51,6 +51,7 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args) {
       ->allow_extra_args(false);
   cmd.add_option("--trace-timeout", args->trace_timeout,
                  "With --python: seconds the trace may take (default 60)")
+      ->check(Finite())
       ->check(CLI::Range(0.1, 86400.0));
   cmd.add_option("--cpus", args->cpus,
                  "CPUs of the modelled host: TensorFlow's default (AUTOTUNE) cycle_length and "
@@ -74,21 +75,7 @@ namespace {
 // The expression of an argument or of --pipeline-file.
 Result<std::string> ReadExpression(const PipelineArgs& args) {
   if (args.file.empty()) return args.expression;
-  std::stringstream ss;
-  if (args.file == "-") {
-    ss << std::cin.rdbuf();
-  } else {
-    struct stat st;
-    if (stat(args.file.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      return Status::InvalidArgument(fmt::format("{}: is a folder, not a pipeline file", args.file));
-    }
-    std::ifstream in(args.file);
-    if (!in) {
-      return Status::InvalidArgument(fmt::format("{}: cannot read the pipeline file", args.file));
-    }
-    ss << in.rdbuf();
-  }
-  return ss.str();
+  return ReadInputText(args.file, kMaxPipelineBytes, "pipeline file");
 }
 
 bool IsDottedName(std::string_view name) {

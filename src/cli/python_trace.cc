@@ -18,13 +18,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "report.h"
 #include "trace_config.h"
 #include "tfdist/base/interrupt.h"
+#include "input_text.h"
+#include "report.h"
+#include "tfdist/base/text.h"
 
 namespace tfdist::cli {
 namespace {
@@ -78,7 +79,7 @@ struct Fd {
 Status MakePipe(Fd& read_end, Fd& write_end) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
-    return Status::Internal(fmt::format("cannot make a pipe for the trace: {}", std::strerror(errno)));
+    return ErrnoError(errno, StatusCode::kInternal, "cannot make a pipe for the trace");
   }
   read_end.fd = fds[0];
   write_end.fd = fds[1];
@@ -192,7 +193,7 @@ Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& inpu
     if (answer.fd >= 0) fds[n++] = {answer.fd, POLLIN, 0};
     if (poll(fds, static_cast<nfds_t>(n), n > 0 ? 100 : 10) < 0 && errno != EINTR &&
         status.ok()) {
-      status = Status::Internal(fmt::format("waiting for the trace: {}", std::strerror(errno)));
+      status = ErrnoError(errno, StatusCode::kInternal, "waiting for the trace");
     }
     for (int i = 0; i < n; ++i) {
       if (fds[i].revents == 0) continue;
@@ -266,8 +267,11 @@ Result<PythonTrace> ReadAnswerJson(const TraceRequest& request, const ChildOutco
                             line.is_number_integer() ? line.get<int64_t>() : 0, message);
     }
     if (details) {
-      *details = e.contains("source") ? fmt::format("  {}\n", e.value("source", std::string()))
-                                      : "";
+      // The line of code, its first columns when it is long (a file may be
+      // one line of megabytes).
+      *details = e.contains("source")
+                     ? fmt::format("  {}\n", Abbreviate(e.value("source", std::string()), 80))
+                     : "";
       *details += Printed(child.output);
     }
     return Status::InvalidArgument(message);
@@ -362,23 +366,29 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   nlohmann::json req;
   req["file"] = request.file == "-" ? "<stdin>" : request.file;
   if (request.file == "-") {
-    req["source"] = std::string(std::istreambuf_iterator<char>(std::cin), {});
+    TFDIST_ASSIGN_OR_RETURN(req["source"],
+                            ReadInputText("-", kMaxPythonBytes, "input function's code"));
   } else {
     struct stat st;
     if (stat(request.file.c_str(), &st) != 0) {
-      return Status::InvalidArgument(
-          fmt::format("{}: cannot read the input function file: {}", request.file,
-                      std::strerror(errno)));
+      return ErrnoError(errno, StatusCode::kInvalidArgument,
+                        fmt::format("{}: cannot read the input function file", request.file));
     }
     if (!S_ISREG(st.st_mode)) {
       return Status::InvalidArgument(
           fmt::format("{}: not a file of Python code", request.file));
+    }
+    if (static_cast<uint64_t>(st.st_size) > kMaxPythonBytes) {
+      return Status::InvalidArgument(
+          fmt::format("{}: the input function file is over {}, the most tfdist reads of one",
+                      request.file, DescribeLimit(kMaxPythonBytes)));
     }
   }
   if (!request.entry.empty()) req["entry"] = request.entry;
   req["defines"] = nlohmann::json::array();
   for (const auto& [name, expr] : request.defines) req["defines"].push_back({name, expr});
   req["memory_mib"] = request.memory_bytes >> 20;
+  req["max_source_bytes"] = kMaxPythonBytes;  // the file may grow after the check above
   if (!request.api.empty()) req["api"] = request.api;
   if (request.global_seed) req["global_seed"] = *request.global_seed;
   req["op_seed_offset"] = request.op_seed_offset;
@@ -393,12 +403,16 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   TFDIST_RETURN_IF_ERROR(MakePipe(in_r, in_w));
   TFDIST_RETURN_IF_ERROR(MakePipe(out_r, out_w));
   TFDIST_RETURN_IF_ERROR(MakePipe(ans_r, ans_w));
-  std::fflush(stdout);
+  FlushStdout();
   std::fflush(stderr);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
-    return Status::Internal(fmt::format("cannot start the trace: {}", std::strerror(errno)));
+    // EAGAIN: the user's process limit (ulimit -u), or the system's.
+    return errno == EAGAIN
+               ? Status::ResourceExhausted(fmt::format(
+                     "cannot start the trace: {} (too many processes)", std::strerror(errno)))
+               : ErrnoError(errno, StatusCode::kInternal, "cannot start the trace");
   }
   if (pid == 0) ExecChild(python, folder, in_r.fd, out_w.fd, ans_w.fd, request.memory_bytes, parent);
   setpgid(pid, pid);

@@ -106,8 +106,23 @@ nlohmann::ordered_json ErrorJson(const Status& status) {
   return {{"code", code}, {"message", Describe(status)}};
 }
 
+namespace {
+int stdout_errno = 0;  // FlushStdout's first failure
+}  // namespace
+
+void FlushStdout() {
+  errno = 0;
+  if (std::fflush(stdout) != 0 && stdout_errno == 0) stdout_errno = errno != 0 ? errno : EIO;
+}
+
+int StdoutError() {
+  FlushStdout();
+  if (stdout_errno == 0 && std::ferror(stdout)) return EIO;
+  return stdout_errno;
+}
+
 int ReportError(const Status& reported, bool json) {
-  std::fflush(stdout);
+  FlushStdout();
   Status status = reported;
   if (status.code() == StatusCode::kCancelled && InterruptSignal() != 0) {
     const int signal_number = InterruptSignal();
@@ -127,12 +142,25 @@ int ReportError(const Status& reported, bool json) {
 }
 
 void PrintMessage(std::string_view kind, std::string_view message) {
-  fmt::print(stderr, "tfdist: {}: {}\n", kind, TerminalText(message));
+  // fwrite, not fmt::print, which throws when standard error is full or
+  // closed (a hung-up terminal): the message then cannot be told, but the
+  // exit status still can.
+  const std::string line = fmt::format("tfdist: {}: {}\n", kind, TerminalText(message));
+  std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
 namespace {
 
-// The line of `text` holding byte `pos`, and a caret under it.
+// The most characters of the line an error quotes: a window around the
+// caret, marked with "..." where the line goes on. The line of a real
+// expression given as an argument is shown whole; a pipeline file of one
+// long line (a megabyte of it) is not.
+constexpr size_t kQuotedColumns = 160;
+
+bool StartsCharacter(char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }
+
+// The line of `text` holding byte `pos` (a window of it when it is long),
+// and a caret under the character there.
 std::string PointAt(std::string_view text, size_t pos) {
   pos = std::min(pos, text.size());
   const size_t begin = text.rfind('\n', pos == 0 ? 0 : pos - 1);
@@ -143,13 +171,43 @@ std::string PointAt(std::string_view text, size_t pos) {
     const size_t at = static_cast<size_t>(marker.data() - text.data()) - data::kSourceMarker.size();
     end = start + text.substr(start, at - start).find_last_not_of(' ') + 1;
   }
+  std::string_view line = text.substr(start, end - start);
+  size_t at = std::min(pos - start, line.size());
+  // The window, in characters: kQuotedColumns of them, the caret's in its
+  // middle where the line allows.
+  size_t chars = 0, before = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (!StartsCharacter(line[i])) continue;
+    if (i < at) ++before;
+    ++chars;
+  }
+  std::string_view cut_before, cut_after;
+  if (chars > kQuotedColumns) {
+    const size_t first =
+        std::min(before - std::min(before, kQuotedColumns / 2), chars - kQuotedColumns);
+    // Byte offsets of characters `first` and `first + kQuotedColumns`.
+    size_t from = line.size(), to = line.size();
+    for (size_t i = 0, c = 0; i < line.size(); ++i) {
+      if (!StartsCharacter(line[i])) continue;
+      if (c == first) from = i;
+      if (c == first + kQuotedColumns) {
+        to = i;
+        break;
+      }
+      ++c;
+    }
+    if (first > 0) cut_before = "...";
+    if (to < line.size()) cut_after = "...";
+    at -= std::min(at, from);
+    line = line.substr(from, to - from);
+  }
   // Shown escaped (a name in a string literal may hold anything), the caret
   // under the escaped text.
-  std::string caret;
-  for (const char c : TerminalText(text.substr(start, pos - start))) {
-    if ((static_cast<unsigned char>(c) & 0xc0) != 0x80) caret += ' ';
+  std::string caret(cut_before.size(), ' ');
+  for (const char c : TerminalText(line.substr(0, std::min(at, line.size())))) {
+    if (StartsCharacter(c)) caret += ' ';
   }
-  return fmt::format("  {}\n  {}^", TerminalText(text.substr(start, end - start)), caret);
+  return fmt::format("  {}{}{}\n  {}^", cut_before, TerminalText(line), cut_after, caret);
 }
 
 }  // namespace

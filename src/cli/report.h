@@ -37,6 +37,16 @@ nlohmann::ordered_json ErrorJson(const Status& status);
 // a caret under it follow. Returns the exit code.
 int ReportPipelineError(const Status& status, std::string_view text, bool json);
 
+// Flushes standard output, keeping the errno of the first flush that
+// failed for StdoutError: a later flush of a stream in error says nothing.
+// Every command flushes standard output through it.
+void FlushStdout();
+
+// 0 when every write of standard output so far has succeeded (what it
+// buffers is flushed first), else the errno of the first that failed (EIO
+// when none is known).
+int StdoutError();
+
 // Prints JSON on one line (jq-friendly) followed by a newline.
 void PrintJson(const nlohmann::ordered_json& j);
 

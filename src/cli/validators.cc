@@ -1,5 +1,5 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Checks of integer options.
+// Checks of integer and floating-point options.
 
 #include "validators.h"
 
@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -38,7 +39,21 @@ std::string CheckInteger(const std::string& text, int64_t min, uint64_t max) {
   return {};
 }
 
+// `text` read as CLI11 reads a double (strtold, then a cast): "nan", "inf"
+// and "infinity" in any case and sign are numbers to it, and 1e400 becomes
+// an infinity. The message is empty for a finite number, and for text that
+// is no number at all (CLI11's conversion reports that).
+std::string CheckFinite(const std::string& text) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const auto v = static_cast<double>(std::strtold(begin, &end));
+  if (end == begin || end != text.c_str() + text.size() || std::isfinite(v)) return {};
+  return fmt::format("must be a finite number; got {}", text);
+}
+
 }  // namespace
+
+CLI::Validator Finite() { return CLI::Validator(CheckFinite, ""); }
 
 CLI::Validator UintAtLeast(uint64_t min) {
   const auto low = static_cast<int64_t>(std::min<uint64_t>(min, INT64_MAX));

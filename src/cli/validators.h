@@ -1,5 +1,5 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Checks of integer options.
+// Checks of integer and floating-point options.
 
 #ifndef TFDIST_CLI_VALIDATORS_H_
 #define TFDIST_CLI_VALIDATORS_H_
@@ -17,6 +17,12 @@ namespace tfdist::cli {
 // Every unsigned (uint32/uint64/size_t) option takes UintAtLeast.
 CLI::Validator UintAtLeast(uint64_t min);
 CLI::Validator IntAtLeast(int64_t min);
+
+// Rejects NaN and the infinities, which CLI11 reads as numbers ("nan",
+// "inf", "-Infinity") and every comparison of a range check lets through:
+// "--step-time-ms: must be a finite number; got nan". Every floating-point
+// option takes it, before any range check.
+CLI::Validator Finite();
 
 }  // namespace tfdist::cli
 

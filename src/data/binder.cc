@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "map_function.h"
+#include "tfdist/base/text.h"
 
 namespace tfdist::data {
 
@@ -61,8 +62,8 @@ Result<std::vector<const Expr*>> Binder::Bind(const Call& call, std::string_view
     auto it = std::find_if(params.begin(), params.end(),
                            [&](const Param& p) { return arg.keyword == p.name; });
     if (it == params.end()) {
-      return ErrorAt(arg.pos, fmt::format("{}() has no argument '{}'; {}", name, arg.keyword,
-                                          Signature(name, params)));
+      return ErrorAt(arg.pos, fmt::format("{}() has no argument '{}'; {}", name,
+                                          Abbreviate(arg.keyword, 40), Signature(name, params)));
     }
     const size_t k = static_cast<size_t>(it - params.begin());
     if (bound[k] != nullptr) {
@@ -294,7 +295,7 @@ Result<Op> Binder::Source(const Call& call) const {
   } else {
     return ErrorAt(call.pos, fmt::format("unknown source '{}'; expected list_files, "
                                          "from_tensor_slices, from_tensors, tfrecord or range",
-                                         call.name));
+                                         Abbreviate(call.name, 40)));
   }
   return op;
 }
@@ -325,12 +326,13 @@ Result<Op> Binder::Transform(const Call& call) const {
   const auto* method = std::find_if(std::begin(kMethods), std::end(kMethods),
                                     [&](const auto& m) { return m.first == call.name; });
   if (method == std::end(kMethods)) {
-    return ErrorAt(call.pos,
-                   fmt::format("unknown method '{}'; expected shard, interleave, flat_map, "
-                               "shuffle, repeat, batch, padded_batch, unbatch, rebatch, take, "
-                               "skip, enumerate, prefetch, cache, map, filter, ignore_errors, apply or "
-                               "concatenate",
-                               call.name));
+    return ErrorAt(
+        call.pos,
+        fmt::format("unknown method '{}'; expected shard, interleave, flat_map, "
+                    "shuffle, repeat, batch, padded_batch, unbatch, rebatch, take, "
+                    "skip, enumerate, prefetch, cache, map, filter, ignore_errors, apply or "
+                    "concatenate",
+                    Abbreviate(call.name, 40)));
   }
   Op op;
   op.name = call.name;

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "tfdist/base/text.h"
 #include "tfdist/data/pipeline.h"
 
 namespace tfdist::data {
@@ -20,13 +21,17 @@ struct Token {
   size_t pos = 0;
 };
 
+// The most characters of a name or a number a message quotes: the line
+// quoted under it shows the rest (report.cc quotes a window of it).
+constexpr size_t kQuotedChars = 40;
+
 std::string Describe(const Token& t) {
   switch (t.kind) {
     case Token::Kind::kName:
-      return fmt::format("'{}'", t.text);
+      return fmt::format("'{}'", Abbreviate(t.text, kQuotedChars));
     case Token::Kind::kInt:
     case Token::Kind::kFloat:
-      return fmt::format("the number {}", t.text);
+      return fmt::format("the number {}", Abbreviate(t.text, kQuotedChars));
     case Token::Kind::kString:
       return "a string";
     case Token::Kind::kPunct:
@@ -433,7 +438,8 @@ class Parser {
     int64_t v = 0;
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc() || ptr != text.data() + text.size()) {
-      return Error(t, fmt::format("'{}' is not an integer tfdist can use", t.text));
+      return Error(t, fmt::format("'{}' is not an integer tfdist can use",
+                                  Abbreviate(t.text, kQuotedChars)));
     }
     e.number = v;
     return Status::OK();
@@ -444,7 +450,8 @@ class Parser {
     double v = 0;
     const auto [ptr, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
     if (ec != std::errc() || ptr != t.text.data() + t.text.size()) {
-      return Error(t, fmt::format("'{}' is not a number tfdist can use", t.text));
+      return Error(
+          t, fmt::format("'{}' is not a number tfdist can use", Abbreviate(t.text, kQuotedChars)));
     }
     e.real = v;
     return Status::OK();

@@ -32,6 +32,9 @@ std::string CudaErrorText(std::string_view call, cudaError_t error) {
 
 Status CudaStatus(std::string_view call, cudaError_t error) {
   cudaGetLastError();  // clear the error, so that it does not resurface in later calls
+  // Device or pinned host memory that is not there is the user's to free.
+  if (error == cudaErrorMemoryAllocation)
+    return Status::ResourceExhausted(CudaErrorText(call, error));
   return Status::Internal(CudaErrorText(call, error));
 }
 

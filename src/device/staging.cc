@@ -110,7 +110,7 @@ Result<HostMemory> AllocateHost(size_t bytes) {
   constexpr size_t kAlign = 64;
   void* p = std::aligned_alloc(kAlign, RoundUp(std::max<size_t>(bytes, 1), kAlign));
   if (p == nullptr)
-    return Status::Internal(fmt::format("out of host memory allocating {} bytes", bytes));
+    return Status::ResourceExhausted(fmt::format("out of host memory allocating {} bytes", bytes));
   return HostMemory(static_cast<char*>(p));
 }
 

@@ -17,8 +17,6 @@
 namespace tfdist::io {
 namespace {
 
-std::string ErrnoText(int err) { return std::strerror(err); }
-
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
     return std::tolower(static_cast<unsigned char>(x)) ==
@@ -173,7 +171,7 @@ Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path, uint
   if (fstat(fd, &st) != 0) {
     const int err = errno;
     close(fd);
-    return Status::NotFound(fmt::format("{}: cannot stat: {}", path, ErrnoText(err)));
+    return ErrnoError(err, StatusCode::kNotFound, fmt::format("{}: cannot stat", path));
   }
   if (S_ISDIR(st.st_mode)) {
     close(fd);
@@ -188,8 +186,8 @@ Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path, uint
   if (offset > 0 && lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
     const int err = errno;
     close(fd);
-    return Status::NotFound(
-        fmt::format("{}: cannot seek to byte {}: {}", path, offset, ErrnoText(err)));
+    return ErrnoError(err, StatusCode::kNotFound,
+                      fmt::format("{}: cannot seek to byte {}", path, offset));
   }
   return std::unique_ptr<ByteSource>(std::make_unique<FileSource>(path, fd, size, true));
 }

@@ -320,8 +320,8 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in, bool
   const FsClock clock(SameFileSystem(dir_fd.get(), clock_fd.get()) ? clock_fd.get() : -1);
   int64_t before_ns = 0;
   if (!clock.Now(before_ns)) {
-    return Status::Internal(fmt::format("{}: cannot read the folder's clock: {}", file->temp_path(),
-                                        std::strerror(errno)));
+    return ErrnoError(errno, StatusCode::kInternal,
+                      fmt::format("{}: cannot read the folder's clock", file->temp_path()));
   }
   const UniqueFd index_fd(open(out_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   ExamineAll(IndexedFolder{dir_fd.get(), dir, index_fd.get(), out_dir}, clock, before_ns, files);

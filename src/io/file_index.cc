@@ -211,8 +211,8 @@ Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
   // the file exactly while the file's mtime has not moved past it.
   const struct timespec times[2] = {{0, UTIME_NOW}, before.st_mtim};
   if (utimensat(AT_FDCWD, file->temp_path().c_str(), times, 0) != 0) {
-    return Status::InvalidArgument(
-        fmt::format("{}: cannot set its time: {}", file->temp_path(), std::strerror(errno)));
+    return ErrnoError(errno, StatusCode::kInvalidArgument,
+                      fmt::format("{}: cannot set its time", file->temp_path()));
   }
   TFDIST_RETURN_IF_ERROR(file->Commit());
   return out;

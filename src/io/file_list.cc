@@ -211,6 +211,63 @@ Result<size_t> ListWithGlob(const std::string& pattern, Matches& out) {
   return matched;
 }
 
+// The length of the shortest path `pattern` can match, and of its longest
+// name: each wildcard or escape as the fewest bytes it matches (`*` none,
+// `?`, `[...]` and `\x` one), any other byte itself.
+struct ShortestMatch {
+  size_t path = 0;
+  size_t longest_name = 0;
+};
+ShortestMatch ShortestMatchOf(std::string_view pattern) {
+  ShortestMatch m;
+  size_t name = 0;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '/') {
+      ++m.path;
+      name = 0;
+      continue;
+    }
+    if (c == '*') continue;
+    if (c == '\\' && i + 1 < pattern.size()) {
+      ++i;
+    } else if (c == '[') {
+      // A bracket expression: "]" first (or after "!" or "^") is a member.
+      size_t j = i + 1;
+      if (j < pattern.size() && (pattern[j] == '!' || pattern[j] == '^')) ++j;
+      if (j < pattern.size() && pattern[j] == ']') ++j;
+      const size_t close = pattern.find(']', j);
+      if (close != std::string_view::npos &&
+          pattern.substr(i, close - i).find('/') == std::string_view::npos) {
+        i = close;
+      }
+    }
+    ++m.path;
+    m.longest_name = std::max(m.longest_name, ++name);
+  }
+  return m;
+}
+
+// The error of a pattern that matched nothing because whatever it matches
+// is too long a path for the system to open (ENAMETOOLONG): over PATH_MAX
+// bytes, or a name over NAME_MAX. The file may well be there (reached
+// through deep folders one at a time): "no files match" would mislead.
+Status CheckPathLength(std::string_view pattern) {
+  const ShortestMatch m = ShortestMatchOf(pattern);
+  if (m.path < PATH_MAX && m.longest_name <= NAME_MAX) return Status::OK();
+  // The path shown by its ends: it may be thousands of bytes long.
+  const std::string shown =
+      pattern.size() <= 120
+          ? std::string(pattern)
+          : fmt::format("{}...{}", pattern.substr(0, 60), pattern.substr(pattern.size() - 50));
+  return ErrnoError(
+      ENAMETOOLONG, StatusCode::kNotFound,
+      fmt::format("{}: the path is too long to open ({} bytes; the system takes paths of at most "
+                  "{} bytes and names of at most {}; give a shorter path, relative to a folder "
+                  "nearer the file)",
+                  shown, pattern.size(), PATH_MAX - 1, NAME_MAX));
+}
+
 // Eight bytes of `s` from `at` as a big-endian number, zero-padded: the
 // order of the keys is the byte-wise order of those bytes (names hold no NUL).
 uint64_t KeyAt(std::string_view s, size_t at) {
@@ -372,7 +429,10 @@ Result<StringList> Expand(std::span<const std::string> patterns, const FolderLis
     } else {
       TFDIST_ASSIGN_OR_RETURN(matched, ListFolder(*folder, matches));
     }
-    if (matched == 0) unmatched.push_back(pattern);
+    if (matched == 0) {
+      TFDIST_RETURN_IF_ERROR(CheckPathLength(pattern));
+      unmatched.push_back(pattern);
+    }
     TFDIST_RETURN_IF_ERROR(CheckIndexFiles(pattern, std::span(matches.names()).subspan(first)));
   }
   std::vector<std::string_view>& names = matches.names();

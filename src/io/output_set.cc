@@ -192,13 +192,20 @@ Result<Place> PlaceOf(const std::string& given) {
   if (access(shown.c_str(), W_OK) != 0) {
     return Status::InvalidArgument(fmt::format("{}: cannot write in the output folder", shown));
   }
+  Place p;
+  p.device = st.st_dev;
   char real[PATH_MAX];
   if (realpath(shown.c_str(), real) == nullptr) {
-    return ErrnoError(errno, StatusCode::kInvalidArgument, fmt::format("{}: cannot use", shown));
+    if (errno != ENAMETOOLONG) {
+      return ErrnoError(errno, StatusCode::kInvalidArgument, fmt::format("{}: cannot use", shown));
+    }
+    // Deeper than PATH_MAX: the folder as given (relative to the working
+    // folder, which the journal's paths then are too), staged inside it.
+    p.folder = shown;
+    p.staging = Join(p.folder, kStagingName);
+    return p;
   }
-  Place p;
   p.folder = real;
-  p.device = st.st_dev;
   p.staging = Join(p.folder, kStagingName);
   if (p.folder != "/") {
     const std::string parent = FolderPart(p.folder);
@@ -216,6 +223,7 @@ Result<std::string> CanonicalPath(const std::string& path) {
   const std::string folder = FolderPart(path);
   char real[PATH_MAX];
   if (realpath(folder.c_str(), real) == nullptr) {
+    if (errno == ENAMETOOLONG) return path;  // as PlaceOf
     return ErrnoError(errno, StatusCode::kInvalidArgument, fmt::format("{}: cannot use", folder));
   }
   return Join(real, BasePart(path));
@@ -359,6 +367,21 @@ Status Recover(const std::string& txn, const std::function<void(std::string_view
   std::optional<Journal> j = ParseJournal(journal_path);
   const std::string who =
       j ? fmt::format("a tfdist writer ({})", j->owner) : std::string("a tfdist writer");
+  if (j) {
+    // Paths the journal holds relative to another working folder (a folder
+    // deeper than PATH_MAX) do not resolve here: nothing is touched.
+    for (const auto* moves : {&j->news, &j->olds}) {
+      for (const Move& m : *moves) {
+        struct stat st;
+        if (stat(FolderPart(m.final).c_str(), &st) != 0) {
+          return Status::InvalidArgument(fmt::format(
+              "{}: {} left a cut commit naming {}, which cannot be reached from here; run the "
+              "next writer from the folder that writer ran in",
+              txn, who, m.final));
+        }
+      }
+    }
+  }
   if (j && Exists(Join(txn, kCommittedName))) {
     RemoveTransaction(txn);  // the old files set aside go with it
     if (note) {

@@ -52,7 +52,7 @@ Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
   }
   struct stat st;
   if (fstat(fd.get(), &st) != 0) {
-    return Status::DataLoss(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
+    return ErrnoError(errno, StatusCode::kDataLoss, fmt::format("{}: cannot stat", path));
   }
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   std::vector<size_t> order(requests.size());

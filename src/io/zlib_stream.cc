@@ -223,7 +223,8 @@ class DeflatingSink final : public ByteSink {
   DeflatingSink(std::unique_ptr<ByteSink> inner, Compression c, int level)
       : inner_(std::move(inner)), out_(kChunk) {
     std::memset(&z_, 0, sizeof z_);
-    init_ok_ = deflateInit2(&z_, level, Z_DEFLATED, WindowBits(c), 8, Z_DEFAULT_STRATEGY) == Z_OK;
+    init_rc_ = deflateInit2(&z_, level, Z_DEFLATED, WindowBits(c), 8, Z_DEFAULT_STRATEGY);
+    init_ok_ = init_rc_ == Z_OK;
   }
   ~DeflatingSink() override {
     if (init_ok_) deflateEnd(&z_);
@@ -244,6 +245,9 @@ class DeflatingSink final : public ByteSink {
 
  private:
   Status Pump(int flush) {
+    if (!init_ok_ && init_rc_ == Z_MEM_ERROR) {
+      return Status::ResourceExhausted("out of memory for the compressor");
+    }
     if (!init_ok_) return Status::Internal("deflateInit2 failed");
     for (;;) {
       z_.next_out = reinterpret_cast<Bytef*>(out_.data());
@@ -262,6 +266,7 @@ class DeflatingSink final : public ByteSink {
   std::vector<char> out_;
   z_stream z_;
   bool init_ok_ = false;
+  int init_rc_ = Z_OK;
 };
 
 // Deflates with ISA-L's igzip at its level 1: on this project's text records

@@ -22,6 +22,16 @@ TEST_CASE("UTF-8 validity and printability are told apart") {
   CHECK(IsValidUtf8("a\nb"));
 }
 
+TEST_CASE("Abbreviate keeps the first characters, never cutting one in two") {
+  CHECK(Abbreviate("short", 5) == "short");
+  CHECK(Abbreviate("longer", 4) == "long...");
+  CHECK(Abbreviate("", 0) == "");
+  CHECK(Abbreviate("x", 0) == "...");
+  CHECK(Abbreviate("\xc3\xa9\xc3\xa9\xc3\xa9", 2) == "\xc3\xa9\xc3\xa9...");
+  CHECK(Abbreviate("\xc3\xa9\xc3\xa9", 2) == "\xc3\xa9\xc3\xa9");
+  CHECK(Abbreviate(std::string(1 << 20, 'a'), 40) == std::string(40, 'a') + "...");
+}
+
 TEST_CASE("quoting escapes controls and invalid bytes but keeps UTF-8") {
   CHECK(QuoteBytes("a\"b\\c\n") == "\"a\\\"b\\\\c\\n\"");
   CHECK(QuoteBytes(std::string("\x00\xff", 2)) == "\"\\x00\\xff\"");

@@ -59,6 +59,15 @@ CASES = [
      "tfdist: error: --output needs a file name (with --files N > 1, a prefix of file names); "
      "got 'sub/'"),
     (["index", "-"], "tfdist: error: cannot index standard input (-): an index describes a file"),
+] + [
+    # Every floating-point option takes only finite numbers: CLI11 reads nan,
+    # inf and -Infinity as numbers, and a range check lets NaN through.
+    ([command, f"{option}={value}", "range(3)"], f"{option}: must be a finite number; got {value}")
+    for value in ("nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1e400")
+    for command, option in (("run", "--target-steps-per-s"), ("run", "--step-time-ms"),
+                            ("take", "--trace-timeout"), ("layout", "--trace-timeout"),
+                            ("run", "--trace-timeout"))
+] + [
     (["reshard", ONE, "-o", "sub/", "-n", "2"],
      "--output needs a prefix of file names, such as out/part; got 'sub/'"),
     (["reshard", ONE, "-o", "", "-n", "2"],

@@ -49,6 +49,33 @@ TEST_CASE("a pattern that matches nothing is InvalidArgument naming it") {
   CHECK(none.status().message() == "no files match an empty list of patterns");
 }
 
+TEST_CASE("a path too long to open is said to be, not to match nothing") {
+  testing::TempDir dir;
+  const std::string deep = dir.File(std::string(5000, 'a') + "/x.tfrecord");
+  const std::string long_name = dir.File(std::string(300, 'n'));
+  for (const std::string& pattern : {deep, long_name, dir.File(std::string(300, 'n') + "*"),
+                                     dir.File("[ab]" + std::string(5000, '?'))}) {
+    for (MatchRule rule : {MatchRule::kEveryPattern, MatchRule::kAnyPattern}) {
+      auto files = ExpandFilePatterns(std::vector<std::string>{pattern}, rule);
+      REQUIRE_FALSE(files.ok());
+      CHECK(files.status().code() == StatusCode::kNotFound);
+      CHECK(files.status().message().find("the path is too long to open") != std::string::npos);
+      CHECK(files.status().message().find("File name too long") != std::string::npos);
+      CHECK(files.status().message().size() < 500);  // the path shown by its ends
+    }
+  }
+  // Wildcards that can match fewer bytes than they take: a pattern of 5,000
+  // bytes whose shortest match is short matches nothing, as any other.
+  for (const std::string& pattern :
+       {dir.File(std::string(5000, '*')), dir.File(std::string(300, '*') + "x"),
+        dir.File("[" + std::string(300, 'a') + "]")}) {
+    auto files = ExpandFilePatterns(std::vector<std::string>{pattern});
+    REQUIRE_FALSE(files.ok());
+    CHECK(files.status().code() == StatusCode::kInvalidArgument);
+    CHECK(files.status().message().starts_with("no files match"));
+  }
+}
+
 TEST_CASE("list_files' rule: only patterns that together match nothing are an error") {
   testing::TempDir dir;
   testing::WriteFile(dir.File("a"), "");

@@ -4,6 +4,7 @@
 #ifndef TFDIST_BASE_TEXT_H_
 #define TFDIST_BASE_TEXT_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -62,6 +63,11 @@ void AppendJsonString(std::string& out, std::string_view s, bool ascii);
 //    U+FDD0 U+FDD0 into one U+FDD0.
 bool MarkJsonByteEscapes(std::string& json);
 void UnmarkJsonBytes(std::string& s);
+
+// `s` when it has at most `max_chars` characters (UTF-8 lead bytes), else
+// its first `max_chars` characters and "...": a name or a number a message
+// quotes from input of any length.
+std::string Abbreviate(std::string_view s, size_t max_chars);
 
 // Lower-case hex of `s`, bytes separated by spaces.
 std::string HexBytes(std::string_view s);
