@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -200,19 +201,23 @@ Status UnindexableName(std::string_view name) {
       fmt::format("a directory index line cannot hold the name \"{}\"", shown));
 }
 
-// Reads the index open as `fd`, which fstat gave `st`, whole into `text`.
+// Reads the index open as `fd`, which fstat gave `st`, whole into `text`
+// (malloc'ed, so that it can be shrunk in place once parsed).
 // Error: FailedPrecondition "changed while read" when what was read is not
 // what the stats before and after say the file holds (another process
 // truncated or rewrote it meanwhile); InvalidArgument for a read error.
-Status ReadIndexFile(int fd, const struct stat& st, std::string& text) {
+Status ReadIndexFile(int fd, const struct stat& st,
+                     std::unique_ptr<char[], DirectoryIndex::FreeText>& text) {
   const size_t size = static_cast<size_t>(st.st_size);
-  text.assign(size + 1, '\0');  // one more byte, to see the file grow
+  text.reset(static_cast<char*>(std::malloc(size + 1)));  // one more byte, to see it grow
+  if (text == nullptr) return Status::ResourceExhausted("cannot be read: out of memory");
   size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = pread(fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+  while (done < size + 1) {
+    const ssize_t n = pread(fd, text.get() + done, size + 1 - done, static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
+    if (n < 0) {
       return Status::InvalidArgument(fmt::format("cannot be read: {}", std::strerror(errno)));
+    }
     if (n == 0) break;
     done += static_cast<size_t>(n);
   }
@@ -221,7 +226,6 @@ Status ReadIndexFile(int fd, const struct stat& st, std::string& text) {
       MtimeNs(after) != MtimeNs(st) || CtimeNs(after) != CtimeNs(st)) {
     return Status::FailedPrecondition("changed while read");
   }
-  text.resize(size);
   return Status::OK();
 }
 
@@ -337,11 +341,12 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
   // Read, not mapped: another process may truncate the file meanwhile, and
   // a mapped page past the new end would kill this one with SIGBUS. Then
   // the text no longer is what the stats said, and the index is ignored.
-  std::string text;
-  if (Status s = ReadIndexFile(fd.get(), index_st, text); !s.ok()) {
+  std::unique_ptr<char[], FreeText> buffer;
+  if (Status s = ReadIndexFile(fd.get(), index_st, buffer); !s.ok()) {
     index->problem_ = s.message();
     return index;
   }
+  const std::string_view text(buffer.get(), static_cast<size_t>(index_st.st_size));
   FolderStamp listing;
   if (Status s = ParseIndexText(text, listing, index->entries_); !s.ok()) {
     index->problem_ = s.message();
@@ -349,19 +354,22 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
   }
   // The names alone, moved to the front of the text (the lines are in text
   // order, and a name never starts before the names moved so far end), which
-  // is then cut to them and let go of the rest.
+  // is then shrunk to them: the text and its names are never both held.
   size_t name_bytes = 0;
   for (const Entry& e : index->entries_) {
     const size_t from = static_cast<size_t>(e.name.data() - text.data());
-    std::memmove(text.data() + name_bytes, text.data() + from, e.name.size());
+    std::memmove(buffer.get() + name_bytes, buffer.get() + from, e.name.size());
     name_bytes += e.name.size();
   }
-  text.resize(name_bytes);
-  text.shrink_to_fit();
-  index->names_ = std::move(text);
+  if (char* shrunk =
+          static_cast<char*>(std::realloc(buffer.get(), std::max<size_t>(name_bytes, 1)))) {
+    static_cast<void>(buffer.release());
+    buffer.reset(shrunk);
+  }
+  index->names_ = std::move(buffer);
   name_bytes = 0;
   for (Entry& e : index->entries_) {
-    e.name = std::string_view(index->names_).substr(name_bytes, e.name.size());
+    e.name = std::string_view(index->names_.get() + name_bytes, e.name.size());
     name_bytes += e.name.size();
   }
   struct stat dir_st;

@@ -40,6 +40,8 @@ uint64_t MaxIndexSize(uint64_t file_size) {
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 constexpr char kStampHeader[] = "tfdist-index-stamp 1";
+// More than any stamp line holds (about 190 bytes at most).
+constexpr size_t kMaxStampBytes = 512;
 
 // The stamp file beside an index: what the index was written from, and the
 // index itself, so that a stamp is never taken for another index's.
@@ -81,10 +83,10 @@ std::optional<IndexStamp> ParseStamp(std::string_view text) {
   return s;
 }
 
-// Reads what the open file `fd` holds, up to `max` bytes (one more to tell
-// that there is more). False on a read error.
+// Reads what the open file `fd` holds, up to `max` bytes. False on a read
+// error.
 bool ReadWhole(int fd, uint64_t max, std::string& text) {
-  text.assign(static_cast<size_t>(max + 1), '\0');
+  text.assign(static_cast<size_t>(max), '\0');
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = read(fd, text.data() + done, text.size() - done);
@@ -114,17 +116,19 @@ bool StampFits(const IndexFiles& f, const struct stat& file_st, std::string_view
                std::string* stale) {
   const std::string stamp_path = f.index_path + kIndexStampSuffix;
   const UniqueFd stamp_fd(f.open_stamp());
-  std::string stamp_text;
-  struct stat stamp_st;
-  if (stamp_fd.get() < 0 || fstat(stamp_fd.get(), &stamp_st) != 0 || !S_ISREG(stamp_st.st_mode)) {
+  if (stamp_fd.get() < 0) {
     *stale = fmt::format(
         "{} has no stamp {} (written by an older tfdist, or by another tool), so it cannot be "
         "checked against {}",
         f.index_path, stamp_path, f.path);
     return false;
   }
+  // One read: a stamp is one short line (a folder or FIFO there reads as
+  // nothing, or fails, and is no stamp).
+  char buffer[kMaxStampBytes];
+  const ssize_t n = read(stamp_fd.get(), buffer, sizeof buffer);
   const std::optional<IndexStamp> stamp =
-      ReadWhole(stamp_fd.get(), 256, stamp_text) ? ParseStamp(stamp_text) : std::nullopt;
+      n > 0 ? ParseStamp(std::string_view(buffer, static_cast<size_t>(n))) : std::nullopt;
   if (!stamp) {
     *stale = fmt::format("{}: is not an index stamp", stamp_path);
     return false;

@@ -6,6 +6,7 @@
 #define TFDIST_IO_DIRECTORY_INDEX_H_
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -174,6 +175,12 @@ class DirectoryIndex {
   // read ("changed while read"): it is read, not mapped, so that another
   // process truncating it cannot crash this one.
   static std::unique_ptr<DirectoryIndex> Open(const std::string& dir);
+
+  // Frees the index text that Open reads into a malloc'ed buffer (shrunk in
+  // place to the entries' names once parsed).
+  struct FreeText {
+    void operator()(char* p) const { std::free(p); }
+  };
   ~DirectoryIndex();
   DirectoryIndex(const DirectoryIndex&) = delete;
   DirectoryIndex& operator=(const DirectoryIndex&) = delete;
@@ -221,7 +228,8 @@ class DirectoryIndex {
   std::string index_path_;
   bool found_ = false;
   std::string problem_;
-  std::string names_;             // the entries' names, back to back (they point into it)
+  // The entries' names, back to back (they point into it), malloc'ed.
+  std::unique_ptr<char[], FreeText> names_;
   bool listing_current_ = false;  // a listing stamp equal to the folder's
   std::vector<Entry> entries_;    // sorted by name
 };
