@@ -289,7 +289,7 @@ std::optional<std::vector<uint64_t>> ReadRecordBoundaries(const std::string& pat
   return ends;
 }
 
-Status StampIndex(const std::string& path) {
+Status StampIndex(const std::string& path, std::optional<bool> fingerprint) {
   const std::string index_path = IndexPathFor(path);
   const UniqueFd index_fd(open(index_path.c_str(), kReadFlags));
   const UniqueFd file_fd(open(path.c_str(), kReadFlags));
@@ -304,7 +304,7 @@ Status StampIndex(const std::string& path) {
   stamp.file = FileStampOf(file_st);
   stamp.index_bytes = text.size();
   stamp.index_crc = crc32c::Value(text);
-  if (!CtimeIsTrusted(file_fd.get())) {
+  if (fingerprint.value_or(!CtimeIsTrusted(file_fd.get()))) {
     stamp.fingerprint = ContentFingerprint(file_fd.get(), stamp.file.size);
   }
   TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(index_path + kIndexStampSuffix, true));

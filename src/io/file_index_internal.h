@@ -20,9 +20,11 @@ std::optional<std::vector<uint64_t>> ReadRecordBoundaries(const std::string& pat
 
 // Writes the stamp of IndexPathFor(path) (file_index.h) from the index as it
 // is now and `path` as it is now, without reading the records: for an index
-// written otherwise than by WriteIndex (tests write them by hand).
+// written otherwise than by WriteIndex (tests write them by hand). With a
+// ContentFingerprint when `fingerprint`, or when unset where the file
+// system's change times are not trusted (CtimeIsTrusted), as WriteIndex.
 // Error: NotFound when the file or its index cannot be read.
-Status StampIndex(const std::string& path);
+Status StampIndex(const std::string& path, std::optional<bool> fingerprint = std::nullopt);
 
 }  // namespace tfdist::io
 

@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "file_index_internal.h"
+#include "file_stamp.h"
 #include "test_util.h"
+#include "tfdist/io/crc32c.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/index_location.h"
 #include "tfdist/io/record_writer.h"
@@ -197,6 +199,61 @@ TEST_CASE("a stale, foreign or malformed index is ignored with the reason, by ev
   testing::WriteFile(dir.File("empty.idx"), "");
   REQUIRE(StampIndex(dir.File("empty")).ok());
   CHECK(ReadAll(dir, "empty").count == FileRecords{0, 0});
+}
+
+TEST_CASE("where change times are not trusted, a content fingerprint is checked too") {
+  testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
+  // The fingerprint: the whole of a small file; 16 blocks of 4 KiB spread
+  // over a large one, first and last included.
+  const std::string small = dir.File("small");
+  testing::WriteFile(small, "hello");
+  const int small_fd = open(small.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(small_fd >= 0);
+  CHECK(ContentFingerprint(small_fd, 5) == crc32c::Value("hello"));
+  CHECK(ContentFingerprint(small_fd, 6) == std::nullopt);  // shorter than said: changed
+  close(small_fd);
+  std::string big(1 << 20, 'b');
+  const std::string large = dir.File("large");
+  auto fingerprint = [&](const std::string& bytes) {
+    testing::WriteFile(large, bytes);
+    const int fd = open(large.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    const std::optional<uint32_t> f = ContentFingerprint(fd, bytes.size());
+    close(fd);
+    return f;
+  };
+  const std::optional<uint32_t> plain = fingerprint(big);
+  REQUIRE(plain.has_value());
+  for (const size_t at : {size_t{0}, big.size() - 1, (big.size() - 4096) / 15 * 7 + 100}) {
+    std::string changed = big;
+    changed[at] = 'c';
+    CHECK(fingerprint(changed) != plain);
+  }
+  // The file systems the tests run on keep change times.
+  const int dir_fd = open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  CHECK(CtimeIsTrusted(dir_fd));
+  close(dir_fd);
+
+  // A stamp with a fingerprint: trusted while the contents give it, stale
+  // once they do not, though every stat field is equal (what a file system
+  // that reports no change time would show after a same-size rewrite).
+  const std::string path = dir.File("g");
+  const std::string idx = path + ".idx";
+  testing::WriteFile(path, testing::Frame({"one", "two"}));
+  REQUIRE(WriteIndex(path, true).ok());
+  REQUIRE(StampIndex(path, true).ok());
+  const std::string first = testing::ReadFile(idx + ".stamp");
+  CHECK_FALSE(first.ends_with(" -\n"));
+  CHECK(ReadAll(dir, "g").count == FileRecords{2, 6});
+  testing::WriteFile(path, testing::Frame({"uno", "dos"}));
+  REQUIRE(StampIndex(path, true).ok());
+  CHECK(ReadAll(dir, "g").count == FileRecords{2, 6});  // the index fits the new file too
+  std::string stamp = testing::ReadFile(idx + ".stamp");
+  stamp.replace(stamp.size() - 9, 8, first.substr(first.size() - 9, 8));  // the old contents'
+  testing::WriteFile(idx + ".stamp", stamp);
+  CHECK(ReadAll(dir, "g").stale ==
+        idx + " was written for another version of " + path + " (its contents changed)");
 }
 
 TEST_CASE("no index for a compressed or damaged file, and none left behind") {
