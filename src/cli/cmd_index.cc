@@ -95,12 +95,14 @@ void AddIndexCommand(CLI::App& app, Action* action) {
   CLI::App* cmd = app.add_subcommand(
       "index",
       "Write each uncompressed file's record index (NAME.idx: one \"offset size\" line per "
-      "record, NVIDIA DALI's tfrecord2idx format) to tfdist's cache, out of the data folder; "
-      "count, layout --format summary, run --read-by-index and reshard find them there");
+      "record, NVIDIA DALI's tfrecord2idx format, and its stamp NAME.idx.stamp) to tfdist's "
+      "cache, out of the data folder; count, layout --format summary, run --read-by-index and "
+      "reshard find them there, and use one only while its file's size, times and inode are "
+      "unchanged");
   cmd->add_option("files", o->patterns, "Files or glob patterns");
   cmd->add_option("--directory", o->directory,
                   "Index every file of this folder in one directory index (.tfdist-index: a line "
-                  "per uncompressed TFRecord file with its size, mtime and record count)");
+                  "per uncompressed TFRecord file with its stamp and record count)");
   AddIndexDirOption(*cmd, /*write=*/true);
   cmd->add_flag("-f,--force", o->force, "Replace existing indexes");
   cmd->add_flag("--json", o->json, "Print one JSON object");

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <limits.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -17,12 +16,14 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
 #include <numeric>
 
 #include "directory_index_line.h"
+#include "file_stamp.h"
 #include "fs_util.h"
 #include "tfdist/io/index_location.h"
 #include "unique_fd.h"
@@ -35,22 +36,39 @@ struct IndexLine {
   std::string_view name;  // into the text
   uint64_t size = 0;
   int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  uint64_t inode = 0;
+  uint64_t device = 0;
+  uint32_t fingerprint = 0;
+  bool has_fingerprint = false;
+  bool stamped = false;  // version 3: change time, inode and device are there
   FileRecords count;
   bool counted = true;
 };
 
-// Parses "SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME" from [p, end) (no newline).
-bool ParseEntryLine(const char* p, const char* end, IndexLine& e) {
-  auto number = [&](auto& v) {
-    const auto [next, ec] = std::from_chars(p, end, v);
+// Parses an entry line from [p, end) (no newline): "SIZE MTIME_NS CTIME_NS
+// INODE DEVICE FINGERPRINT RECORDS PAYLOAD_BYTES NAME" when `stamped`, else
+// (versions 1 and 2) "SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME".
+bool ParseEntryLine(const char* p, const char* end, bool stamped, IndexLine& e) {
+  auto number = [&](auto& v, int base = 10) {
+    const auto [next, ec] = std::from_chars(p, end, v, base);
     if (ec != std::errc() || next == end || *next != ' ') return false;
     p = next + 1;
     return true;
   };
-  if (!number(e.size) || !number(e.mtime_ns) || !number(e.count.records) ||
-      !number(e.count.payload_bytes)) {
-    return false;
+  e.stamped = stamped;
+  if (!number(e.size) || !number(e.mtime_ns)) return false;
+  if (stamped) {
+    if (!number(e.ctime_ns) || !number(e.inode) || !number(e.device)) return false;
+    if (end - p >= 2 && p[0] == '-' && p[1] == ' ') {
+      p += 2;
+    } else if (!number(e.fingerprint, 16)) {
+      return false;
+    } else {
+      e.has_fingerprint = true;
+    }
   }
+  if (!number(e.count.records) || !number(e.count.payload_bytes)) return false;
   if (end > p && end[-1] == '\r') --end;
   e.name = std::string_view(p, static_cast<size_t>(end - p));
   return IndexableName(e.name);
@@ -58,13 +76,14 @@ bool ParseEntryLine(const char* p, const char* end, IndexLine& e) {
 
 // The header of `text` and where the lines after it start: kNone for
 // another header.
-enum class Version { kNone, kV1, kV2 };
+enum class Version { kNone, kV1, kV2, kV3 };
 Version HeaderOf(std::string_view text, size_t& body) {
   const size_t end = text.find('\n');
   std::string_view header = text.substr(0, end);
   if (!header.empty() && header.back() == '\r') header.remove_suffix(1);
   body = end == std::string_view::npos ? text.size() : end + 1;
-  if (header == kDirectoryIndexHeader) return Version::kV2;
+  if (header == kDirectoryIndexHeader) return Version::kV3;
+  if (header == kDirectoryIndexHeaderV2) return Version::kV2;
   if (header == kDirectoryIndexHeaderV1) return Version::kV1;
   return Version::kNone;
 }
@@ -103,8 +122,10 @@ bool ParseOtherLine(const char* p, const char* end, std::string_view& name) {
 }
 
 std::string BadLine(size_t line) {
-  return fmt::format("line {} is not \"SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME\" or \"- NAME\"",
-                     line);
+  return fmt::format(
+      "line {} is not \"SIZE MTIME_NS CTIME_NS INODE DEVICE FINGERPRINT RECORDS PAYLOAD_BYTES "
+      "NAME\" or \"- NAME\"",
+      line);
 }
 
 std::string BadListing() {
@@ -124,7 +145,7 @@ Status ParseIndexText(std::string_view text, FolderStamp& listing, std::vector<L
   size_t body = 0;
   const Version version = HeaderOf(text, body);
   if (version == Version::kNone) return Status::InvalidArgument(BadHeader());
-  if (version == Version::kV2 && !ParseListingLine(text, body, listing)) {
+  if (version != Version::kV1 && !ParseListingLine(text, body, listing)) {
     return Status::InvalidArgument(BadListing());
   }
   constexpr size_t kChunk = 1 << 18;
@@ -153,8 +174,8 @@ Status ParseIndexText(std::string_view text, FolderStamp& listing, std::vector<L
       const char* p = text.data() + at;
       const char* q = text.data() + end;
       IndexLine& line = *e;
-      line.counted = !(version == Version::kV2 && ParseOtherLine(p, q, line.name));
-      if (line.counted && !ParseEntryLine(p, q, line)) {
+      line.counted = !(version != Version::kV1 && ParseOtherLine(p, q, line.name));
+      if (line.counted && !ParseEntryLine(p, q, version == Version::kV3, line)) {
         size_t seen = bad_line_at.load();
         while (at < seen && !bad_line_at.compare_exchange_weak(seen, at)) {
         }
@@ -180,6 +201,34 @@ Status UnindexableName(std::string_view name) {
       fmt::format("a directory index line cannot hold the name \"{}\"", shown));
 }
 
+// Reads the index open as `fd`, which fstat gave `st`, whole into `text`
+// (malloc'ed, so that it can be shrunk in place once parsed).
+// Error: FailedPrecondition "changed while read" when what was read is not
+// what the stats before and after say the file holds (another process
+// truncated or rewrote it meanwhile); InvalidArgument for a read error.
+Status ReadIndexFile(int fd, const struct stat& st,
+                     std::unique_ptr<char[], DirectoryIndex::FreeText>& text) {
+  const size_t size = static_cast<size_t>(st.st_size);
+  text.reset(static_cast<char*>(std::malloc(size + 1)));  // one more byte, to see it grow
+  if (text == nullptr) return Status::ResourceExhausted("cannot be read: out of memory");
+  size_t done = 0;
+  while (done < size + 1) {
+    const ssize_t n = pread(fd, text.get() + done, size + 1 - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return Status::InvalidArgument(fmt::format("cannot be read: {}", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  struct stat after;
+  if (done != size || fstat(fd, &after) != 0 || after.st_size != st.st_size ||
+      MtimeNs(after) != MtimeNs(st) || CtimeNs(after) != CtimeNs(st)) {
+    return Status::FailedPrecondition("changed while read");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::string> FormatDirectoryIndex(const DirectoryIndexContents& contents) {
@@ -197,7 +246,9 @@ Result<std::string> FormatDirectoryIndex(const DirectoryIndexContents& contents)
   auto o = contents.others.begin();
   while (e != contents.entries.end() || o != contents.others.end()) {
     if (o == contents.others.end() || (e != contents.entries.end() && e->name < *o)) {
-      fmt::format_to(std::back_inserter(text), "{} {} {} {} {}\n", e->size, e->mtime_ns,
+      fmt::format_to(std::back_inserter(text), "{} {} {} {} {} {} {} {} {}\n", e->size, e->mtime_ns,
+                     e->ctime_ns, e->inode, e->device,
+                     e->fingerprint ? fmt::format("{:08x}", *e->fingerprint) : "-",
                      e->count.records, e->count.payload_bytes, e->name);
       ++e;
     } else {
@@ -214,7 +265,15 @@ Result<DirectoryIndexContents> ParseDirectoryIndex(std::string_view text) {
   TFDIST_RETURN_IF_ERROR(ParseIndexText(text, out.listing, lines));
   for (const IndexLine& line : lines) {
     if (line.counted) {
-      out.entries.push_back({std::string(line.name), line.size, line.mtime_ns, line.count});
+      DirectoryIndexEntry& e = out.entries.emplace_back();
+      e.name = line.name;
+      e.size = line.size;
+      e.mtime_ns = line.mtime_ns;
+      e.ctime_ns = line.ctime_ns;
+      e.inode = line.inode;
+      e.device = line.device;
+      if (line.has_fingerprint) e.fingerprint = line.fingerprint;
+      e.count = line.count;
     } else {
       out.others.emplace_back(line.name);
     }
@@ -230,7 +289,6 @@ struct DirectoryIndex::Entry : IndexLine {
 };
 
 DirectoryIndex::~DirectoryIndex() {
-  if (map_ != nullptr) munmap(map_, map_size_);
   if (folder_.data_fd >= 0) close(folder_.data_fd);
   if (folder_.index_fd >= 0) close(folder_.index_fd);
 }
@@ -243,10 +301,16 @@ DirectoryIndex::State DirectoryIndex::CheckEntry(const Entry& e) const {
   std::memcpy(name, e.name.data(), e.name.size());
   name[e.name.size()] = '\0';
   struct stat st;
-  const bool matches = fstatat(folder_.data_fd, name, &st, 0) == 0 && S_ISREG(st.st_mode) &&
-                       static_cast<uint64_t>(st.st_size) == e.size && MtimeNs(st) == e.mtime_ns &&
-                       e.mtime_ns < index_mtime_ns_;
-  return matches ? State::kMatches : State::kStale;
+  if (!e.stamped || fstatat(folder_.data_fd, name, &st, 0) != 0 || !S_ISREG(st.st_mode)) {
+    return State::kStale;
+  }
+  const FileStamp indexed{e.device, e.inode, e.size, e.mtime_ns, e.ctime_ns};
+  if (!(FileStampOf(st) == indexed)) return State::kStale;
+  if (!e.has_fingerprint) return State::kMatches;
+  const UniqueFd fd(openat(folder_.data_fd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  const std::optional<uint32_t> now =
+      fd.get() < 0 ? std::nullopt : ContentFingerprint(fd.get(), e.size);
+  return now == e.fingerprint ? State::kMatches : State::kStale;
 }
 
 std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
@@ -274,44 +338,40 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
     index->problem_ = "not a regular file";
     return index;
   }
-  index->index_mtime_ns_ = MtimeNs(index_st);
-  // Mapped, not read: tens of megabytes for a million files, parsed in place.
-  if (index_st.st_size > 0) {
-    void* map = mmap(nullptr, static_cast<size_t>(index_st.st_size), PROT_READ,
-                     MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
-    if (map == MAP_FAILED) {
-      index->problem_ = fmt::format("cannot be read: {}", std::strerror(errno));
-      return index;
-    }
-    index->map_ = map;
-    index->map_size_ = static_cast<size_t>(index_st.st_size);
+  // Read, not mapped: another process may truncate the file meanwhile, and
+  // a mapped page past the new end would kill this one with SIGBUS. Then
+  // the text no longer is what the stats said, and the index is ignored.
+  std::unique_ptr<char[], FreeText> buffer;
+  if (Status s = ReadIndexFile(fd.get(), index_st, buffer); !s.ok()) {
+    index->problem_ = s.message();
+    return index;
   }
-  const std::string_view text(static_cast<const char*>(index->map_), index->map_size_);
+  const std::string_view text(buffer.get(), static_cast<size_t>(index_st.st_size));
   FolderStamp listing;
   if (Status s = ParseIndexText(text, listing, index->entries_); !s.ok()) {
     index->problem_ = s.message();
     return index;
   }
-  // The names alone, copied out, and the text let go as they are (the
-  // lines are in text order): half its size, and never both whole at once.
+  // The names alone, moved to the front of the text (the lines are in text
+  // order, and a name never starts before the names moved so far end), which
+  // is then shrunk to them: the text and its names are never both held.
   size_t name_bytes = 0;
-  for (const Entry& e : index->entries_) name_bytes += e.name.size();
-  index->names_.reserve(name_bytes);
-  char* const base = static_cast<char*>(index->map_);
-  constexpr size_t kRelease = 4 << 20;  // bytes of text let go at a time
-  size_t released = 0;
-  for (Entry& e : index->entries_) {
-    const size_t at = index->names_.size();
-    const size_t line_at = static_cast<size_t>(e.name.data() - base);
-    index->names_.append(e.name);
-    e.name = std::string_view(index->names_).substr(at, e.name.size());
-    if (line_at >= released + 2 * kRelease) {
-      madvise(base + released, kRelease, MADV_DONTNEED);
-      released += kRelease;
-    }
+  for (const Entry& e : index->entries_) {
+    const size_t from = static_cast<size_t>(e.name.data() - text.data());
+    std::memmove(buffer.get() + name_bytes, buffer.get() + from, e.name.size());
+    name_bytes += e.name.size();
   }
-  if (index->map_ != nullptr) munmap(index->map_, index->map_size_);
-  index->map_ = nullptr;
+  if (char* shrunk =
+          static_cast<char*>(std::realloc(buffer.get(), std::max<size_t>(name_bytes, 1)))) {
+    static_cast<void>(buffer.release());
+    buffer.reset(shrunk);
+  }
+  index->names_ = std::move(buffer);
+  name_bytes = 0;
+  for (Entry& e : index->entries_) {
+    e.name = std::string_view(index->names_.get() + name_bytes, e.name.size());
+    name_bytes += e.name.size();
+  }
   struct stat dir_st;
   index->listing_current_ =
       !listing.empty() && fstat(folder.data_fd, &dir_st) == 0 && StampOf(dir_st) == listing;
@@ -336,9 +396,11 @@ bool DirectoryIndex::ListingIsCurrent(const std::string& dir) {
   size_t body = 0;
   FolderStamp listing;
   struct stat dir_st;
-  return HeaderOf(text, body) == Version::kV2 && text.find('\n', body) != std::string_view::npos &&
-         ParseListingLine(text, body, listing) && !listing.empty() &&
-         stat(dir.empty() ? "." : dir.c_str(), &dir_st) == 0 && StampOf(dir_st) == listing;
+  const Version version = HeaderOf(text, body);
+  return (version == Version::kV2 || version == Version::kV3) &&
+         text.find('\n', body) != std::string_view::npos && ParseListingLine(text, body, listing) &&
+         !listing.empty() && stat(dir.empty() ? "." : dir.c_str(), &dir_st) == 0 &&
+         StampOf(dir_st) == listing;
 }
 
 void DirectoryIndex::Check(const std::function<bool(std::string_view)>& check) {

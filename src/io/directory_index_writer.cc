@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "directory_index_line.h"
+#include "file_stamp.h"
 #include "fs_util.h"
 #include "tfdist/base/interrupt.h"
 #include "tfdist/io/atomic_file.h"
@@ -37,12 +38,14 @@ struct Examined {
   bool from_file_index = false;
   std::string skipped;  // why it is left out; empty when it is listed
   bool regular = true;
-  bool racy = false;  // its mtime is not older than the examination's start
+  bool racy = false;  // its change time is not older than the examination's start
 };
 
-// Stats, counts and stats `e` again; the counts hold only when both stats agree.
-// `before_ns`: the file system's clock before the examination began.
-void Examine(const IndexedFolder& folder, int64_t before_ns, Examined& e) {
+// Stats, counts and stats `e` again; the counts hold only when both stats
+// agree. `before_ns`: the file system's clock before the examination began;
+// `fingerprint`: the folder's change times are not trusted
+// (CtimeIsTrusted), so the entry gets its file's ContentFingerprint.
+void Examine(const IndexedFolder& folder, int64_t before_ns, bool fingerprint, Examined& e) {
   const int dir_fd = folder.data_fd;
   e.skipped.clear();
   e.racy = false;
@@ -55,9 +58,22 @@ void Examine(const IndexedFolder& folder, int64_t before_ns, Examined& e) {
     e.regular = false;
     return;
   }
+  const FileStamp stamp = FileStampOf(st);
   e.entry.name = e.name;
-  e.entry.size = static_cast<uint64_t>(st.st_size);
-  e.entry.mtime_ns = MtimeNs(st);
+  e.entry.size = stamp.size;
+  e.entry.mtime_ns = stamp.mtime_ns;
+  e.entry.ctime_ns = stamp.ctime_ns;
+  e.entry.inode = stamp.inode;
+  e.entry.device = stamp.device;
+  e.entry.fingerprint.reset();
+  if (fingerprint) {
+    const UniqueFd fd(openat(dir_fd, e.name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    e.entry.fingerprint = fd.get() < 0 ? std::nullopt : ContentFingerprint(fd.get(), stamp.size);
+    if (!e.entry.fingerprint) {
+      e.skipped = fmt::format("cannot be read: {}", std::strerror(errno));
+      return;
+    }
+  }
   // Only uncompressed files, from FILE.idx or a scan with both CRCs checked.
   CountOptions options;
   options.scan.compression = Compression::kAuto;
@@ -80,12 +96,13 @@ void Examine(const IndexedFolder& folder, int64_t before_ns, Examined& e) {
   }
   e.entry.count = c.count;
   struct stat after;
-  if (fstatat(dir_fd, e.name.c_str(), &after, 0) != 0 || after.st_size != st.st_size ||
-      MtimeNs(after) != e.entry.mtime_ns) {
+  if (fstatat(dir_fd, e.name.c_str(), &after, 0) != 0 || !(FileStampOf(after) == stamp)) {
     e.skipped = "changed while it was counted";
     return;
   }
-  e.racy = e.entry.mtime_ns >= before_ns;
+  // Within the change time's tick, a change of the same size leaves the
+  // stamp as it is: the entry holds only once the clock has moved past it.
+  e.racy = stamp.ctime_ns >= before_ns;
 }
 
 const std::string& Name(const std::string& s) { return s; }
@@ -228,31 +245,33 @@ std::vector<Examined> FilesToCount(const std::vector<std::string>& names) {
   return files;
 }
 
-// Examines every file, in parallel. A file whose mtime is not older than the
-// examination's start (`before_ns` by `clock`) could change again within
-// that mtime's tick without changing size or mtime: it is counted again once
-// the clock has passed its mtime. Then every entry is older than its
-// examination, and any later change of the file shows. (Not for an mtime
-// more than a second ahead: the file is left out.)
+// Examines every file, in parallel. A file whose change time is not older
+// than the examination's start (`before_ns` by `clock`) could change again
+// within that tick without changing its stamp: it is counted again once the
+// clock has passed its change time. Then every entry is older than its
+// examination, and any later change of the file shows. (Not for a change
+// time more than a second ahead: the file is left out.) A modification time
+// in the future is no reason for trust, nor for doubt: the change time is
+// the file system's "now", whatever mtime was set.
 void ExamineAll(const IndexedFolder& folder, const FsClock& clock, int64_t before_ns,
-                std::vector<Examined>& files) {
+                bool fingerprint, std::vector<Examined>& files) {
   tbb::parallel_for(size_t{0}, files.size(),
-                    [&](size_t i) { Examine(folder, before_ns, files[i]); });
+                    [&](size_t i) { Examine(folder, before_ns, fingerprint, files[i]); });
   int64_t racy_until = 0;
   for (const Examined& e : files) {
-    if (e.regular && e.skipped.empty() && e.racy && e.entry.mtime_ns <= before_ns + 1'000'000'000)
-      racy_until = std::max(racy_until, e.entry.mtime_ns);
+    if (e.regular && e.skipped.empty() && e.racy && e.entry.ctime_ns <= before_ns + 1'000'000'000)
+      racy_until = std::max(racy_until, e.entry.ctime_ns);
   }
   if (racy_until > 0 && clock.WaitPast(racy_until) && clock.Now(before_ns)) {
     for (Examined& e : files) {
-      if (e.regular && e.skipped.empty() && e.racy && e.entry.mtime_ns <= racy_until) {
-        Examine(folder, before_ns, e);
+      if (e.regular && e.skipped.empty() && e.racy && e.entry.ctime_ns <= racy_until) {
+        Examine(folder, before_ns, fingerprint, e);
       }
     }
   }
   for (Examined& e : files) {  // still racy (or the clock could not pass it)
     if (e.regular && e.skipped.empty() && e.racy) {
-      e.skipped = "modified while it was counted, or in the future";
+      e.skipped = "changed while it was counted, or its change time is in the future";
     }
   }
 }
@@ -324,7 +343,8 @@ Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in, bool
                       fmt::format("{}: cannot read the folder's clock", file->temp_path()));
   }
   const UniqueFd index_fd(open(out_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  ExamineAll(IndexedFolder{dir_fd.get(), dir, index_fd.get(), out_dir}, clock, before_ns, files);
+  ExamineAll(IndexedFolder{dir_fd.get(), dir, index_fd.get(), out_dir}, clock, before_ns,
+             !CtimeIsTrusted(dir_fd.get()), files);
   bool listable = false;
   const DirectoryIndexContents contents = Tally(
       dir, files, names, report, in_folder ? std::string_view(kDirectoryIndexName) : "", listable);

@@ -12,12 +12,15 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <functional>
 #include <string_view>
 
 #include "file_index_internal.h"
+#include "file_stamp.h"
 #include "fs_util.h"
 #include "record_format.h"
 #include "tfdist/io/atomic_file.h"
+#include "tfdist/io/crc32c.h"
 #include "tfdist/io/index_location.h"
 #include "unique_fd.h"
 
@@ -36,26 +39,138 @@ uint64_t MaxIndexSize(uint64_t file_size) {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-// Reads the index open as `fd` whole; `stat_file` stats the file it
-// describes. Then checks every line against the file, calling
-// on_record(offset, framed size) for each in order; on_record may have seen
-// some records when the index turns out stale. The one place the format's
-// rules live.
-template <typename StatFile, typename OnRecord>
-std::optional<IndexedCount> ReadOpenIndex(const UniqueFd& fd, StatFile stat_file,
-                                          std::string index_path, std::string_view path,
+constexpr char kStampHeader[] = "tfdist-index-stamp 1";
+// More than any stamp line holds (about 190 bytes at most).
+constexpr size_t kMaxStampBytes = 512;
+
+// The stamp file beside an index: what the index was written from, and the
+// index itself, so that a stamp is never taken for another index's.
+struct IndexStamp {
+  FileStamp file;
+  uint64_t index_bytes = 0;
+  uint32_t index_crc = 0;
+  std::optional<uint32_t> fingerprint;  // where change times are not trusted
+};
+
+std::string FormatStamp(const IndexStamp& s) {
+  return fmt::format("{} {} {} {} {} {} {} {:08x} {}\n", kStampHeader, s.file.device, s.file.inode,
+                     s.file.size, s.file.mtime_ns, s.file.ctime_ns, s.index_bytes, s.index_crc,
+                     s.fingerprint ? fmt::format("{:08x}", *s.fingerprint) : "-");
+}
+
+std::optional<IndexStamp> ParseStamp(std::string_view text) {
+  while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
+  if (!text.starts_with(kStampHeader)) return std::nullopt;
+  const char* p = text.data() + sizeof kStampHeader - 1;
+  const char* const limit = text.data() + text.size();
+  auto field = [&](auto& v, int base) {
+    if (p == limit || *p != ' ') return false;
+    ++p;
+    const auto [next, ec] = std::from_chars(p, limit, v, base);
+    p = next;
+    return ec == std::errc();
+  };
+  IndexStamp s;
+  if (!field(s.file.device, 10) || !field(s.file.inode, 10) || !field(s.file.size, 10) ||
+      !field(s.file.mtime_ns, 10) || !field(s.file.ctime_ns, 10) || !field(s.index_bytes, 10) ||
+      !field(s.index_crc, 16)) {
+    return std::nullopt;
+  }
+  if (limit - p == 2 && p[0] == ' ' && p[1] == '-') return s;
+  uint32_t fingerprint = 0;
+  if (!field(fingerprint, 16) || p != limit) return std::nullopt;
+  s.fingerprint = fingerprint;
+  return s;
+}
+
+// Reads what the open file `fd` holds, up to `max` bytes. False on a read
+// error.
+bool ReadWhole(int fd, uint64_t max, std::string& text) {
+  text.assign(static_cast<size_t>(max), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  text.resize(done);
+  return true;
+}
+
+// How an index and what it describes are found: by path, or relative to
+// open folders. Each opens read-only, without waiting on a FIFO (-1: not
+// there).
+struct IndexFiles {
+  std::string index_path;  // as messages name it
+  std::string path;        // the file it describes, as messages name it
+  std::function<int()> open_stamp;
+  std::function<bool(struct stat&)> stat_file;
+  std::function<int()> open_file;
+};
+
+// Whether the stamp beside the index describes the file as it is now and
+// the index `text`: else `stale` says why.
+bool StampFits(const IndexFiles& f, const struct stat& file_st, std::string_view text,
+               std::string* stale) {
+  const std::string stamp_path = f.index_path + kIndexStampSuffix;
+  const UniqueFd stamp_fd(f.open_stamp());
+  if (stamp_fd.get() < 0) {
+    *stale = fmt::format(
+        "{} has no stamp {} (written by an older tfdist, or by another tool), so it cannot be "
+        "checked against {}",
+        f.index_path, stamp_path, f.path);
+    return false;
+  }
+  // One read: a stamp is one short line (a folder or FIFO there reads as
+  // nothing, or fails, and is no stamp).
+  char buffer[kMaxStampBytes];
+  const ssize_t n = read(stamp_fd.get(), buffer, sizeof buffer);
+  const std::optional<IndexStamp> stamp =
+      n > 0 ? ParseStamp(std::string_view(buffer, static_cast<size_t>(n))) : std::nullopt;
+  if (!stamp) {
+    *stale = fmt::format("{}: is not an index stamp", stamp_path);
+    return false;
+  }
+  if (stamp->index_bytes != text.size() || stamp->index_crc != crc32c::Value(text)) {
+    *stale =
+        fmt::format("{} is not the index its stamp {} was written with", f.index_path, stamp_path);
+    return false;
+  }
+  const std::string differs = StampDifference(stamp->file, FileStampOf(file_st));
+  if (!differs.empty()) {
+    *stale = fmt::format("{} was written for another version of {} (its {} changed)", f.index_path,
+                         f.path, differs);
+    return false;
+  }
+  if (stamp->fingerprint) {
+    const UniqueFd file_fd(f.open_file());
+    const std::optional<uint32_t> now =
+        file_fd.get() < 0 ? std::nullopt : ContentFingerprint(file_fd.get(), stamp->file.size);
+    if (now != stamp->fingerprint) {
+      *stale = fmt::format("{} was written for another version of {} (its contents changed)",
+                           f.index_path, f.path);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Reads the index open as `fd` whole, and its stamp. Then checks every line
+// against the file, calling on_record(offset, framed size) for each in
+// order; on_record may have seen some records when the index turns out
+// stale. The one place the format's rules live.
+template <typename OnRecord>
+std::optional<IndexedCount> ReadOpenIndex(const UniqueFd& fd, const IndexFiles& f,
                                           std::string* stale, OnRecord&& on_record) {
   struct stat file_st, index_st;
-  if (fstat(fd.get(), &index_st) != 0 || !stat_file(file_st)) return std::nullopt;
+  if (fstat(fd.get(), &index_st) != 0 || !f.stat_file(file_st)) return std::nullopt;
   // Only a regular file is an index (a FIFO or device there is not one).
   if (!S_ISREG(index_st.st_mode)) return std::nullopt;
   IndexedCount out;
-  out.index_path = std::move(index_path);
-  // What can be judged from the stats is, before a byte is read.
-  if (MtimeNs(index_st) < MtimeNs(file_st)) {
-    *stale = fmt::format("{} is older than {}", out.index_path, path);
-    return std::nullopt;
-  }
+  out.index_path = f.index_path;
+  const std::string_view path = f.path;
   const uint64_t file_size = static_cast<uint64_t>(file_st.st_size);
   const uint64_t index_size = static_cast<uint64_t>(index_st.st_size);
   if (index_size > MaxIndexSize(file_size)) {
@@ -63,14 +178,12 @@ std::optional<IndexedCount> ReadOpenIndex(const UniqueFd& fd, StatFile stat_file
                          out.index_path, index_size, file_size, path);
     return std::nullopt;
   }
-  std::string text(static_cast<size_t>(index_size), '\0');
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = read(fd.get(), text.data() + done, text.size() - done);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
+  std::string text;
+  if (!ReadWhole(fd.get(), index_size, text)) {
+    *stale = fmt::format("{}: cannot be read: {}", out.index_path, std::strerror(errno));
+    return std::nullopt;
   }
-  text.resize(done);
+  if (!StampFits(f, file_st, text, stale)) return std::nullopt;
   uint64_t end = 0;
   const char* p = text.data();
   const char* const limit = p + text.size();
@@ -113,18 +226,23 @@ std::optional<IndexedCount> ReadOpenIndex(const UniqueFd& fd, StatFile stat_file
   return out;
 }
 
+constexpr int kReadFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+
 // ReadOpenIndex of IndexPathFor(path).
 template <typename OnRecord>
 std::optional<IndexedCount> ReadIndexOf(const std::string& path, std::string* stale,
                                         OnRecord&& on_record) {
   stale->clear();
-  std::string index_path = IndexPathFor(path);
+  const std::string index_path = IndexPathFor(path);
   if (index_path.empty()) return std::nullopt;
   // O_NONBLOCK: a FIFO in the index's place must not wait for a writer.
-  const UniqueFd fd(open(index_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  const UniqueFd fd(open(index_path.c_str(), kReadFlags));
   if (fd.get() < 0) return std::nullopt;
-  auto stat_file = [&](struct stat& st) { return stat(path.c_str(), &st) == 0; };
-  return ReadOpenIndex(fd, stat_file, std::move(index_path), path, stale, on_record);
+  const std::string stamp_path = index_path + kIndexStampSuffix;
+  const IndexFiles f{index_path, path, [&] { return open(stamp_path.c_str(), kReadFlags); },
+                     [&](struct stat& st) { return stat(path.c_str(), &st) == 0; },
+                     [&] { return open(path.c_str(), kReadFlags); }};
+  return ReadOpenIndex(fd, f, stale, on_record);
 }
 
 }  // namespace
@@ -144,14 +262,15 @@ std::optional<IndexedCount> ReadIndexAt(const IndexedFolder& folder, const std::
   stale->clear();
   if (folder.index_fd < 0 || folder.data_fd < 0) return std::nullopt;
   const std::string index_name = name + ".idx";
-  const UniqueFd fd(
-      openat(folder.index_fd, index_name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  const UniqueFd fd(openat(folder.index_fd, index_name.c_str(), kReadFlags));
   if (fd.get() < 0) return std::nullopt;
-  auto stat_file = [&](struct stat& st) {
-    return fstatat(folder.data_fd, name.c_str(), &st, 0) == 0;
-  };
-  return ReadOpenIndex(fd, stat_file, JoinPath(folder.index_dir, index_name),
-                       JoinPath(folder.data_dir, name), stale, [](uint64_t, uint64_t) {});
+  const std::string stamp_name = index_name + kIndexStampSuffix;
+  const IndexFiles f{
+      JoinPath(folder.index_dir, index_name), JoinPath(folder.data_dir, name),
+      [&] { return openat(folder.index_fd, stamp_name.c_str(), kReadFlags); },
+      [&](struct stat& st) { return fstatat(folder.data_fd, name.c_str(), &st, 0) == 0; },
+      [&] { return openat(folder.data_fd, name.c_str(), kReadFlags); }};
+  return ReadOpenIndex(fd, f, stale, [](uint64_t, uint64_t) {});
 }
 
 std::optional<std::vector<RecordExtent>> ReadRecordExtents(const std::string& path,
@@ -170,6 +289,32 @@ std::optional<std::vector<uint64_t>> ReadRecordBoundaries(const std::string& pat
   return ends;
 }
 
+Status StampIndex(const std::string& path, std::optional<bool> fingerprint) {
+  const std::string index_path = IndexPathFor(path);
+  const UniqueFd index_fd(open(index_path.c_str(), kReadFlags));
+  const UniqueFd file_fd(open(path.c_str(), kReadFlags));
+  struct stat index_st, file_st;
+  std::string text;
+  if (index_fd.get() < 0 || file_fd.get() < 0 || fstat(index_fd.get(), &index_st) != 0 ||
+      fstat(file_fd.get(), &file_st) != 0 ||
+      !ReadWhole(index_fd.get(), static_cast<uint64_t>(index_st.st_size), text)) {
+    return ErrnoError(errno, StatusCode::kNotFound, index_path);
+  }
+  IndexStamp stamp;
+  stamp.file = FileStampOf(file_st);
+  stamp.index_bytes = text.size();
+  stamp.index_crc = crc32c::Value(text);
+  if (fingerprint.value_or(!CtimeIsTrusted(file_fd.get()))) {
+    stamp.fingerprint = ContentFingerprint(file_fd.get(), stamp.file.size);
+  }
+  TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(index_path + kIndexStampSuffix, true));
+  std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
+  TFDIST_RETURN_IF_ERROR(sink->Write(FormatStamp(stamp)));
+  TFDIST_RETURN_IF_ERROR(sink->Finish());
+  sink.reset();
+  return file->Commit();
+}
+
 Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
   struct stat before;
   if (stat(path.c_str(), &before) != 0) {
@@ -184,37 +329,56 @@ Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
         "the file)",
         path, CompressionName(reader->compression())));
   }
+  // The file as it is before the scan: a change during or after it moves
+  // the change time, and then the index no longer fits.
+  const UniqueFd file_fd(open(path.c_str(), kReadFlags));
+  if (file_fd.get() < 0 || fstat(file_fd.get(), &before) != 0) {
+    return ErrnoError(errno, StatusCode::kNotFound, path);
+  }
+  IndexStamp stamp;
+  stamp.file = FileStampOf(before);
+  if (!CtimeIsTrusted(file_fd.get())) {
+    stamp.fingerprint = ContentFingerprint(file_fd.get(), stamp.file.size);
+    if (!stamp.fingerprint) {
+      return ErrnoError(errno, StatusCode::kDataLoss, fmt::format("{}: cannot be read", path));
+    }
+  }
   TFDIST_RETURN_IF_ERROR(MakeIndexFolderFor(DirName(path)));
   IndexedCount out;
   out.index_path = IndexPathFor(path);
   TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(out.index_path, overwrite));
+  TFDIST_ASSIGN_OR_RETURN(auto stamp_file,
+                          AtomicFile::Create(out.index_path + kIndexStampSuffix, true));
   // No fsync: an index is derived data, and one torn by a crash no longer
-  // ends at its file's size, so ReadIndex ignores it. (An fsync per file made
+  // matches its stamp, so ReadIndex ignores it. (An fsync per file made
   // indexing 100,000 small files take a minute.)
   std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
   std::string lines;
+  auto flush = [&]() -> Status {
+    stamp.index_bytes += lines.size();
+    stamp.index_crc = crc32c::Extend(stamp.index_crc, lines.data(), lines.size());
+    TFDIST_RETURN_IF_ERROR(sink->Write(lines));
+    lines.clear();
+    return Status::OK();
+  };
   while (reader->SkipRecord()) {
     lines += fmt::format("{} {}\n", reader->last_record_offset(), reader->last_record_size() + 16);
     ++out.count.records;
     out.count.payload_bytes += reader->last_record_size();
-    if (lines.size() >= (1 << 16)) {
-      TFDIST_RETURN_IF_ERROR(sink->Write(lines));
-      lines.clear();
-    }
+    if (lines.size() >= (1 << 16)) TFDIST_RETURN_IF_ERROR(flush());
   }
   TFDIST_RETURN_IF_ERROR(reader->status());
-  TFDIST_RETURN_IF_ERROR(sink->Write(lines));
+  TFDIST_RETURN_IF_ERROR(flush());
   TFDIST_RETURN_IF_ERROR(sink->Finish());
   sink.reset();
-  TFDIST_RETURN_IF_ERROR(file->CloseFile());
-  // The file's time as it was before the scan: the index then describes
-  // the file exactly while the file's mtime has not moved past it.
-  const struct timespec times[2] = {{0, UTIME_NOW}, before.st_mtim};
-  if (utimensat(AT_FDCWD, file->temp_path().c_str(), times, 0) != 0) {
-    return ErrnoError(errno, StatusCode::kInvalidArgument,
-                      fmt::format("{}: cannot set its time", file->temp_path()));
-  }
+  std::unique_ptr<ByteSink> stamp_sink = stamp_file->TakeSink(/*sync=*/false);
+  TFDIST_RETURN_IF_ERROR(stamp_sink->Write(FormatStamp(stamp)));
+  TFDIST_RETURN_IF_ERROR(stamp_sink->Finish());
+  stamp_sink.reset();
+  // The index first, then its stamp: a reader between the two finds the
+  // old stamp, which does not match the new index.
   TFDIST_RETURN_IF_ERROR(file->Commit());
+  TFDIST_RETURN_IF_ERROR(stamp_file->Commit());
   return out;
 }
 

@@ -9,12 +9,22 @@
 #include <string>
 #include <vector>
 
+#include "tfdist/base/status.h"
+
 namespace tfdist::io {
 
 // ReadRecordExtents (file_index.h) as boundaries: 0, then where each record
 // ends, so that record i spans [b[i], b[i + 1]). Half the memory of extents.
 std::optional<std::vector<uint64_t>> ReadRecordBoundaries(const std::string& path,
                                                           std::string* stale);
+
+// Writes the stamp of IndexPathFor(path) (file_index.h) from the index as it
+// is now and `path` as it is now, without reading the records: for an index
+// written otherwise than by WriteIndex (tests write them by hand). With a
+// ContentFingerprint when `fingerprint`, or when unset where the file
+// system's change times are not trusted (CtimeIsTrusted), as WriteIndex.
+// Error: NotFound when the file or its index cannot be read.
+Status StampIndex(const std::string& path, std::optional<bool> fingerprint = std::nullopt);
 
 }  // namespace tfdist::io
 

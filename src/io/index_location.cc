@@ -16,6 +16,7 @@
 
 #include "fs_util.h"
 #include "tfdist/io/directory_index.h"
+#include "tfdist/io/file_index.h"
 
 namespace tfdist::io {
 namespace {
@@ -105,7 +106,7 @@ Result<std::string> MakeIndexFolderFor(std::string_view data_dir) {
 bool IsIndexFileName(std::string_view name) {
   return name == kDirectoryIndexName ||
          (name.starts_with(kDirectoryIndexName) && name.find(".tmp-") != std::string_view::npos) ||
-         name.ends_with(".idx");
+         name.ends_with(".idx") || name.ends_with(std::string(".idx") + kIndexStampSuffix);
 }
 
 Status CheckNoIndexFiles(std::string_view pattern, std::span<const std::string_view> matches) {
@@ -113,23 +114,26 @@ Status CheckNoIndexFiles(std::string_view pattern, std::span<const std::string_v
     const std::string_view name = BaseName(path);
     if (!IsIndexFileName(name)) continue;
     const std::string where = DirName(path).empty() ? "." : std::string(DirName(path));
-    if (!name.ends_with(".idx")) {
+    if (!name.ends_with(".idx") && !name.ends_with(kIndexStampSuffix)) {
       return Status::InvalidArgument(
                  fmt::format("'{}' matches {}, tfdist's directory index, which is not TFRecord "
                              "data (TensorFlow's list_files would match it too)",
                              pattern, path))
           .WithAdvice(Remedy::kMoveIndexes, where);
     }
-    // NAME.idx is an index when NAME is a file beside it.
-    const std::string_view data = path.substr(0, path.size() - 4);
+    // NAME.idx is an index when NAME is a file beside it; NAME.idx.stamp
+    // its stamp.
+    const bool stamp = !name.ends_with(".idx");
+    const std::string_view data =
+        path.substr(0, path.size() - 4 - (stamp ? sizeof kIndexStampSuffix - 1 : 0));
     struct stat st;
     const bool beside = std::binary_search(matches.begin(), matches.end(), data) ||
                         (stat(std::string(data).c_str(), &st) == 0 && S_ISREG(st.st_mode));
     if (!beside) continue;
     return Status::InvalidArgument(
-               fmt::format("'{}' matches {}, the record index of {}, which is not TFRecord data "
-                           "(TensorFlow's list_files would match it too)",
-                           pattern, path, data))
+               fmt::format("'{}' matches {}, the record index{} of {}, which is not TFRecord "
+                           "data (TensorFlow's list_files would match it too)",
+                           pattern, path, stamp ? "'s stamp" : "", data))
         .WithAdvice(Remedy::kMoveIndexes, where);
   }
   return Status::OK();

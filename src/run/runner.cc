@@ -116,6 +116,8 @@ struct Worker {
   double read_seconds = 0;   // written by the producer, read after join
   double split_seconds = 0;  // of read_seconds, the split
   uint64_t fetched_bytes = 0;  // payloads read by offset (DATA with index files)
+  // Indexes found not to describe their files (read by scanning instead).
+  std::vector<std::string> fetch_notes;
   uint64_t read_batches = 0;
 };
 
@@ -305,6 +307,7 @@ std::vector<WorkerMeasures> Runner::Measures() const {
     wm.split_seconds = w->split_seconds;
     wm.read_batches = w->read_batches;
     wm.notes = w->staging->notes();
+    wm.notes.insert(wm.notes.end(), w->fetch_notes.begin(), w->fetch_notes.end());
     for (const auto& r : w->replicas) {
       const device::Staging::ReplicaStats st = w->staging->stats(r->local);
       ReplicaMeasures& rm = wm.replicas.emplace_back();
@@ -334,6 +337,11 @@ void Runner::Produce(Worker& w) {
       w.read_seconds += Since(start);
       if (!s.ok()) return failure_.Set(std::move(s));
       w.fetched_bytes = fetched_before + (*stream)->fetched_bytes();
+      for (const std::string& note : (*stream)->fetch_notes()) {
+        if (std::find(w.fetch_notes.begin(), w.fetch_notes.end(), note) == w.fetch_notes.end()) {
+          w.fetch_notes.push_back(note);
+        }
+      }
       if (end) break;
       w.split_seconds = split_before + (*stream)->split_seconds();
       ++w.read_batches;

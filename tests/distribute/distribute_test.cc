@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 
+#include "file_index_internal.h"
 #include "test_util.h"
 #include "tfdist/io/record_index.h"
 #include "tfdist/io/record_reader.h"
@@ -509,7 +510,9 @@ TEST_CASE("the FILE summary takes record counts from up-to-date index files") {
     REQUIRE((*w)->Close().ok());
   }
   testing::WriteFile(dir.File("x0.idx"), testing::DaliIndex(payloads));
+  REQUIRE(io::StampIndex(dir.File("x0")).ok());
   testing::WriteFile(dir.File("x1.idx"), "0 17\n");  // describes another file: ignored
+  REQUIRE(io::StampIndex(dir.File("x1")).ok());
   auto p = data::ParsePipeline(fmt::format("list_files(\"{}/x?\").interleave(tfrecord).batch(2)", dir.path()));
   REQUIRE(p.ok());
   DistributeOptions o;

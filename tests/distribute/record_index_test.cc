@@ -3,6 +3,8 @@
 // equal the scanning ones element for element, payloads included, while
 // each worker reads only its own records.
 
+#include "tfdist/io/record_index.h"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -10,11 +12,11 @@
 #include <map>
 #include <set>
 
+#include "file_index_internal.h"
 #include "test_util.h"
 #include "tfdist/distribute/execute.h"
 #include "tfdist/distribute/layout.h"
 #include "tfdist/io/record_fetch.h"
-#include "tfdist/io/record_index.h"
 #include "tfdist/io/record_writer.h"
 #include "tfdist/proto/synthetic.h"
 
@@ -59,8 +61,8 @@ std::vector<std::string> StepText(const Layout& l) {
   std::vector<std::string> out;
   for (const Step& s : l.steps) {
     for (const ReplicaBatch& b : s.batches) {
-      out.push_back(fmt::format("{} {}/{}{} {}", s.step, b.worker, b.replica,
-                                b.padding ? "*" : "", Text(b.elements)));
+      out.push_back(fmt::format("{} {}/{}{} {}", s.step, b.worker, b.replica, b.padding ? "*" : "",
+                                Text(b.elements)));
     }
   }
   return out;
@@ -251,14 +253,14 @@ DistributeOptions Data(int64_t workers) {
   return o;
 }
 
-TEST_CASE("a record damaged after indexing is DataLoss naming file and offset, for its worker only") {
+TEST_CASE(
+    "a record damaged after indexing is DataLoss naming file and offset, for its worker only") {
   TwoFiles f;
   // Damage a4's payload (record 4 of a: header at 4 * 18): only worker 0 of
-  // 2 keeps it (element 4). The index is written again so that it stays up
-  // to date whatever the clock did.
-  const std::string index = testing::ReadFile(f.a + ".idx");
+  // 2 keeps it (element 4). The index is stamped again, as if the damage had
+  // not moved the file's change time (a disk's, not a program's).
   testing::WriteFile(f.a, testing::FlipByte(testing::ReadFile(f.a), 4 * 18 + 12));
-  testing::WriteFile(f.a + ".idx", index);
+  REQUIRE(io::StampIndex(f.a).ok());
   auto ex = Execution::Plan(f.Pipeline(), Data(2), {});
   REQUIRE(ex.ok());
   REQUIRE(ex->reads_by_index());
@@ -300,11 +302,62 @@ TEST_CASE("a truncated file under an index it no longer fits falls back to readi
   CHECK(layout->workers[0].elements.back().Label() == "b4");
 }
 
+TEST_CASE("records not where a current-looking index says are read by scanning, index named") {
+  TwoFiles f;
+  // a rewritten with the same size and record count, other boundaries
+  // (records of 1, 3, 2, ... bytes), and its index stamped again: what a
+  // file system whose change times cannot be trusted may show, or a file
+  // rewritten during a run.
+  testing::WriteFile(f.a, testing::Frame({"A", "AAA", "a2", "a3", "a4", "a5"}));
+  REQUIRE(io::StampIndex(f.a).ok());
+  auto ex = Execution::Plan(f.Pipeline(), Data(2), {});
+  REQUIRE(ex.ok());
+  REQUIRE(ex->reads_by_index());
+  DistributeOptions scanning = Data(2);
+  scanning.use_record_index = false;
+  auto reference = Execution::Plan(f.Pipeline(), scanning, {});
+  REQUIRE(reference.ok());
+  for (int64_t w : {0, 1}) {
+    CAPTURE(w);
+    auto stream = ex->Open(w);
+    REQUIRE(stream.ok());
+    std::vector<std::string> got;
+    for (;;) {
+      std::vector<data::Element> batch;
+      bool end = false;
+      REQUIRE((*stream)->Next(batch, end).ok());
+      if (end) break;
+      got.push_back(Text(batch));
+    }
+    auto want = Stream(*reference, w, nullptr);
+    REQUIRE(want.ok());
+    CHECK(got == *want);
+    const std::vector<std::string>& notes = (*stream)->fetch_notes();
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0].starts_with(f.a + ".idx does not describe " + f.a + " ("));
+    CHECK(notes[0].ends_with("its records were read by scanning the file; write the index again"));
+  }
+  // Fewer records than the index planned (91 + 17 = 108 bytes, as before):
+  // an error naming the index.
+  testing::WriteFile(f.a, testing::Frame({std::string(75, 'x'), "a"}));
+  REQUIRE(io::StampIndex(f.a).ok());
+  auto fewer = Execution::Plan(f.Pipeline(), Data(2), {});
+  REQUIRE(fewer.ok());
+  REQUIRE(fewer->reads_by_index());
+  auto w0 = Stream(*fewer, 0, nullptr);
+  REQUIRE_FALSE(w0.ok());
+  CHECK(w0.status().code() == StatusCode::kDataLoss);
+  CHECK(w0.status().message().find(f.a + ": has 2 records, and record 2 was planned from " + f.a +
+                                   ".idx, which does not describe the file") != std::string::npos);
+  CHECK(w0.status().advice() == Advice{Remedy::kRewriteFileIndex, f.a});
+}
+
 TEST_CASE("an index whose sizes wrap past 2^64 does not fit its file: it is read whole") {
   TwoFiles f;
   // b is 4 records of 18 bytes; 16 + (2^64 - 16) wraps to 0, and 0 + 72 ends
   // where the file does.
   testing::WriteFile(f.b + ".idx", "0 16\n16 18446744073709551600\n0 72\n");
+  REQUIRE(io::StampIndex(f.b).ok());
   std::string stale;
   CHECK_FALSE(io::ReadRecordExtents(f.b, &stale));
   CHECK(stale.find("record 1 ends past the 72 bytes") != std::string::npos);

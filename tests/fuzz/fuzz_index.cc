@@ -2,7 +2,8 @@
 // Fuzz target: the index parsers. The first byte picks which: the
 // directory index (its text parsed; what parses must format back to text
 // that parses to the same contents), or a file's .idx (written beside a
-// data file in a temporary folder, then read as every reader reads it).
+// data file in a temporary folder, stamped as if written for it, then read
+// as every reader reads it).
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "file_index_internal.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_index.h"
 #include "tfdist/io/index_location.h"
@@ -58,6 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string index_path = tfdist::io::IndexPathFor(data_path);
   if (index_path.empty()) std::abort();
   WriteFile(index_path, text);
+  if (!tfdist::io::StampIndex(data_path).ok()) std::abort();
   std::string stale;
   (void)tfdist::io::ReadIndex(data_path, &stale);
   (void)tfdist::io::ReadRecordExtents(data_path, &stale);

@@ -30,14 +30,18 @@ TEST_CASE("a directory index round-trips through its text") {
   contents.entries = {{"a b.tfrecord", 102, 1'700'000'000'123'456'789, {6, 6}},
                       {"empty", 0, -5, {0, 0}},
                       {"z", uint64_t{1} << 40, 1, {uint64_t{1} << 33, uint64_t{1} << 39}}};
+  contents.entries[0].ctime_ns = 1'700'000'001'000'000'000;
+  contents.entries[0].inode = 77;
+  contents.entries[0].device = 66306;
+  contents.entries[1].fingerprint = 0xabcd;
   contents.others = {".tfdist-index", "b.gz", "sub"};
   contents.listing = {1'700'000'000'000'000'001, 1'700'000'000'000'000'000, 1234, 66306};
   const std::string text = FormatDirectoryIndex(contents).value();
   CHECK(text.starts_with(std::string(kDirectoryIndexHeader) +
                          "\nlisting 1700000000000000001 1700000000000000000 "
                          "00000000000000001234 00000000000000066306\n"));
-  CHECK(text.find("102 1700000000123456789 6 6 a b.tfrecord\n- b.gz\n0 -5 0 0 empty\n- sub\n") !=
-        std::string::npos);
+  CHECK(text.find("102 1700000000123456789 1700000001000000000 77 66306 - 6 6 a b.tfrecord\n"
+                  "- b.gz\n0 -5 0 0 0 0000abcd 0 0 empty\n- sub\n") != std::string::npos);
   auto parsed = ParseDirectoryIndex(text);
   REQUIRE(parsed.ok());
   CHECK(*parsed == contents);
@@ -47,27 +51,35 @@ TEST_CASE("a directory index round-trips through its text") {
   CHECK(FormatDirectoryIndex(contents)->find(
             "\nlisting 0000000000000000000 0000000000000000000 00000000000000000000 "
             "00000000000000000000\n") != std::string::npos);
-  // Version 1: entries only.
+  // Version 1: entries only; version 2: a listing, and entries without the
+  // rest of the stamp (both read, their entries all stale).
   auto v1 = ParseDirectoryIndex("tfdist-directory-index 1\n102 7 6 6 a\n");
   REQUIRE(v1.ok());
   CHECK(v1->entries.size() == 1);
   CHECK(v1->listing.empty());
   CHECK_FALSE(ParseDirectoryIndex("tfdist-directory-index 1\n- a\n").ok());
-  CHECK(ParseDirectoryIndex("tfdist-directory-index 3\n").status().code() ==
+  auto v2 = ParseDirectoryIndex("tfdist-directory-index 2\nlisting 1 2 3 4\n102 7 6 6 a\n- b\n");
+  REQUIRE(v2.ok());
+  CHECK(v2->entries == std::vector<DirectoryIndexEntry>{{"a", 102, 7, {6, 6}}});
+  CHECK(v2->listing == FolderStamp{1, 2, 3, 4});
+  CHECK(ParseDirectoryIndex("tfdist-directory-index 4\n").status().code() ==
         StatusCode::kInvalidArgument);
   CHECK_FALSE(ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\n1 2 3 4 a\n").ok());
   CHECK_FALSE(ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\nlisting 1 2 3\n").ok());
   CHECK_FALSE(
       ParseDirectoryIndex(std::string(kDirectoryIndexHeader) + "\nlisting -1 2 3 4\n").ok());
   const std::string head = std::string(kDirectoryIndexHeader) + "\nlisting 0 0 0 0\n";
-  auto bad = ParseDirectoryIndex(head + "1 2 3 4 a\n1 2 x 4 b\n");
+  CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 a\n").ok());  // version 2's line
+  CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 5 x 6 7 a\n").ok());
+  CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 5 -- 6 7 a\n").ok());
+  auto bad = ParseDirectoryIndex(head + "1 2 3 4 5 - 6 7 a\n1 2 3 4 5 - x 7 b\n");
   CHECK(bad.status().code() == StatusCode::kInvalidArgument);
   CHECK(bad.status().message().find("line 4") != std::string::npos);
-  CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 a/b\n").ok());
+  CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 5 - 6 7 a/b\n").ok());
   CHECK_FALSE(ParseDirectoryIndex(head + "- \n").ok());
   CHECK_FALSE(ParseDirectoryIndex(head + "- .\n").ok());
   CHECK_FALSE(ParseDirectoryIndex(head + "- ..\n").ok());
-  CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 ..\n").ok());
+  CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 5 - 6 7 ..\n").ok());
 }
 
 // Many long names make a text of many chunks (the parser cuts it at whole
@@ -138,7 +150,7 @@ TEST_CASE("every name the formatter writes parses back the same; it refuses the 
     CHECK(FormatDirectoryIndex(contents).status().code() == StatusCode::kInvalidArgument);
     if (name.find('\n') != std::string::npos || name.ends_with('\r')) continue;  // line ends
     const std::string head = std::string(kDirectoryIndexHeader) + "\nlisting 5 6 7 8\n";
-    CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 " + name + "\n").ok());
+    CHECK_FALSE(ParseDirectoryIndex(head + "1 2 3 4 5 - 6 7 " + name + "\n").ok());
     CHECK_FALSE(ParseDirectoryIndex(head + "- " + name + "\n").ok());
   }
 }
@@ -174,7 +186,9 @@ TEST_CASE("ParseDirectoryIndex is the parser DirectoryIndex reads with, across c
     const size_t tail = damaged.rfind('\n', damaged.size() - 2) + 1;
     damaged.insert(tail, "?");
     const std::string want = fmt::format(
-        "line {} is not \"SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME\" or \"- NAME\"", bad + 2);
+        "line {} is not \"SIZE MTIME_NS CTIME_NS INODE DEVICE FINGERPRINT RECORDS PAYLOAD_BYTES "
+        "NAME\" or \"- NAME\"",
+        bad + 2);
     auto text_error = ParseDirectoryIndex(damaged);
     CHECK(text_error.status().code() == StatusCode::kInvalidArgument);
     CHECK(text_error.status().message() == want);
@@ -186,7 +200,7 @@ TEST_CASE("ParseDirectoryIndex is the parser DirectoryIndex reads with, across c
     CHECK(std::count(ignored.matched.begin(), ignored.matched.end(), 1) == 0);
   }
   // A bad header or listing line: the same words both ways.
-  for (const std::string& bad : {std::string("tfdist-directory-index 3\n"),
+  for (const std::string& bad : {std::string("tfdist-directory-index 4\n"),
                                  std::string(kDirectoryIndexHeader) + "\nlisting 1 2 3\n"}) {
     auto text_error = ParseDirectoryIndex(bad);
     REQUIRE_FALSE(text_error.ok());
@@ -211,8 +225,8 @@ TEST_CASE("a version 1 index, a last line without a newline, CRLF lines: read al
   CHECK(index->problem().empty());
   CHECK_FALSE(index->Listing().has_value());
   // Written in another order, read back sorted by name in place.
-  const std::string unsorted =
-      std::string(kDirectoryIndexHeader) + "\nlisting 0 0 0 0\n1 1 1 1 z\n- m\n1 1 1 1 a\n";
+  const std::string unsorted = std::string(kDirectoryIndexHeader) +
+                               "\nlisting 0 0 0 0\n1 1 1 1 1 - 1 1 z\n- m\n1 1 1 1 1 - 1 1 a\n";
   parsed = ParseDirectoryIndex(unsorted);
   REQUIRE(parsed.ok());
   CHECK(parsed->entries.size() == 2);
@@ -223,7 +237,7 @@ TEST_CASE("a version 1 index, a last line without a newline, CRLF lines: read al
   const std::vector<std::string_view> names = {"a", "m", "z"};
   const DirectoryLookup found = LookUpDirectoryIndex(dir.path(), names);
   CHECK(found.problem.empty());
-  CHECK(found.stale == 2);  // a and z are there, of another size and mtime; m has no entry
+  CHECK(found.stale == 2);  // a and z are there, of another stamp; m has no entry
 }
 
 // Sets `path`'s modification time to `seconds` after the epoch.
@@ -270,8 +284,9 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
   for (const auto& e : entries) listed.push_back(e.name);
   CHECK(listed == std::vector<std::string>{".hidden", "a with space", "b.tfrecord", "empty"});
   // The other names of the folder: all of them, with the listing's time.
-  CHECK(contents->others ==
-        std::vector<std::string>{".tfdist-index", "b.tfrecord.idx", "c.gz", "damaged", "sub"});
+  CHECK(contents->others == std::vector<std::string>{".tfdist-index", "b.tfrecord.idx",
+                                                     "b.tfrecord.idx.stamp", "c.gz", "damaged",
+                                                     "sub"});
   CHECK(report->listing);
   struct stat st;
   REQUIRE(stat(dir.path().c_str(), &st) == 0);
@@ -281,6 +296,10 @@ TEST_CASE("a directory index counts each file of the folder once, from FILE.idx 
   REQUIRE(stat(dir.File("b.tfrecord").c_str(), &st) == 0);
   CHECK(entries[2].size == static_cast<uint64_t>(st.st_size));
   CHECK(entries[2].mtime_ns == st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec);
+  CHECK(entries[2].ctime_ns == st.st_ctim.tv_sec * 1'000'000'000 + st.st_ctim.tv_nsec);
+  CHECK(entries[2].inode == st.st_ino);
+  CHECK(entries[2].device == st.st_dev);
+  CHECK_FALSE(entries[2].fingerprint.has_value());  // change times are trusted here
   CHECK(entries[2].count.records == 3);
   // Not again without overwrite.
   CHECK(WriteDirectoryIndex(dir.path(), false).status().code() == StatusCode::kInvalidArgument);
@@ -386,7 +405,8 @@ TEST_CASE("a directory index lists its folder while the folder's mtime is unchan
   auto text = ParseDirectoryIndex(testing::ReadFile(other.File(kDirectoryIndexName)));
   REQUIRE(text.ok());
   CHECK(text->listing.empty());
-  // A version 1 index has no listing, and its entries still count.
+  // A version 1 index has no listing, and its entries (without the change
+  // time, inode and device of their files) cannot be checked: all stale.
   std::string v1 = "tfdist-directory-index 1\n";
   for (const DirectoryIndexEntry& e : text->entries) {
     v1 += fmt::format("{} {} {} {} {}\n", e.size, e.mtime_ns, e.count.records,
@@ -396,18 +416,20 @@ TEST_CASE("a directory index lists its folder while the folder's mtime is unchan
   auto old = DirectoryIndex::Open(dir.path());
   CHECK_FALSE(old->Listing().has_value());
   const std::vector<std::string> names = {"p-1", "p-2", "p-3"};
-  CHECK(old->LookUp(Views(names)).matched == std::vector<uint8_t>{1, 1, 1});
+  const DirectoryLookup from_old = old->LookUp(Views(names));
+  CHECK(from_old.matched == std::vector<uint8_t>{0, 0, 0});
+  CHECK(from_old.stale == 3);
 }
 
-TEST_CASE("a file not older than its examination is counted again once the clock passed it") {
+TEST_CASE("a future mtime is no reason for trust, nor for leaving a file out") {
   testing::TempDir dir;
   testing::IndexesIn indexes_here(dir.path());
   const std::string frame = testing::Frame({"abc"});
   testing::WriteFile(dir.File("soon"), frame);
   testing::WriteFile(dir.File("later"), frame);
-  // mtimes ahead of the file system's clock: "soon" by 0.3 s, which the
-  // writer waits out and then counts again; "later" by an hour, which it
-  // cannot wait out, so it is left out rather than trusted.
+  // mtimes ahead of the clock, by 0.3 s and by a century (a host whose
+  // clock ran ahead): their change times are now, and entries are judged by
+  // the whole stamp, so both are counted.
   timespec now{};
   REQUIRE(clock_gettime(CLOCK_REALTIME, &now) == 0);
   const int64_t now_ns = int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
@@ -417,15 +439,19 @@ TEST_CASE("a file not older than its examination is counted again once the clock
     REQUIRE(utimensat(AT_FDCWD, path.c_str(), t, 0) == 0);
   };
   set_ns(dir.File("soon"), now_ns + 300'000'000);
-  set_ns(dir.File("later"), now_ns + 3'600'000'000'000);
+  set_ns(dir.File("later"), 4'102'444'800'000'000'000);  // 2100-01-01
   auto report = WriteDirectoryIndex(dir.path(), false);
   REQUIRE(report.ok());
-  CHECK(report->files == 1);
-  REQUIRE(report->skipped.size() == 1);
-  CHECK(report->skipped[0].first == dir.File("later"));
-  CHECK(report->skipped[0].second == "modified while it was counted, or in the future");
+  CHECK(report->files == 2);
+  CHECK(report->skipped.empty());
   const std::vector<std::string> names = {"later", "soon"};
-  CHECK(LookUpDirectoryIndex(dir.path(), Views(names)).matched == std::vector<uint8_t>{0, 1});
+  CHECK(LookUpDirectoryIndex(dir.path(), Views(names)).matched == std::vector<uint8_t>{1, 1});
+  // Rewritten in place, the same size and the same future mtime: stale.
+  testing::WriteFile(dir.File("later"), testing::Frame({"xyz"}));
+  set_ns(dir.File("later"), 4'102'444'800'000'000'000);
+  const DirectoryLookup after = LookUpDirectoryIndex(dir.path(), Views(names));
+  CHECK(after.matched == std::vector<uint8_t>{0, 1});
+  CHECK(after.stale == 1);
 }
 
 TEST_CASE("a name the index cannot hold (newline, carriage return) gets no entry and no listing") {
@@ -450,7 +476,8 @@ TEST_CASE("a name the index cannot hold (newline, carriage return) gets no entry
   CHECK(LookUpDirectoryIndex(dir.path(), Views(names)).matched == std::vector<uint8_t>{1, 0});
 }
 
-TEST_CASE("stale directory index entries are ignored: size, mtime, removed; new files have none") {
+TEST_CASE(
+    "stale directory index entries are ignored: size, mtime, ctime, removed; new ones have none") {
   testing::TempDir dir;
   testing::IndexesIn indexes_here(dir.path());
   for (const char* n : {"f1", "f2", "f3", "f4"}) {
@@ -473,35 +500,24 @@ TEST_CASE("stale directory index entries are ignored: size, mtime, removed; new 
   CHECK(after.matched == std::vector<uint8_t>{0, 0, 0, 1, 0});
   CHECK(after.stale == 3);
   CHECK(after.counts[3].records == 2);
-  // An entry as new as the index itself is not trusted: the file could have
-  // changed in the same clock tick without changing size or mtime.
-  struct stat index_st;
-  REQUIRE(stat(dir.File(kDirectoryIndexName).c_str(), &index_st) == 0);
-  const timespec same[2] = {index_st.st_mtim, index_st.st_mtim};
-  REQUIRE(utimensat(AT_FDCWD, dir.File("f4").c_str(), same, 0) == 0);
-  std::string text = testing::ReadFile(dir.File(kDirectoryIndexName));
-  const std::string old_f4 =
-      fmt::format("{} 1000000000000000 ", testing::ReadFile(dir.File("f4")).size());
-  const std::string new_f4 =
-      fmt::format("{} {} ", testing::ReadFile(dir.File("f4")).size(),
-                  index_st.st_mtim.tv_sec * 1'000'000'000 + index_st.st_mtim.tv_nsec);
-  REQUIRE(text.find(old_f4) != std::string::npos);
-  text.replace(text.find(old_f4), old_f4.size(), new_f4);
-  testing::WriteFile(dir.File(kDirectoryIndexName), text);
-  const timespec keep[2] = {index_st.st_mtim, index_st.st_mtim};
-  REQUIRE(utimensat(AT_FDCWD, dir.File(kDirectoryIndexName).c_str(), keep, 0) == 0);
-  DirectoryLookup racy = LookUpDirectoryIndex(dir.path(), Views(names));
-  CHECK(racy.matched[3] == 0);
+  // f4 rewritten in place with the same size, its mtime put back (as cp -p,
+  // rsync -t and touch -r do): its change time moved, so its entry is stale.
+  testing::WriteFile(dir.File("f4"), testing::Frame({"R", "F4"}));
+  SetMtime(dir.File("f4"), 1'000'000);
+  DirectoryLookup same_size = LookUpDirectoryIndex(dir.path(), Views(names));
+  CHECK(same_size.matched[3] == 0);
+  CHECK(same_size.stale == 4);
   // Rewritten, the index covers the folder as it is now.
   REQUIRE(WriteDirectoryIndex(dir.path(), true).ok());
   DirectoryLookup rewritten = LookUpDirectoryIndex(dir.path(), Views(names));
   CHECK(rewritten.matched == std::vector<uint8_t>{1, 1, 0, 1, 1});
+  CHECK(rewritten.counts[3].records == 2);
   CHECK(rewritten.stale == 0);  // f3 is gone from the folder and from the index
   CHECK(rewritten.counts[0].records == 3);
   // A damaged index is ignored as a whole, with the reason.
   testing::WriteFile(
       dir.File(kDirectoryIndexName),
-      std::string(kDirectoryIndexHeader) + "\nlisting 0 0 0 0\n1 2 3 4 f1\nnot a line\n");
+      std::string(kDirectoryIndexHeader) + "\nlisting 0 0 0 0\n1 2 3 4 5 - 6 7 f1\nnot a line\n");
   DirectoryLookup damaged = LookUpDirectoryIndex(dir.path(), Views(names));
   CHECK(damaged.found);
   CHECK(damaged.problem.find("line 4") != std::string::npos);
@@ -517,14 +533,21 @@ TEST_CASE("a directory index matches names across many chunks") {
   const std::string frame = testing::Frame({"abc"});
   for (int i = 0; i < 3000; ++i) {
     const std::string name = fmt::format("{:0>200}", i);
+    DirectoryIndexEntry& e = entries.emplace_back();
+    e = {name, frame.size(), (int64_t{1'000'000} + i) * 1'000'000'000, {1, 3}};
     if (i % 3 != 1) {
       testing::WriteFile(dir.File(name), frame);
       SetMtime(dir.File(name), 1'000'000 + i);
+      struct stat st;
+      REQUIRE(stat(dir.File(name).c_str(), &st) == 0);
+      e.ctime_ns = st.st_ctim.tv_sec * 1'000'000'000 + st.st_ctim.tv_nsec;
+      e.inode = st.st_ino;
+      e.device = st.st_dev;
     }
-    entries.push_back({name, frame.size(), (int64_t{1'000'000} + i) * 1'000'000'000, {1, 3}});
     if (i % 3 != 2) names.push_back(name);  // every third file is not asked for
   }
-  testing::WriteFile(dir.File(kDirectoryIndexName), FormatDirectoryIndex({entries, {}, {}}).value());
+  testing::WriteFile(dir.File(kDirectoryIndexName),
+                     FormatDirectoryIndex({entries, {}, {}}).value());
   DirectoryLookup found = LookUpDirectoryIndex(dir.path(), Views(names));
   REQUIRE(found.problem.empty());
   uint64_t matched = 0;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "file_index_internal.h"
 #include "test_util.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_index.h"
@@ -39,6 +40,7 @@ TEST_CASE("CountFiles takes FILE.idx when it fits, else scans, and says which an
   REQUIRE(WriteIndex(indexed, false).ok());
   testing::WriteFile(stale, testing::Frame({"one", "two", "three"}));
   testing::WriteFile(stale + ".idx", "0 19\n");
+  REQUIRE(StampIndex(stale).ok());
   testing::WriteFile(plain, testing::Frame({"x"}));
   testing::WriteFile(damaged, testing::FlipByte(testing::Frame({"abc", "def"}), 19 + 13));
   const std::vector<std::string> files = {indexed, stale, plain, damaged};
@@ -204,8 +206,8 @@ TEST_CASE("FileCounter ignores a damaged directory index as a whole, with advice
   REQUIRE(counts->ignored.size() == 1);
   CHECK(counts->ignored[0].message ==
         folder.dir.path() +
-            "/.tfdist-index is ignored: line 3 is not \"SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME\" "
-            "or \"- NAME\"");
+            "/.tfdist-index is ignored: line 3 is not \"SIZE MTIME_NS CTIME_NS INODE DEVICE "
+            "FINGERPRINT RECORDS PAYLOAD_BYTES NAME\" or \"- NAME\"");
   CHECK(counts->ignored[0].advice == Advice{Remedy::kRewriteDirectoryIndex, folder.dir.path()});
   CHECK(counts->SourcesText() == "0 files from .tfdist-index, 0 from index files, 3 by scanning");
 }

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -16,7 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "file_index_internal.h"
+#include "file_stamp.h"
 #include "test_util.h"
+#include "tfdist/io/crc32c.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/index_location.h"
 #include "tfdist/io/record_writer.h"
@@ -129,6 +133,7 @@ TEST_CASE("a stale, foreign or malformed index is ignored with the reason, by ev
   for (const Case& c : cases) {
     CAPTURE(c.index);
     testing::WriteFile(idx, c.index);
+    REQUIRE(StampIndex(path).ok());
     const Read read = ReadAll(dir, "g");
     CHECK(read.stale == c.stale);
     CHECK(read.count.has_value() == c.stale.empty());
@@ -136,12 +141,49 @@ TEST_CASE("a stale, foreign or malformed index is ignored with the reason, by ev
   }
   // Framing the bytes otherwise is not seen without reading the records.
   testing::WriteFile(idx, "0 38\n");
+  REQUIRE(StampIndex(path).ok());
   CHECK(ReadAll(dir, "g").count == FileRecords{1, 22});
-  // An index older than its file.
+  // An index its stamp was not written with (another index, or one cut
+  // short), and an index without a stamp (an older tfdist's, or DALI's).
   REQUIRE(WriteIndex(path, true).ok());
-  struct utimbuf old = {1, 1};
-  REQUIRE(utime(idx.c_str(), &old) == 0);
-  CHECK(ReadAll(dir, "g").stale == idx + " is older than " + path);
+  testing::WriteFile(idx, "0 19\n19 19\n\n");
+  CHECK(ReadAll(dir, "g").stale ==
+        idx + " is not the index its stamp " + idx + ".stamp was written with");
+  testing::WriteFile(idx + ".stamp", "tfdist-index-stamp 1 1 2 3");
+  CHECK(ReadAll(dir, "g").stale == idx + ".stamp: is not an index stamp");
+  REQUIRE(unlink((idx + ".stamp").c_str()) == 0);
+  CHECK(ReadAll(dir, "g").stale == idx + " has no stamp " + idx +
+                                       ".stamp (written by an older tfdist, or by another tool), "
+                                       "so it cannot be checked against " +
+                                       path);
+  // A file rewritten in place with the same size, its mtime put back (as
+  // cp -p, rsync -t and touch -r do), or with a future mtime kept: its
+  // change time moved, so the index no longer fits.
+  REQUIRE(WriteIndex(path, true).ok());
+  CHECK(ReadAll(dir, "g").count == FileRecords{2, 6});
+  struct stat before;
+  REQUIRE(stat(path.c_str(), &before) == 0);
+  testing::WriteFile(path, testing::Frame({"uno", "dos"}));
+  const struct timespec back[2] = {before.st_atim, before.st_mtim};
+  REQUIRE(utimensat(AT_FDCWD, path.c_str(), back, 0) == 0);
+  CHECK(ReadAll(dir, "g").stale ==
+        idx + " was written for another version of " + path + " (its change time changed)");
+  const struct timespec future[2] = {{0, UTIME_OMIT}, {4'102'444'800, 0}};  // 2100-01-01
+  REQUIRE(utimensat(AT_FDCWD, path.c_str(), future, 0) == 0);
+  REQUIRE(WriteIndex(path, true).ok());
+  CHECK(ReadAll(dir, "g").count == FileRecords{2, 6});
+  testing::WriteFile(path, testing::Frame({"one", "two"}));
+  REQUIRE(utimensat(AT_FDCWD, path.c_str(), future, 0) == 0);
+  CHECK(ReadAll(dir, "g").stale ==
+        idx + " was written for another version of " + path + " (its change time changed)");
+  // A file renamed into place (rsync's way): another inode.
+  REQUIRE(WriteIndex(path, true).ok());
+  testing::WriteFile(path + ".new", testing::Frame({"one", "two"}));
+  REQUIRE(stat(path.c_str(), &before) == 0);
+  REQUIRE(rename((path + ".new").c_str(), path.c_str()) == 0);
+  REQUIRE(utimensat(AT_FDCWD, path.c_str(), future, 0) == 0);
+  CHECK(ReadAll(dir, "g").stale.starts_with(idx + " was written for another version of " + path +
+                                            " (its inode"));
   // An index larger than any index of its file is not read at all.
   testing::WriteFile(idx, "0 19\n19 19\n" + std::string(200, ' '));
   CHECK(ReadAll(dir, "g").stale ==
@@ -155,7 +197,63 @@ TEST_CASE("a stale, foreign or malformed index is ignored with the reason, by ev
   // An empty file and an empty index describe each other.
   testing::WriteFile(dir.File("empty"), "");
   testing::WriteFile(dir.File("empty.idx"), "");
+  REQUIRE(StampIndex(dir.File("empty")).ok());
   CHECK(ReadAll(dir, "empty").count == FileRecords{0, 0});
+}
+
+TEST_CASE("where change times are not trusted, a content fingerprint is checked too") {
+  testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
+  // The fingerprint: the whole of a small file; 16 blocks of 4 KiB spread
+  // over a large one, first and last included.
+  const std::string small = dir.File("small");
+  testing::WriteFile(small, "hello");
+  const int small_fd = open(small.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(small_fd >= 0);
+  CHECK(ContentFingerprint(small_fd, 5) == crc32c::Value("hello"));
+  CHECK(ContentFingerprint(small_fd, 6) == std::nullopt);  // shorter than said: changed
+  close(small_fd);
+  std::string big(1 << 20, 'b');
+  const std::string large = dir.File("large");
+  auto fingerprint = [&](const std::string& bytes) {
+    testing::WriteFile(large, bytes);
+    const int fd = open(large.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    const std::optional<uint32_t> f = ContentFingerprint(fd, bytes.size());
+    close(fd);
+    return f;
+  };
+  const std::optional<uint32_t> plain = fingerprint(big);
+  REQUIRE(plain.has_value());
+  for (const size_t at : {size_t{0}, big.size() - 1, (big.size() - 4096) / 15 * 7 + 100}) {
+    std::string changed = big;
+    changed[at] = 'c';
+    CHECK(fingerprint(changed) != plain);
+  }
+  // The file systems the tests run on keep change times.
+  const int dir_fd = open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  CHECK(CtimeIsTrusted(dir_fd));
+  close(dir_fd);
+
+  // A stamp with a fingerprint: trusted while the contents give it, stale
+  // once they do not, though every stat field is equal (what a file system
+  // that reports no change time would show after a same-size rewrite).
+  const std::string path = dir.File("g");
+  const std::string idx = path + ".idx";
+  testing::WriteFile(path, testing::Frame({"one", "two"}));
+  REQUIRE(WriteIndex(path, true).ok());
+  REQUIRE(StampIndex(path, true).ok());
+  const std::string first = testing::ReadFile(idx + ".stamp");
+  CHECK_FALSE(first.ends_with(" -\n"));
+  CHECK(ReadAll(dir, "g").count == FileRecords{2, 6});
+  testing::WriteFile(path, testing::Frame({"uno", "dos"}));
+  REQUIRE(StampIndex(path, true).ok());
+  CHECK(ReadAll(dir, "g").count == FileRecords{2, 6});  // the index fits the new file too
+  std::string stamp = testing::ReadFile(idx + ".stamp");
+  stamp.replace(stamp.size() - 9, 8, first.substr(first.size() - 9, 8));  // the old contents'
+  testing::WriteFile(idx + ".stamp", stamp);
+  CHECK(ReadAll(dir, "g").stale ==
+        idx + " was written for another version of " + path + " (its contents changed)");
 }
 
 TEST_CASE("no index for a compressed or damaged file, and none left behind") {
@@ -210,10 +308,12 @@ TEST_CASE("by default indexes live in a cache keyed by the folder's path, none b
   CHECK(testing::ReadFile(index->index_path) == testing::DaliIndex({"one", "two"}));
   struct stat st;
   CHECK(stat((path + ".idx").c_str(), &st) != 0);
-  // The index has its file's modification time, to the nanosecond.
-  REQUIRE(stat(index->index_path.c_str(), &st) == 0);
-  CHECK(st.st_mtim.tv_sec == 1'700'000'000);
-  CHECK(st.st_mtim.tv_nsec == 123456789);
+  // Its stamp goes beside it: the file's mtime, to the nanosecond, and the rest.
+  struct stat file_st;
+  REQUIRE(stat(path.c_str(), &file_st) == 0);
+  CHECK(testing::ReadFile(index->index_path + ".stamp")
+            .starts_with(fmt::format("tfdist-index-stamp 1 {} {} 38 1700000000123456789 ",
+                                     file_st.st_dev, file_st.st_ino)));
   std::string stale;
   CHECK(ReadIndex(path, &stale).has_value());
   // Found through another spelling of the folder (a symbolic link).
@@ -224,7 +324,8 @@ TEST_CASE("by default indexes live in a cache keyed by the folder's path, none b
   t[1].tv_nsec += 1;
   REQUIRE(utimensat(AT_FDCWD, path.c_str(), t, 0) == 0);
   CHECK_FALSE(ReadIndex(path, &stale).has_value());
-  CHECK(stale == index->index_path + " is older than " + path);
+  CHECK(stale == index->index_path + " was written for another version of " + path +
+                     " (its modification time, change time changed)");
   // The directory index goes there too, with no listing of the folder.
   auto directory = WriteDirectoryIndex(dir.path(), false);
   REQUIRE(directory.ok());

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "file_index_internal.h"
 #include "test_util.h"
 #include "tfdist/io/byte_stream.h"
 #include "tfdist/io/record_reader.h"
@@ -378,6 +379,7 @@ TEST_CASE("a corrupt input fails with its file and offset and leaves nothing beh
       if (index) {
         // An index that fits the file: the damage is found while copying.
         WriteFile(path + ".idx", testing::DaliIndex(recs));
+        REQUIRE(StampIndex(path).ok());
       }
       const std::vector<std::string> before = Listing(dir.path());
       ReshardOptions o;
@@ -472,6 +474,7 @@ TEST_CASE("an up-to-date index plans the copy without changing its result") {
   const std::string path = dir.File("in.tfrecord");
   WriteFile(path, Frame(recs));
   WriteFile(path + ".idx", testing::DaliIndex(recs));
+  REQUIRE(StampIndex(path).ok());
   ReshardOptions o;
   o.output_prefix = dir.File("out");
   o.num_shards = 5;
@@ -490,6 +493,7 @@ TEST_CASE("an index whose sizes wrap past 2^64 is ignored: the input is scanned"
   WriteFile(path, Frame(recs));
   // 16 + (2^64 - 16) wraps to 0, and 0 + 90 ends where the file does.
   WriteFile(path + ".idx", "0 16\n16 18446744073709551600\n0 90\n");
+  REQUIRE(StampIndex(path).ok());
   ReshardOptions o;
   o.output_prefix = dir.File("out");
   o.num_shards = 2;
@@ -511,6 +515,7 @@ TEST_CASE("an index that frames the records otherwise fails the copy and leaves 
   const std::string stale = "; the index does not describe the file";
   auto reshard = [&](const std::string& index, uint64_t shards, std::optional<uint64_t> seed) {
     WriteFile(path + ".idx", index);
+    REQUIRE(StampIndex(path).ok());
     const std::vector<std::string> before = Listing(dir.path());
     ReshardOptions o;
     o.output_prefix = dir.File("out");

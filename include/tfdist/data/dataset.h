@@ -95,16 +95,26 @@ class PayloadFetcher {
   }
 
   // Reads every record noted since the last call, file by file in offset
-  // order (see io::FetchRecords), and fills them in.
-  // Error: NotFound; DataLoss naming the file and the record's offset.
+  // order (see io::FetchRecords), and fills them in. Where a file's records
+  // are not where its index said (it was rewritten since it was indexed, or
+  // is damaged), the file's records are read by scanning it instead, by
+  // their index in the file, and notes() names the index.
+  // Error: NotFound; the scan's DataLoss naming the file and the record's
+  // offset (a damaged file); DataLoss naming the index when a record planned
+  // from it is past the file's end.
   Status Fetch();
 
   // Bytes read from files so far.
   uint64_t bytes_read() const { return bytes_read_; }
 
+  // The indexes found not to describe their files, one line each ("F.idx
+  // does not describe F (...): its records were read by scanning ...").
+  const std::vector<std::string>& notes() const { return notes_; }
+
  private:
   std::vector<Element*> pending_;
   uint64_t bytes_read_ = 0;
+  std::vector<std::string> notes_;
 };
 
 // A stage's iterator (tf.data's IteratorBase::GetNext).

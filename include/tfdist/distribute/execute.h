@@ -51,6 +51,9 @@ class WorkerStream {
   // DATA with index files: bytes read by offset for the records this worker
   // keeps, so far (0 otherwise: the readers read whole files).
   uint64_t fetched_bytes() const { return fetcher_.bytes_read(); }
+  // DATA with index files: the indexes found not to describe their files,
+  // whose records were read by scanning instead (PayloadFetcher::notes).
+  const std::vector<std::string>& fetch_notes() const { return fetcher_.notes(); }
 
  private:
   friend class Execution;

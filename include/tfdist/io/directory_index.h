@@ -6,6 +6,7 @@
 #define TFDIST_IO_DIRECTORY_INDEX_H_
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,9 +30,9 @@ namespace tfdist::io {
 // folder is unchanged since it was indexed, all the folder's names, so that
 // its glob need not list it.
 // Text, one line each:
-//   tfdist-directory-index 2
+//   tfdist-directory-index 3
 //   listing CTIME_NS MTIME_NS INODE DEVICE
-//   SIZE MTIME_NS RECORDS PAYLOAD_BYTES NAME
+//   SIZE MTIME_NS CTIME_NS INODE DEVICE FINGERPRINT RECORDS PAYLOAD_BYTES NAME
 //   - NAME
 // The listing line stamps the folder (FolderStamp: its change and
 // modification times, inode and device, fixed widths) once the names below
@@ -41,19 +42,26 @@ namespace tfdist::io {
 // folder's. (The writer first proves that the folder's times move when an
 // entry changes, and waits until the file system's clock has passed them
 // before it checks the names; see WriteDirectoryIndex.)
-// An entry line describes a file: SIZE is its size in bytes and MTIME_NS its
-// modification time in nanoseconds since the epoch, both as they were when it
-// was counted; PAYLOAD_BYTES sums the record payloads; NAME is the file's
-// base name, to the end of the line (last, so that it may hold spaces). A
+// An entry line describes a file: its stamp as it was when it was counted
+// (SIZE in bytes, MTIME_NS and CTIME_NS its modification and change times
+// in nanoseconds since the epoch, INODE, DEVICE; see FileStamp in
+// src/io/file_stamp.h) and FINGERPRINT, "-", or on a file system whose
+// change times are not trusted its ContentFingerprint in hex; RECORDS, and
+// PAYLOAD_BYTES, the sum of the record payloads; NAME is the file's base
+// name, to the end of the line (last, so that it may hold spaces). A
 // "- NAME" line is an entry of the folder that is not counted: a folder, a
 // compressed or damaged file, an index file, the index itself. Names holding
 // a newline or a carriage return are not written, and then there is no
 // listing. Lines after the listing line are sorted byte-wise by NAME. An
-// entry line describes its file while the file's size and mtime equal it and
-// that mtime is older than the index file's own. Version 1 (no listing line,
-// no "- " lines) is read too.
+// entry line describes its file while the file's stamp EQUALS it (and the
+// fingerprint, where there is one): a rewrite of the same size with the
+// same or a future mtime (cp -p, rsync -t, touch -r) has moved the change
+// time. Versions 1 and 2 (written by older tfdists; no change time, inode or
+// device) are read, but none of their entries describes its file: they are
+// all stale. Version 2's listing still stands in for the folder's names.
 inline constexpr char kDirectoryIndexName[] = ".tfdist-index";
-inline constexpr char kDirectoryIndexHeader[] = "tfdist-directory-index 2";
+inline constexpr char kDirectoryIndexHeader[] = "tfdist-directory-index 3";
+inline constexpr char kDirectoryIndexHeaderV2[] = "tfdist-directory-index 2";
 inline constexpr char kDirectoryIndexHeaderV1[] = "tfdist-directory-index 1";
 
 struct DirectoryIndexEntry {
@@ -61,6 +69,11 @@ struct DirectoryIndexEntry {
   uint64_t size = 0;
   int64_t mtime_ns = 0;
   FileRecords count;
+  // The rest of the file's stamp (versions 1 and 2: zeros).
+  int64_t ctime_ns = 0;
+  uint64_t inode = 0;
+  uint64_t device = 0;
+  std::optional<uint32_t> fingerprint = std::nullopt;
 
   bool operator==(const DirectoryIndexEntry&) const = default;
 };
@@ -95,9 +108,9 @@ Result<std::string> FormatDirectoryIndex(const DirectoryIndexContents& contents)
 // The contents of an index's text, lines in the text's order, parsed by
 // the parser DirectoryIndex::Open reads the index file with.
 // Error: InvalidArgument for another header (format version), a bad
-// listing line, or a line that is not "SIZE MTIME_NS RECORDS PAYLOAD_BYTES
-// NAME" or "- NAME" (or names "." or ".."), naming the first such line's
-// number; its message is what DirectoryIndex::problem() says of that index.
+// listing line, or a line that is not an entry line of its version or
+// "- NAME" (or names "." or ".."), naming the first such line's number; its
+// message is what DirectoryIndex::problem() says of that index.
 Result<DirectoryIndexContents> ParseDirectoryIndex(std::string_view text);
 
 // What WriteDirectoryIndex did.
@@ -116,9 +129,9 @@ struct DirectoryIndexReport {
 // Counts the records of every regular file in `dir` (from its FILE.idx when
 // ReadIndex trusts it, else by a scan with both CRCs checked; files in
 // parallel) and writes the index to IndexFolderFor(dir)/kDirectoryIndexName
-// atomically (the index folder is created when missing). A file whose mtime
+// atomically (the index folder is created when missing). A file whose change time
 // is not older than the start of its examination, by the file system's own
-// clock, is counted again once that clock has passed its mtime (or left
+// clock, is counted again once that clock has passed its change time (or left
 // out, if that is more than a second away), so that no entry can miss a
 // later change of the same size within the same tick. The clock is read by
 // stamping the index being written when it is on the folder's file system;
@@ -158,8 +171,16 @@ class DirectoryIndex {
   // Reads the index of `dir` ("" is the current folder) from its index
   // folder (IndexFolderFor, index_location.h); no entry is checked yet.
   // Never fails: without an index found() is false; a damaged one has a
-  // problem() and no entries.
+  // problem() and no entries, and so has one that changed while it was
+  // read ("changed while read"): it is read, not mapped, so that another
+  // process truncating it cannot crash this one.
   static std::unique_ptr<DirectoryIndex> Open(const std::string& dir);
+
+  // Frees the index text that Open reads into a malloc'ed buffer (shrunk in
+  // place to the entries' names once parsed).
+  struct FreeText {
+    void operator()(char* p) const { std::free(p); }
+  };
   ~DirectoryIndex();
   DirectoryIndex(const DirectoryIndex&) = delete;
   DirectoryIndex& operator=(const DirectoryIndex&) = delete;
@@ -207,10 +228,8 @@ class DirectoryIndex {
   std::string index_path_;
   bool found_ = false;
   std::string problem_;
-  void* map_ = nullptr;  // the index file, mapped while it is parsed
-  size_t map_size_ = 0;
-  std::string names_;  // the entries' names, back to back (they point into it)
-  int64_t index_mtime_ns_ = 0;
+  // The entries' names, back to back (they point into it), malloc'ed.
+  std::unique_ptr<char[], FreeText> names_;
   bool listing_current_ = false;  // a listing stamp equal to the folder's
   std::vector<Entry> entries_;    // sorted by name
 };

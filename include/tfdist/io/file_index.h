@@ -35,21 +35,38 @@ struct IndexedCount {
   std::string index_path;
 };
 
-// An index is trusted only when it describes the file as it is now: not
-// older than the file (modification times in nanoseconds; WriteIndex gives
-// the index its file's), records of at least 16 bytes back to back from
-// offset 0, and ending at the file's size. The readers below share that
-// rule and its reasons; none reads the records (their CRCs are not checked).
+// An index is trusted only when it describes the file as it is now. WriteIndex
+// writes, beside NAME.idx, its stamp NAME.idx.stamp (kIndexStampSuffix; DALI
+// reads NAME.idx alone, whose format stays DALI's), one line:
+//   tfdist-index-stamp 1 DEVICE INODE SIZE MTIME_NS CTIME_NS INDEX_BYTES INDEX_CRC32C FINGERPRINT
+// the file's device, inode, size, modification and change times (ns) as
+// they were before it was scanned; the index's size and CRC-32C (hex), so
+// that a stamp is never taken for another index's; and FINGERPRINT, "-", or
+// on a file system whose change times are not trusted a ContentFingerprint
+// (hex) of the file (file_stamp.h names those file systems). The index is
+// trusted only while all of these are EQUAL to the file's and the index's
+// now: no copy tool sets a change time back (cp -p, rsync -t and touch -r
+// set the mtime only, which moves the change time), and a file renamed into
+// place is another inode, so a rewrite of the same size with the same or a
+// future mtime shows. An index without a stamp (written by an older tfdist,
+// or by DALI's tfrecord2idx) cannot be checked, and is stale. Then the
+// records must be of at least 16 bytes, back to back from offset 0, ending
+// at the file's size. The readers below share that rule and its reasons;
+// none reads the records (their CRCs are not checked).
 //
-// Each reads the index once, with one open, two stats and one read: layouts
-// check the indexes of many thousands of files.
+// Each reads the index once, with two opens, three stats and two reads
+// (and the fingerprint's reads, where there is one): layouts check the
+// indexes of many thousands of files.
 //
 // Return values (all of them):
 //  * the contents          - the index describes the file
 //  * nullopt, `stale` set  - an index exists but does not describe the
 //                            file; `stale` says why ("F.idx covers 19
-//                            bytes; F has 38", "F.idx is older than F")
+//                            bytes; F has 38", "F.idx was written for
+//                            another version of F (its change time
+//                            changed)", "F.idx has no stamp ...")
 //  * nullopt, `stale` ""   - there is no index (or its file cannot be stat'ed)
+inline constexpr char kIndexStampSuffix[] = ".stamp";
 
 // The records and payload bytes of `path` from IndexPathFor(path).
 std::optional<IndexedCount> ReadIndex(const std::string& path, std::string* stale);
@@ -71,9 +88,8 @@ std::optional<std::vector<RecordExtent>> ReadRecordExtents(const std::string& pa
 
 // Scans `path` (uncompressed; both CRCs checked) and writes its index to
 // IndexPathFor(path) atomically (the index folder is created when missing),
-// with the modification time `path` had before the scan: an index is never
-// newer than what it read, so a change during or after the scan shows.
-// Returns the count.
+// then its stamp, of the file as it was before the scan: a change during or
+// after the scan shows. Returns the count.
 // Error: InvalidArgument for a compressed file, for an index that exists
 // without `overwrite` (advice Remedy::kOverwrite), or when there is no
 // index folder (MakeIndexFolderFor); DataLoss for a damaged record (no

@@ -20,9 +20,9 @@ namespace tfdist::io {
 //   CACHE/tfdist/index/<absolute path of D>/NAME.idx    one per file
 //   CACHE/tfdist/index/<absolute path of D>/.tfdist-index  the directory index
 // CACHE is $XDG_CACHE_HOME, else $HOME/.cache. A path is only the key: every
-// index is checked against its file's size and modification time when it is
-// read, so a file replaced at the same path is not described by the old
-// index. (Why a cache and not a folder beside the data: a sibling folder is
+// index is checked against its file's stamp (inode, size, modification and
+// change times; file_index.h) when it is read, so a file replaced at the same
+// path is not described by the old index. (Why a cache and not a folder beside the data: a sibling folder is
 // matched by globs over the parent, needs a writable parent, and is left
 // behind when the data moves; the cache needs none of that, and works for
 // read-only data.)
@@ -53,12 +53,13 @@ std::string IndexFolderFor(std::string_view data_dir);
 Result<std::string> MakeIndexFolderFor(std::string_view data_dir);
 
 // Whether the base name `name` is one a tfdist index file takes: the
-// directory index (or its temporary file), or NAME.idx.
+// directory index (or its temporary file), NAME.idx, or its stamp
+// NAME.idx.stamp (file_index.h).
 bool IsIndexFileName(std::string_view name);
 
 // Error when `matches` (the sorted matches of `pattern`) hold an index file
-// in its data folder: a directory index, or NAME.idx where NAME is a file
-// too (of the matches, or of the folder). InvalidArgument naming the first
+// in its data folder: a directory index, or NAME.idx or NAME.idx.stamp
+// where NAME is a file too (of the matches, or of the folder). InvalidArgument naming the first
 // such file, advice Remedy::kMoveIndexes with its folder.
 Status CheckNoIndexFiles(std::string_view pattern, std::span<const std::string_view> matches);
 
