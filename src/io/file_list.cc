@@ -290,6 +290,35 @@ Status CheckIndexFiles(std::string_view pattern, std::span<const std::string_vie
   return CheckNoIndexFiles(pattern, sorted);
 }
 
+// Whether `path` is, or is inside, a writer's staging folder
+// (".tfdist-staging" or ".tfdist-staging.NAME", doc/outputs.md).
+bool IsStagingPath(std::string_view path) {
+  constexpr std::string_view kStaging = ".tfdist-staging";
+  for (size_t at = path.find(kStaging); at != std::string_view::npos;
+       at = path.find(kStaging, at + 1)) {
+    const size_t end = at + kStaging.size();
+    if ((at == 0 || path[at - 1] == '/') &&
+        (end == path.size() || path[end] == '/' || path[end] == '.')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Staged files are no data: a match in a staging folder is an error that
+// says what it is, never read as records.
+Status CheckStagingFiles(std::string_view pattern, std::span<const std::string_view> matched) {
+  for (std::string_view path : matched) {
+    if (!IsStagingPath(path)) continue;
+    return Status::InvalidArgument(fmt::format(
+        "{} matches {}, in the staging folder of a tfdist writer (files it is writing, or left "
+        "when it died: the next writer into that folder removes them); they are no data: narrow "
+        "the pattern",
+        pattern, path));
+  }
+  return Status::OK();
+}
+
 // Matches from which ExpandFilePatterns gives its memory back.
 constexpr size_t kTrimAfter = 1 << 16;
 
@@ -307,7 +336,7 @@ std::optional<StringList> FromOneListing(std::span<const std::string> patterns,
   size_t count = 0, bytes = 0;  // sized first: the list is not grown by doubling
   for (std::string_view name : listed->second) {
     if (!folder->Matches(name)) continue;
-    if (IsIndexFileName(name)) return std::nullopt;
+    if (IsIndexFileName(name) || IsStagingPath(name)) return std::nullopt;
     ++count;
     bytes += folder->prefix.size() + name.size();
   }
@@ -434,6 +463,7 @@ Result<StringList> Expand(std::span<const std::string> patterns, const FolderLis
       unmatched.push_back(pattern);
     }
     TFDIST_RETURN_IF_ERROR(CheckIndexFiles(pattern, std::span(matches.names()).subspan(first)));
+    TFDIST_RETURN_IF_ERROR(CheckStagingFiles(pattern, std::span(matches.names()).subspan(first)));
   }
   std::vector<std::string_view>& names = matches.names();
   if (rule == MatchRule::kEveryPattern && !unmatched.empty()) {

@@ -129,6 +129,11 @@ def test_killed_after_each_phase(tmp):
         proc = run("reshard", os.path.join(ds, "s-*"), "-o", os.path.join(ds, "s"), "-n", "8",
                    "--force", "--no-fsync", env=env)
         checks.check(proc.returncode == -signal.SIGKILL, f"{phase}: exit {proc.returncode}")
+        # A glob that reaches into what the dead writer left says so, and
+        # reads none of it as records.
+        proc = run("count", os.path.join(tmp, "*"))
+        checks.check(proc.returncode == 2 and "in the staging folder of a tfdist writer" in
+                     proc.stderr, f"{phase}: count of * over a staging folder: {proc.stderr}")
         # The next writer (here a gen into the same folder, another prefix)
         # completes or undoes the commit first, and says so.
         proc = run("gen", "-o", os.path.join(ds, "other"), "--records", "1", "--no-fsync")

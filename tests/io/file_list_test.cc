@@ -90,8 +90,8 @@ TEST_CASE("list_files' rule: only patterns that together match nothing are an er
   const std::vector<std::string> none = {dir.File("nope*"), dir.File("c"), dir.File("x/*")};
   auto empty = ExpandFilePatterns(none, MatchRule::kAnyPattern);
   CHECK(empty.status().code() == StatusCode::kInvalidArgument);
-  CHECK(empty.status().message() == fmt::format("No files matched pattern: {}, {}, {}",
-                                                none[0], none[1], none[2]));
+  CHECK(empty.status().message() ==
+        fmt::format("No files matched pattern: {}, {}, {}", none[0], none[1], none[2]));
   // The same through a folder's listing.
   FolderListings listings;
   listings[dir.path()] = {"a", "b"};
@@ -118,6 +118,33 @@ std::vector<std::string> GlobReference(const std::vector<std::string>& patterns)
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+TEST_CASE("a match in a writer's staging folder is an error saying what it is") {
+  testing::TempDir dir;
+  const std::string d = dir.path();
+  for (const char* folder :
+       {"/data", "/.tfdist-staging.data", "/data/.tfdist-staging", "/.tfdist-staging-x"}) {
+    REQUIRE(mkdir((d + folder).c_str(), 0755) == 0);
+  }
+  for (const char* n : {"/data/a", "/.tfdist-staging.data/owner", "/data/.tfdist-staging/new-0",
+                        "/.tfdist-staging-x/y"}) {
+    testing::WriteFile(d + n, "");
+  }
+  auto error = [](const std::string& pattern) {
+    auto got = ExpandFilePatterns(std::vector<std::string>{pattern});
+    return got.ok() ? std::string() : got.status().message();
+  };
+  CHECK(error(d + "/data/a") == "");
+  CHECK(error(d + "/.tfdist-staging-x/y") == "");  // not tfdist's name
+  CHECK(error(d + "/.tfdist-staging.*/*") ==
+        d + "/.tfdist-staging.*/* matches " + d +
+            "/.tfdist-staging.data/owner, in the staging folder of a tfdist "
+            "writer (files it is writing, or left when it died: the next "
+            "writer into that folder removes them); they are no data: narrow "
+            "the pattern");
+  CHECK(error(d + "/data/*").find("matches " + d + "/data/.tfdist-staging,") != std::string::npos);
+  CHECK(error(d + "/data/.tfdist-staging/new-0").find("staging folder") != std::string::npos);
 }
 
 TEST_CASE("a pattern that matches an index file in its data folder is an error naming both") {
