@@ -118,16 +118,22 @@ def gen_back(ds, old):
     checks.check(proc.returncode == 0 and digest(ds) == old, f"restoring the old set: {proc.stderr}")
 
 
+def faulted_reshard(folder, phase, action):
+    """16 generated shards in `folder` resharded in place into 8, the commit
+    stopped at `phase` by `action`: (the old set's digest, the process)."""
+    os.mkdir(folder)
+    gen(folder, 16, 50)
+    old = digest(folder)
+    env = dict(os.environ, TFDIST_COMMIT_FAULT=f"{phase}:{action}")
+    return old, run("reshard", os.path.join(folder, "s-*"), "-o", os.path.join(folder, "s"),
+                    "-n", "8", "--force", "--no-fsync", env=env)
+
+
 def test_killed_after_each_phase(tmp):
     for phase in ["prepared", "old-moved-1", "old-moved", "new-renamed-1", "new-renamed",
                   "committed"]:
         ds = os.path.join(tmp, "phase-" + phase)
-        os.mkdir(ds)
-        gen(ds, 16, 50)
-        old = digest(ds)
-        env = dict(os.environ, TFDIST_COMMIT_FAULT=phase + ":kill")
-        proc = run("reshard", os.path.join(ds, "s-*"), "-o", os.path.join(ds, "s"), "-n", "8",
-                   "--force", "--no-fsync", env=env)
+        old, proc = faulted_reshard(ds, phase, "kill")
         checks.check(proc.returncode == -signal.SIGKILL, f"{phase}: exit {proc.returncode}")
         # A glob that reaches into what the dead writer left says so, and
         # reads none of it as records.
@@ -150,12 +156,7 @@ def test_killed_after_each_phase(tmp):
         checks.check(not os.path.exists(staging_of(ds)), f"{phase}: staging folder left")
         # And a failed rename at that phase: the old set, and a message that says so.
         ds2 = ds + "-fail"
-        os.mkdir(ds2)
-        gen(ds2, 16, 50)
-        old = digest(ds2)
-        env = dict(os.environ, TFDIST_COMMIT_FAULT=phase + ":fail")
-        proc = run("reshard", os.path.join(ds2, "s-*"), "-o", os.path.join(ds2, "s"), "-n", "8",
-                   "--force", "--no-fsync", env=env)
+        old, proc = faulted_reshard(ds2, phase, "fail")
         if phase == "committed":
             checks.check(proc.returncode == 0 and len(digest(ds2)) == 8, f"{phase}: fail: {proc}")
         else:
