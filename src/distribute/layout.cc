@@ -157,9 +157,9 @@ class Streamer {
     }
     for (size_t w = 0; w < streams.size(); ++w) {
       // Added once: for the first worker whose split differs.
-      if (const SplitAudit* audit = streams[w]->audit(); audit != nullptr && audit->differs() &&
-                                                         !summary_.decision.HasWarning(
-                                                             WarningKind::kGuideVersusCode)) {
+      if (const SplitAudit* audit = streams[w]->audit();
+          audit != nullptr && audit->differs() &&
+          !summary_.decision.HasWarning(WarningKind::kGuideVersusCode)) {
         summary_.decision.warnings.push_back(GuideVersusCodeWarning(audit->crosses()));
       }
       summary_.workers[w].bytes_read =
@@ -296,10 +296,11 @@ class SummaryOnly : public LayoutSink {
 
 }  // namespace
 
-void WorkerSummary::AddBatch(uint64_t size) {
-  ++batches;
-  records += size;
-  if (size == 0) ++empty_batches;
+void WorkerSummary::AddBatches(uint64_t size, uint64_t count) {
+  if (count == 0) return;
+  batches += count;
+  records += size * count;
+  if (size == 0) empty_batches += count;
   smallest_batch = std::min(smallest_batch.value_or(size), size);
   largest_batch = std::max(largest_batch.value_or(size), size);
 }
@@ -370,11 +371,10 @@ void AddAccountingWarnings(LayoutSummary& s) {
         {}, Severity::kError);
     return;
   }
-  s.decision.Warn(WarningKind::kRecordsDropped,
-                  fmt::format("{} of {} records ({:.1f}%) never reach a replica in an epoch: {}",
-                              dropped, total,
-                              100.0 * static_cast<double>(dropped) / static_cast<double>(total),
-                              why));
+  s.decision.Warn(
+      WarningKind::kRecordsDropped,
+      fmt::format("{} of {} records ({:.1f}%) never reach a replica in an epoch: {}", dropped,
+                  total, 100.0 * static_cast<double>(dropped) / static_cast<double>(total), why));
 }
 
 Status StreamLayout(const data::Pipeline& pipeline, const DistributeOptions& options,
