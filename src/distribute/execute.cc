@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "plan.h"
+#include "tfdist/base/interrupt.h"
 #include "tfdist/distribute/steps.h"
 
 namespace tfdist::dist {
@@ -64,7 +65,7 @@ class ElementTee {
   Status status_;
 };
 
-void WorkerStream::TakeElements(uint64_t n) {
+void WorkerStream::TakeElements(uint64_t n, uint64_t piece_size) {
   if (n == 0) return;
   const size_t take = static_cast<size_t>(n);
   if (!shared_ && at_ == 0 && current_.empty() && 2 * take >= batch_.size()) {
@@ -84,7 +85,7 @@ void WorkerStream::TakeElements(uint64_t n) {
   const size_t need = current_.size() + take;
   if (current_.capacity() < need) {
     const size_t room = std::max<size_t>(2 * current_.capacity(), size_t{1} << 16);
-    current_.reserve(std::max(need, std::min(Items().size(), room)));
+    current_.reserve(std::max(need, static_cast<size_t>(std::min<uint64_t>(piece_size, room))));
   }
   const auto at = static_cast<std::ptrdiff_t>(at_), end = at + static_cast<std::ptrdiff_t>(take);
   if (shared_) {
@@ -121,7 +122,7 @@ bool WorkerStream::CutPieces() {
       at_ += static_cast<size_t>(elements);
     }
     if (!rule_->Next(cut)) return false;
-    TakeElements(cut.take);
+    TakeElements(cut.take, cut.size);
     if (!cut.emit) continue;
     const size_t before = ready_.size();
     Piece(std::move(current_));
@@ -211,6 +212,7 @@ Result<Execution> Execution::Plan(const data::Pipeline& original, const Distribu
   // A dataset of its own for each worker, even where all run the same
   // pipeline: each counts its own epochs, so their shuffles agree.
   for (int64_t w : ex.workers_) {
+    if (w % 256 == 0 && Interrupted()) return Status::Cancelled("interrupted");
     WorkerPlan plan;
     plan.worker = w;
     plan.pipeline = dist.WorkerPipeline(ex.topology_, w).value_or(dist.pipeline);
@@ -253,6 +255,7 @@ Result<std::vector<std::string>> Execution::FileNamesOf(int64_t worker, uint64_t
   TFDIST_ASSIGN_OR_RETURN(auto dataset, data::BuildDataset(FileNames(plan.pipeline, shape), b));
   TFDIST_ASSIGN_OR_RETURN(auto it, dataset->MakeIterator());
   while (names.size() < limit) {
+    if (names.size() % 1024 == 0 && Interrupted()) return Status::Cancelled("interrupted");
     data::Element e;
     bool end = false;
     TFDIST_RETURN_IF_ERROR(it->GetNext(e, end));

@@ -11,6 +11,7 @@
 #include <map>
 #include <span>
 
+#include "tfdist/base/interrupt.h"
 #include "tfdist/distribute/execute.h"
 #include "tfdist/distribute/steps.h"
 
@@ -108,6 +109,8 @@ class Streamer {
     const bool drops_short_step = ex_.drops_short_step();
     Step step, shown;
     for (; !options_.max_steps || k <= *options_.max_steps; ++k) {
+      // A step costs at least N batches: the flag is cheap beside it.
+      if (Interrupted()) return Status::Cancelled("interrupted");
       step.step = k;
       step.epoch = epoch;
       step.batches.clear();
@@ -204,6 +207,7 @@ class Streamer {
         std::vector<data::Element> one;
         end = false;
         for (; !options_.max_steps || n < *options_.max_steps; ++n) {
+          if (n % 1024 == 0 && Interrupted()) return Status::Cancelled("interrupted");
           TFDIST_RETURN_IF_ERROR(stream->Next(one, end));
           if (end) break;
           for (const data::Element& e : one) {

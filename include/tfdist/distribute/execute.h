@@ -65,8 +65,8 @@ class WorkerStream {
   // pieces' records are fetched together). False when the rule needs input.
   bool CutPieces();
   // Moves (or, from a shared batch, copies) the next n input elements to
-  // the piece being filled.
-  void TakeElements(uint64_t n);
+  // the piece being filled, which holds at most `piece_size`.
+  void TakeElements(uint64_t n, uint64_t piece_size);
   // A complete piece: kept (into ready_) or not, by DATA's filter.
   void Piece(std::vector<data::Element> piece);
   const std::vector<data::Element>& Items() const { return shared_ ? shared_->items : batch_; }
