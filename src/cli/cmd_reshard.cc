@@ -69,7 +69,8 @@ Result<std::vector<std::string>> ResolveRewriteArgs(const RewriteArgs& a, io::Re
   o->overwrite = a.force;
   o->sync = !a.no_fsync;
   o->use_index = !a.no_index;
-  TFDIST_ASSIGN_OR_RETURN(const StringList files, io::ExpandFilePatterns(a.patterns));
+  std::vector<std::string> warnings;
+  TFDIST_ASSIGN_OR_RETURN(const StringList files, ExpandFileArgs(a.patterns, warnings));
   return files.ToVector();
 }
 

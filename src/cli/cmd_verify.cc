@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "commands.h"
-#include "tfdist/io/byte_stream.h"
 #include "file_args.h"
 #include "report.h"
+#include "tfdist/io/byte_stream.h"
 
 namespace tfdist::cli {
 namespace {
@@ -47,6 +47,7 @@ int RunVerify(const VerifyOptions& o) {
     out["bad_files"] = bad;
     out["records"] = records;
     out["bytes"] = bytes;
+    AddWarningsJson(out, inputs->warnings);
     if (Status e = FirstScanError(scans); !e.ok()) out["error"] = ErrorJson(e);
     PrintJson(out);
   } else {

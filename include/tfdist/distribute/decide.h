@@ -101,6 +101,8 @@ enum class WarningKind {
   kNoSteps,                    // an epoch that feeds no record (an error-level warning)
   kFilterUpperBound,           // filter() counted as keeping everything: counts are upper bounds
   kUnseededShuffle,            // a shuffle with no seed at all: random in TensorFlow
+  kFileListedTwice,            // list_files: a file matched twice (kept, as TensorFlow does)
+  kTwoShardSets,               // list_files: two -of-N sets of one prefix
 };
 
 enum class Severity {
