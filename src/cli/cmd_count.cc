@@ -50,6 +50,7 @@ int RunCount(const CountOptions& o) {
     out["records"] = records;
     out["bytes"] = bytes;
     out["file_bytes"] = file_bytes;
+    AddWarningsJson(out, inputs->warnings);
     if (Status e = FirstScanError(scans); !e.ok()) out["error"] = ErrorJson(e);
     PrintJson(out);
   } else {

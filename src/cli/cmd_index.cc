@@ -67,7 +67,8 @@ int RunIndex(const IndexOptions& o) {
         Status::InvalidArgument("cannot index standard input (-): an index describes a file"),
         o.json);
   }
-  Result<StringList> files = io::ExpandFilePatterns(o.patterns);
+  std::vector<std::string> warnings;
+  Result<StringList> files = ExpandFileArgs(o.patterns, warnings);
   if (!files.ok()) return ReportError(files.status(), o.json);
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const std::string_view name : *files) {

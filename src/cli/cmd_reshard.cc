@@ -71,7 +71,8 @@ Result<std::vector<std::string>> ResolveRewriteArgs(const RewriteArgs& a, io::Re
   o->sync = !a.no_fsync;
   o->use_index = !a.no_index;
   o->note = PrintNote;
-  TFDIST_ASSIGN_OR_RETURN(const StringList files, io::ExpandFilePatterns(a.patterns));
+  std::vector<std::string> warnings;
+  TFDIST_ASSIGN_OR_RETURN(const StringList files, ExpandFileArgs(a.patterns, warnings));
   return files.ToVector();
 }
 

@@ -6,10 +6,10 @@
 #include <memory>
 
 #include "commands.h"
-#include "tfdist/io/byte_stream.h"
 #include "file_args.h"
 #include "report.h"
 #include "tfdist/base/text.h"
+#include "tfdist/io/byte_stream.h"
 
 namespace tfdist::cli {
 namespace {
@@ -48,6 +48,7 @@ int RunVerify(const VerifyOptions& o) {
     out["bad_files"] = bad;
     out["records"] = records;
     out["bytes"] = bytes;
+    AddWarningsJson(out, inputs->warnings);
     if (Status e = FirstScanError(scans); !e.ok()) out["error"] = ErrorJson(e);
     PrintJson(out);
   } else {

@@ -3,19 +3,20 @@
 
 #include "distribute_args.h"
 
-#include "report.h"
-
 #include <fmt/format.h>
 
 #include <cstdlib>
+
+#include "report.h"
 
 namespace tfdist::cli {
 
 void AddDistributeArgs(CLI::App& cmd, DistributeArgs* args, const std::string& worker_help,
                        const std::string& steps_help) {
   cmd.add_option("--workers", args->workers,
-                 "Workers (input pipelines, one per host); default: from TF_CONFIG, Open MPI, "
-                 "Slurm or torchrun, else 1");
+                 "Workers (input pipelines, one per host), at most 65536 (far beyond any "
+                 "published tf.distribute job); default: from TF_CONFIG, Open MPI, Slurm or "
+                 "torchrun, else 1");
   cmd.add_option("--replicas", args->replicas, "Replicas in sync per worker (GPUs per host)")
       ->default_val(1);
   cmd.add_option("--worker", args->worker, worker_help);
@@ -59,6 +60,13 @@ Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o, bool a
     r.source["workers"] = "default";
   }
   d.topology.replicas = o.replicas;
+  // Before anything is listed or read (CheckTopology says it again for the API).
+  if (d.topology.workers > dist::kMaxWorkers) {
+    return Status::InvalidArgument(fmt::format(
+        "too many workers: at most {} (far beyond any published tf.distribute job); got {} "
+        "({})",
+        dist::kMaxWorkers, d.topology.workers, r.source.value("workers", std::string())));
+  }
   if (o.worker) {
     d.worker = *o.worker;
     r.source["worker"] = "--worker";
@@ -121,12 +129,13 @@ Status ApplyTrace(LoadedPipeline& loaded, const DistributeArgs& args, dist::Dist
     TFDIST_ASSIGN_OR_RETURN(const dist::AutoShardPolicy policy, dist::ParsePolicy(*t.policy));
     if (!args.policy) {
       d.policy = policy;
-      t.assumptions.push_back(fmt::format("{}: with_options(): auto_shard_policy = {}",
-                                          t.policy_site, *t.policy));
+      t.assumptions.push_back(
+          fmt::format("{}: with_options(): auto_shard_policy = {}", t.policy_site, *t.policy));
     } else if (d.policy != policy) {
-      t.assumptions.push_back(fmt::format("--policy {} overrides the code's auto_shard_policy = {} "
-                                          "({})",
-                                          dist::PolicyName(d.policy), *t.policy, t.policy_site));
+      t.assumptions.push_back(
+          fmt::format("--policy {} overrides the code's auto_shard_policy = {} "
+                      "({})",
+                      dist::PolicyName(d.policy), *t.policy, t.policy_site));
     }
   }
   return Status::OK();
@@ -153,8 +162,8 @@ Result<LoadedPipeline> LoadDistributedPipeline(const PipelineArgs& pipeline,
 
 std::string SplitReasonText(const dist::Decision& d) {
   if (!d.split_requested) return d.split_reason;
-  return fmt::format("--rebatch {}{}{}", dist::SplitName(d.split), d.split_reason.empty() ? "" : ": ",
-                     d.split_reason);
+  return fmt::format("--rebatch {}{}{}", dist::SplitName(d.split),
+                     d.split_reason.empty() ? "" : ": ", d.split_reason);
 }
 
 std::string WarningText(const dist::Warning& w) {

@@ -45,10 +45,22 @@ void AddIndexDirOption(CLI::App& cmd, bool write) {
   if (!write) o->check(CLI::ExistingDirectory);
 }
 
+Result<StringList> ExpandFileArgs(std::span<const std::string> patterns,
+                                  std::vector<std::string>& warnings) {
+  TFDIST_ASSIGN_OR_RETURN(io::FileArguments args, io::ExpandFileArguments(patterns));
+  for (const std::string& w : args.warnings) PrintMessage("warning", w);
+  warnings.insert(warnings.end(), args.warnings.begin(), args.warnings.end());
+  return std::move(args.files);
+}
+
+void AddWarningsJson(nlohmann::ordered_json& out, const std::vector<std::string>& warnings) {
+  if (!warnings.empty()) out["warnings"] = warnings;
+}
+
 Result<ResolvedFiles> ResolveFileArgs(const FileArgs& args) {
   ResolvedFiles resolved;
   TFDIST_ASSIGN_OR_RETURN(resolved.compression, io::ParseCompression(args.compression));
-  TFDIST_ASSIGN_OR_RETURN(const StringList files, io::ExpandFilePatterns(args.patterns));
+  TFDIST_ASSIGN_OR_RETURN(const StringList files, ExpandFileArgs(args.patterns, resolved.warnings));
   resolved.files = files.ToVector();
   return resolved;
 }

@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tfdist/base/result.h"
 #include "tfdist/base/status.h"
+#include "tfdist/base/string_list.h"
 #include "tfdist/io/byte_stream.h"
 #include "tfdist/io/file_count.h"
 #include "tfdist/io/record_reader.h"
@@ -38,11 +40,20 @@ void AddFileArgs(CLI::App& cmd, FileArgs* args);
 void AddIndexDirOption(CLI::App& cmd, bool write = false);
 
 struct ResolvedFiles {
-  std::vector<std::string> files;  // expanded and sorted (see ExpandFilePatterns)
+  std::vector<std::string> files;  // expanded and sorted, each once (io::ExpandFileArguments)
   io::Compression compression;
+  std::vector<std::string> warnings;  // printed to stderr already; for JSON output
 };
+// Prints each warning of the expansion to stderr ("tfdist: warning: ...").
 // Error: InvalidArgument for an unknown compression or a pattern matching nothing.
 Result<ResolvedFiles> ResolveFileArgs(const FileArgs& args);
+
+// io::ExpandFileArguments, its warnings printed to stderr and kept in `warnings`.
+Result<StringList> ExpandFileArgs(std::span<const std::string> patterns,
+                                  std::vector<std::string>& warnings);
+
+// `warnings` as a JSON member of `out` ("warnings"), when there are any.
+void AddWarningsJson(nlohmann::ordered_json& out, const std::vector<std::string>& warnings);
 
 // One file's count by count or verify: io::CountFiles's, and the file.
 struct FileScan : io::FileCount {

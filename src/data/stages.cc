@@ -13,11 +13,22 @@
 #include <tuple>
 
 #include "tfdist/base/interrupt.h"
+#include "tfdist/base/philox.h"
 #include "tfdist/io/record_fetch.h"
 #include "tfdist/io/record_reader.h"
-#include "tfdist/base/philox.h"
 
 namespace tfdist::data {
+
+Status Iterator::Skip(uint64_t n, uint64_t& skipped, bool& end) {
+  Element e;
+  end = false;
+  for (skipped = 0; skipped < n; ++skipped) {
+    TFDIST_RETURN_IF_ERROR(GetNext(e, end));
+    if (end) break;
+  }
+  return Status::OK();
+}
+
 namespace {
 
 class NamesDataset final : public Dataset {
@@ -31,6 +42,12 @@ class NamesDataset final : public Dataset {
       Status GetNext(Element& out, bool& end) override {
         end = next_ >= names_.size();
         if (!end) out = Element::Name(std::string(names_[next_++]));
+        return Status::OK();
+      }
+      Status Skip(uint64_t n, uint64_t& skipped, bool& end) override {
+        skipped = std::min<uint64_t>(n, names_.size() - next_);
+        next_ += static_cast<size_t>(skipped);
+        end = skipped < n;
         return Status::OK();
       }
 
@@ -164,30 +181,37 @@ class ShardIterator final : public Iterator {
   ShardIterator(std::unique_ptr<Iterator> in, int64_t n, int64_t i, TooFewForShards too_few)
       : in_(std::move(in)), n_(n), i_(i), too_few_(std::move(too_few)) {}
   Status GetNext(Element& out, bool& end) override {
-    for (;;) {
-      TFDIST_RETURN_IF_ERROR(in_->GetNext(out, end));
-      if (end) {
-        if (too_few_ && position_ > 0 && position_ < n_) return too_few_(position_);
-        return Status::OK();
-      }
-      if (position_++ % n_ != i_) continue;
-      if (too_few_ && position_ < n_) TFDIST_RETURN_IF_ERROR(SkipFirstRound());
-      return Status::OK();
+    // Past the other shards' elements to this shard's next one (by a jump
+    // where the input can: a list of names).
+    const int64_t behind = (i_ - position_ % n_ + n_) % n_;
+    if (behind > 0) {
+      uint64_t skipped = 0;
+      TFDIST_RETURN_IF_ERROR(in_->Skip(static_cast<uint64_t>(behind), skipped, end));
+      position_ += static_cast<int64_t>(skipped);
+      if (end) return AtEnd();
     }
+    TFDIST_RETURN_IF_ERROR(in_->GetNext(out, end));
+    if (end) return AtEnd();
+    ++position_;
+    if (too_few_ && position_ < n_) TFDIST_RETURN_IF_ERROR(SkipFirstRound());
+    return Status::OK();
   }
 
  private:
+  Status AtEnd() const {
+    if (too_few_ && position_ > 0 && position_ < n_) return too_few_(position_);
+    return Status::OK();
+  }
+
   // TensorFlow's non-empty check, at the shard's first element: the other
   // shards' elements of the first round must all be there. They are no
   // element of this shard, so they are dropped.
   Status SkipFirstRound() {
-    Element skipped;
+    uint64_t skipped = 0;
     bool end = false;
-    while (position_ < n_) {
-      TFDIST_RETURN_IF_ERROR(in_->GetNext(skipped, end));
-      if (end) return too_few_(position_);
-      ++position_;
-    }
+    TFDIST_RETURN_IF_ERROR(in_->Skip(static_cast<uint64_t>(n_ - position_), skipped, end));
+    position_ += static_cast<int64_t>(skipped);
+    if (end) return too_few_(position_);
     return Status::OK();
   }
 
@@ -504,8 +528,7 @@ DatasetPtr NewTakeDataset(DatasetPtr input, int64_t count) {
   return std::make_shared<UnaryDataset<TakeIterator, int64_t>>(std::move(input), count);
 }
 
-DatasetPtr NewSkipDataset(DatasetPtr input, int64_t count,
-                          std::shared_ptr<ReadCounters> counters) {
+DatasetPtr NewSkipDataset(DatasetPtr input, int64_t count, std::shared_ptr<ReadCounters> counters) {
   return std::make_shared<UnaryDataset<SkipIterator, int64_t, std::shared_ptr<ReadCounters>>>(
       std::move(input), count, std::move(counters));
 }
@@ -516,7 +539,8 @@ DatasetPtr NewEnumerateDataset(DatasetPtr input, int64_t start) {
 
 DatasetPtr NewBatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder,
                            std::shared_ptr<ReadCounters> counters) {
-  return std::make_shared<UnaryDataset<BatchIterator, int64_t, bool, std::shared_ptr<ReadCounters>>>(
+  return std::make_shared<
+      UnaryDataset<BatchIterator, int64_t, bool, std::shared_ptr<ReadCounters>>>(
       std::move(input), batch_size, drop_remainder, std::move(counters));
 }
 

@@ -81,6 +81,12 @@ Status CheckTopology(const Topology& t) {
         "replicas",
         W, R));
   }
+  if (W > kMaxWorkers) {
+    return Status::InvalidArgument(fmt::format(
+        "the topology is too large: at most {} workers (far beyond any published tf.distribute "
+        "job); got {}",
+        kMaxWorkers, W));
+  }
   // Far beyond any cluster, and small enough that W x R and the per-worker
   // tables cannot overflow or exhaust memory.
   constexpr int64_t kMaxReplicasInSync = 1 << 20;
@@ -215,10 +221,10 @@ Result<Decision> Decide(const PipelineShape& shape, const DistributeOptions& opt
 
 Status CheckFileCount(uint64_t found, int64_t workers) {
   if (found == 0 || found >= static_cast<uint64_t>(workers)) return Status::OK();
-  return Status::InvalidArgument(fmt::format(
-                                     "FILE sharding needs at least {0} files for {0} workers; "
-                                     "found {1}",
-                                     workers, found))
+  return Status::InvalidArgument(
+             fmt::format("FILE sharding needs at least {0} files for {0} workers; "
+                         "found {1}",
+                         workers, found))
       .WithAdvice(Remedy::kDataPolicyOrMoreFiles);
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <span>
 
+#include "tfdist/base/interrupt.h"
 #include "tfdist/distribute/execute.h"
 #include "tfdist/distribute/steps.h"
 
@@ -108,6 +109,8 @@ class Streamer {
     const bool drops_short_step = ex_.drops_short_step();
     Step step, shown;
     for (; !options_.max_steps || k <= *options_.max_steps; ++k) {
+      // A step costs at least N batches: the flag is cheap beside it.
+      if (Interrupted()) return Status::Cancelled("interrupted");
       step.step = k;
       step.epoch = epoch;
       step.batches.clear();
@@ -157,9 +160,9 @@ class Streamer {
     }
     for (size_t w = 0; w < streams.size(); ++w) {
       // Added once: for the first worker whose split differs.
-      if (const SplitAudit* audit = streams[w]->audit(); audit != nullptr && audit->differs() &&
-                                                         !summary_.decision.HasWarning(
-                                                             WarningKind::kGuideVersusCode)) {
+      if (const SplitAudit* audit = streams[w]->audit();
+          audit != nullptr && audit->differs() &&
+          !summary_.decision.HasWarning(WarningKind::kGuideVersusCode)) {
         summary_.decision.warnings.push_back(GuideVersusCodeWarning(audit->crosses()));
       }
       summary_.workers[w].bytes_read =
@@ -204,6 +207,7 @@ class Streamer {
         std::vector<data::Element> one;
         end = false;
         for (; !options_.max_steps || n < *options_.max_steps; ++n) {
+          if (n % 1024 == 0 && Interrupted()) return Status::Cancelled("interrupted");
           TFDIST_RETURN_IF_ERROR(stream->Next(one, end));
           if (end) break;
           for (const data::Element& e : one) {
@@ -296,10 +300,11 @@ class SummaryOnly : public LayoutSink {
 
 }  // namespace
 
-void WorkerSummary::AddBatch(uint64_t size) {
-  ++batches;
-  records += size;
-  if (size == 0) ++empty_batches;
+void WorkerSummary::AddBatches(uint64_t size, uint64_t count) {
+  if (count == 0) return;
+  batches += count;
+  records += size * count;
+  if (size == 0) empty_batches += count;
   smallest_batch = std::min(smallest_batch.value_or(size), size);
   largest_batch = std::max(largest_batch.value_or(size), size);
 }
@@ -370,11 +375,10 @@ void AddAccountingWarnings(LayoutSummary& s) {
         {}, Severity::kError);
     return;
   }
-  s.decision.Warn(WarningKind::kRecordsDropped,
-                  fmt::format("{} of {} records ({:.1f}%) never reach a replica in an epoch: {}",
-                              dropped, total,
-                              100.0 * static_cast<double>(dropped) / static_cast<double>(total),
-                              why));
+  s.decision.Warn(
+      WarningKind::kRecordsDropped,
+      fmt::format("{} of {} records ({:.1f}%) never reach a replica in an epoch: {}", dropped,
+                  total, 100.0 * static_cast<double>(dropped) / static_cast<double>(total), why));
 }
 
 Status StreamLayout(const data::Pipeline& pipeline, const DistributeOptions& options,

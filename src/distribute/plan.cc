@@ -40,9 +40,8 @@ Status CheckJoinedFileCounts(const data::Pipeline& pipeline, const PipelineShape
     if (c == nullptr) continue;
     const data::Pipeline& other = *c->dataset;
     const PipelineShape other_shape = Analyze(other);
-    TFDIST_ASSIGN_OR_RETURN(
-        const uint64_t found,
-        CountFileNames(other, other_shape, build, static_cast<uint64_t>(workers)));
+    TFDIST_ASSIGN_OR_RETURN(const uint64_t found, CountFileNames(other, other_shape, build,
+                                                                 static_cast<uint64_t>(workers)));
     if (Status s = CheckFileCount(found, workers); !s.ok()) {
       const Advice advice = s.advice();
       return data::PositionError(pipeline.text, pipeline.ops[i].pos,
@@ -69,8 +68,42 @@ void WarnUnseeded(Distribution& d, const data::BuildOptions& build) {
 
 }  // namespace
 
-Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
-                                       const io::FolderListings& listings) {
+namespace {
+
+// What list_files' matches warn of: a file listed twice (several patterns
+// matching it, also by another spelling), two sets of shards of one prefix.
+void ListWarnings(const StringList& files, size_t patterns, std::vector<Warning>& out) {
+  const std::vector<std::pair<size_t, size_t>> same = io::SameFiles(files, patterns > 1);
+  constexpr size_t kNamed = 10;
+  for (size_t k = 0; k < same.size() && k < kNamed; ++k) {
+    const auto [i, first] = same[k];
+    out.push_back(
+        {WarningKind::kFileListedTwice,
+         files[i] == files[first]
+             ? fmt::format("list_files: {} matched by more than one pattern; kept twice, as "
+                           "TensorFlow reads it twice",
+                           files[i])
+             : fmt::format("list_files: {} matched by more than one pattern (the same file as "
+                           "{}); kept twice, as TensorFlow reads it twice",
+                           files[i], files[first]),
+         {}});
+  }
+  if (same.size() > kNamed) {
+    out.push_back({WarningKind::kFileListedTwice,
+                   fmt::format("list_files: {} more files matched by more than one pattern; "
+                               "each kept twice, as TensorFlow reads them",
+                               same.size() - kNamed),
+                   {}});
+  }
+  for (std::string& w : io::ShardSetWarnings(files)) {
+    out.push_back({WarningKind::kTwoShardSets, "list_files: " + std::move(w), {}});
+  }
+}
+
+}  // namespace
+
+Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in, const io::FolderListings& listings,
+                                       std::vector<Warning>* warnings) {
   data::Pipeline out = in;
   const auto* l = std::get_if<data::ListFilesOp>(&in.ops[0].params);
   if (l == nullptr) return out;
@@ -86,6 +119,7 @@ Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
     if (at.position()) error = std::move(error).WithPosition(*at.position());
     return std::move(error).WithAdvice(advice.remedy, advice.subject);
   }
+  if (warnings != nullptr) ListWarnings(*files, l->patterns.size(), *warnings);
   const int64_t n = static_cast<int64_t>(files->size());
   out.ops[0].params = data::FromTensorSlicesOp::Names(std::move(*files));
   if (l->shuffle) {
@@ -111,7 +145,8 @@ Result<Distribution> PlanDistribution(const data::Pipeline& original,
   auto resolved = [&](const data::Pipeline& p) {
     return build.global_seed ? data::ResolveOpSeeds(p, *build.global_seed) : p;
   };
-  TFDIST_ASSIGN_OR_RETURN(out.pipeline, ExpandListFiles(resolved(original), listings));
+  std::vector<Warning> listed;
+  TFDIST_ASSIGN_OR_RETURN(out.pipeline, ExpandListFiles(resolved(original), listings, &listed));
   TFDIST_RETURN_IF_ERROR(CheckTopology(t));
   out.build = build;
   if (!out.build.default_seed)
@@ -126,16 +161,17 @@ Result<Distribution> PlanDistribution(const data::Pipeline& original,
       }
     }
     out.decision = DecideFromFunction(out.shape, options);
+    out.decision.warnings.insert(out.decision.warnings.begin(), listed.begin(), listed.end());
     WarnUnseeded(out, build);
     return out;
   }
   TFDIST_ASSIGN_OR_RETURN(out.decision, Decide(out.shape, options));
+  out.decision.warnings.insert(out.decision.warnings.begin(), listed.begin(), listed.end());
   WarnUnseeded(out, build);
   Decision& d = out.decision;
   if (d.ShardsFiles(t)) {
-    TFDIST_ASSIGN_OR_RETURN(
-        d.num_files,
-        CountFileNames(out.pipeline, out.shape, out.build, static_cast<uint64_t>(t.workers)));
+    TFDIST_ASSIGN_OR_RETURN(d.num_files, CountFileNames(out.pipeline, out.shape, out.build,
+                                                        static_cast<uint64_t>(t.workers)));
     TFDIST_RETURN_IF_ERROR(CheckFileCount(*d.num_files, t.workers));
     TFDIST_RETURN_IF_ERROR(CheckJoinedFileCounts(out.pipeline, out.shape, out.build, t.workers));
   }

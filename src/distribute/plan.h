@@ -17,17 +17,20 @@ namespace tfdist::dist {
 
 // list_files() expanded once for all workers: from_tensor_slices() of the
 // sorted matches, then the shuffle list_files(shuffle=True) stands for.
-// `listings` stand in for listing their folders.
+// `listings` stand in for listing their folders. Files matched twice are
+// kept (as TensorFlow keeps them), and with two -of-N sets of one prefix,
+// said in `warnings` when given.
 // Error: InvalidArgument at list_files' position when nothing matches.
 Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
-                                       const io::FolderListings& listings = io::FolderListings());
+                                       const io::FolderListings& listings = io::FolderListings(),
+                                       std::vector<Warning>* warnings = nullptr);
 
 struct Distribution {
-  data::Pipeline pipeline;   // list_files expanded
+  data::Pipeline pipeline;  // list_files expanded
   // DistributeOptions::worker_pipelines, list_files expanded; empty when
   // every worker runs `pipeline`.
   std::vector<data::Pipeline> worker_pipelines;
-  PipelineShape shape;       // of `pipeline`
+  PipelineShape shape;  // of `pipeline`
   Decision decision;
   data::BuildOptions build;  // one seed for the run; deferred_payloads for DATA by index
 

@@ -13,91 +13,153 @@ namespace tfdist::dist {
 
 std::vector<int64_t> BatchSizesForWorker(int64_t global_batch_size, int64_t workers,
                                          int64_t replicas_per_worker, int64_t worker) {
-  assert(global_batch_size >= 0 && workers > 0 && replicas_per_worker > 0);
-  assert(0 <= worker && worker < workers);
-  const int64_t n = workers * replicas_per_worker;
-  const int64_t floor = global_batch_size / n;
-  const int64_t extra = global_batch_size - n * floor;
-  std::vector<int64_t> sizes(static_cast<size_t>(n), floor);
-  for (int64_t i = 0; i < extra; ++i) sizes[static_cast<size_t>(i)] = floor + 1;
-  const size_t shift = static_cast<size_t>((worker * replicas_per_worker) % n);
-  std::rotate(sizes.begin(), sizes.begin() + static_cast<std::ptrdiff_t>(shift), sizes.end());
+  const SizeCycle cycle =
+      SizeCycle::ForWorker(global_batch_size, workers, replicas_per_worker, worker);
+  std::vector<int64_t> sizes(cycle.length());
+  for (uint64_t i = 0; i < cycle.length(); ++i) sizes[i] = cycle[i];
   return sizes;
 }
 
-SplitRule::SplitRule(Split split, std::vector<int64_t> sizes, int64_t pieces, bool drop_remainder)
+SizeCycle::SizeCycle(std::vector<int64_t> sizes) : list_(std::move(sizes)), n_(list_.size()) {}
+
+SizeCycle SizeCycle::ForWorker(int64_t global_batch_size, int64_t workers,
+                               int64_t replicas_per_worker, int64_t worker) {
+  assert(global_batch_size >= 0 && workers > 0 && replicas_per_worker > 0);
+  assert(0 <= worker && worker < workers);
+  const int64_t n = workers * replicas_per_worker;
+  SizeCycle c;
+  c.n_ = static_cast<uint64_t>(n);
+  c.floor_ = global_batch_size / n;
+  c.extra_ = static_cast<uint64_t>(global_batch_size - n * c.floor_);
+  // Rotated left by w*R: position i holds the unrotated list's (i + shift) mod n.
+  c.shift_ = static_cast<uint64_t>((worker * replicas_per_worker) % n);
+  return c;
+}
+
+uint64_t SizeCycle::ZerosFrom(uint64_t i) const {
+  if (!list_.empty()) {
+    uint64_t j = i;
+    while (j < n_ && list_[j] == 0) ++j;
+    return j - i;
+  }
+  if (floor_ > 0 || i >= n_) return 0;
+  if (extra_ == 0) return n_ - i;         // G = 0: all zeros
+  const uint64_t at = (i + shift_) % n_;  // in the unrotated list: zeros from extra_ to n_
+  if (at < extra_) return 0;
+  return std::min(n_ - at, n_ - i);
+}
+
+SplitRule::SplitRule(Split split, SizeCycle sizes, int64_t pieces, bool drop_remainder)
     : split_(split), sizes_(std::move(sizes)), pieces_(pieces), drop_remainder_(drop_remainder) {
   assert(split_ != Split::kLegacy || pieces_ > 0);
-  if (split_ == Split::kBatchSizes &&
-      std::none_of(sizes_.begin(), sizes_.end(), [](int64_t n) { return n > 0; })) {
-    sizes_.clear();  // nothing can ever be taken: no output (and no endless empty pieces)
+  if (split_ == Split::kBatchSizes && sizes_.AllZero()) {
+    sizes_.Clear();  // nothing can ever be taken: no output (and no endless empty pieces)
   }
 }
 
 SplitRule SplitRule::For(const Decision& d, const Topology& t, int64_t worker) {
-  std::vector<int64_t> sizes;
+  SizeCycle sizes;
   if (d.split == Split::kBatchSizes) {
     assert(d.global_batch_size);
-    sizes = BatchSizesForWorker(*d.global_batch_size, t.workers, t.replicas, worker);
+    sizes = SizeCycle::ForWorker(*d.global_batch_size, t.workers, t.replicas, worker);
   }
   return SplitRule(d.split, std::move(sizes), t.num_replicas_in_sync(), false);
 }
 
-void SplitRule::CutEmpty(std::vector<Cut>& cuts) {
+void SplitRule::Begin(uint64_t size) {
+  started_ = true;
+  remaining_ = size;
+  batch_ = size;
+  piece_ = 0;
+}
+
+void SplitRule::End() {
+  started_ = true;
+  ended_ = true;
+  remaining_ = 0;
+  batch_ = 0;
+  piece_ = split_ == Split::kLegacy ? static_cast<uint64_t>(pieces_) : 1;
+}
+
+bool SplitRule::Next(Cut& cut) {
+  if (split_ == Split::kLegacy) {
+    const uint64_t n = static_cast<uint64_t>(pieces_);
+    if (!started_ || piece_ >= n) return false;
+    const uint64_t per = (batch_ + n - 1) / n;
+    const uint64_t take = std::min(batch_, per * (piece_ + 1)) - std::min(batch_, per * piece_);
+    ++piece_;
+    cut = {take, true, take};
+    return true;
+  }
+  if (split_ != Split::kBatchSizes) {
+    if (!started_ || piece_ > 0) return false;
+    piece_ = 1;
+    cut = {batch_, true, batch_};
+    return true;
+  }
+  if (sizes_.length() == 0 || !started_) return false;
   // RebatchDatasetV2 emits a piece of size 0 as soon as the cycle reaches
   // it, without waiting for input.
-  while (filled_ == 0 && sizes_[index_] == 0) {
-    cuts.push_back({0, true, 0});
-    index_ = (index_ + 1) % sizes_.size();
+  if (filled_ == 0 && sizes_[index_] == 0) {
+    cut = {0, true, 0};
+    Advance();
+    return true;
   }
+  if (remaining_ > 0) {
+    const uint64_t full = static_cast<uint64_t>(sizes_[index_]);
+    const uint64_t take = std::min(full - filled_, remaining_);
+    remaining_ -= take;
+    filled_ += take;
+    if (filled_ < full) {
+      cut = {take, false, full};
+      return true;
+    }
+    cut = {take, true, full};
+    filled_ = 0;
+    Advance();
+    return true;
+  }
+  if (!ended_) return false;
+  // The piece being filled is short (a full one was cut): it ends the
+  // output, unless drop_remainder drops it.
+  const bool short_piece = filled_ > 0 && !drop_remainder_;
+  if (short_piece) cut = {0, true, filled_};
+  filled_ = 0;
+  sizes_.Clear();
+  return short_piece;
+}
+
+uint64_t SplitRule::Pass(uint64_t n, uint64_t& elements) {
+  if (split_ != Split::kLegacy || !started_) return 0;
+  const uint64_t pieces = static_cast<uint64_t>(pieces_);
+  const uint64_t k = std::min(n, pieces - std::min(pieces, piece_));
+  if (k == 0) return 0;
+  const uint64_t per = (batch_ + pieces - 1) / pieces;
+  elements += std::min(batch_, per * (piece_ + k)) - std::min(batch_, per * piece_);
+  piece_ += k;
+  return k;
+}
+
+uint64_t SplitRule::EmptyRun() const {
+  if (split_ != Split::kBatchSizes || !started_ || filled_ > 0 || sizes_.length() == 0) return 0;
+  return sizes_.ZerosFrom(index_);
+}
+
+void SplitRule::PassEmpty(uint64_t n) {
+  assert(n <= EmptyRun());
+  index_ = (index_ + n) % sizes_.length();
 }
 
 void SplitRule::Add(uint64_t size, std::vector<Cut>& cuts) {
-  if (split_ == Split::kLegacy) {
-    const uint64_t n = static_cast<uint64_t>(pieces_);
-    const uint64_t per = (size + n - 1) / n;
-    for (uint64_t i = 0; i < n; ++i) {
-      const uint64_t take = std::min(size, per * (i + 1)) - std::min(size, per * i);
-      cuts.push_back({take, true, take});
-    }
-    return;
-  }
-  if (split_ != Split::kBatchSizes) {
-    cuts.push_back({size, true, size});
-    return;
-  }
-  if (sizes_.empty()) return;
-  if (!started_) {
-    started_ = true;
-    CutEmpty(cuts);
-  }
-  while (size > 0) {
-    const uint64_t full = static_cast<uint64_t>(sizes_[index_]);
-    const uint64_t take = std::min(full - filled_, size);
-    size -= take;
-    filled_ += take;
-    if (filled_ < full) {
-      cuts.push_back({take, false, full});
-      break;
-    }
-    cuts.push_back({take, true, full});
-    filled_ = 0;
-    index_ = (index_ + 1) % sizes_.size();
-    CutEmpty(cuts);
-  }
+  Begin(size);
+  Cut cut;
+  while (Next(cut)) cuts.push_back(cut);
 }
 
 void SplitRule::Finish(std::vector<Cut>& cuts) {
-  if (split_ != Split::kBatchSizes || sizes_.empty()) return;
-  if (!started_) {
-    started_ = true;
-    CutEmpty(cuts);  // leading pieces of size 0 come out even from no input
-  }
-  // The piece being filled is short (a full one was cut): it ends the
-  // output, unless drop_remainder drops it.
-  if (filled_ > 0 && !drop_remainder_) cuts.push_back({0, true, filled_});
-  filled_ = 0;
-  sizes_.clear();
+  End();
+  Cut cut;
+  while (Next(cut)) cuts.push_back(cut);
 }
 
 void BatchSplitter::Apply(std::vector<data::Element>* batch,
@@ -158,29 +220,37 @@ void BatchSplitter::Finish(std::vector<std::vector<data::Element>>& out) {
 }
 
 void SizeSplitter::Add(uint64_t size) {
-  rule_.Add(size, cuts_);
-  Apply();
+  rule_.Begin(size);
+  Drain();
 }
 
 void SizeSplitter::Finish() {
-  rule_.Finish(cuts_);
-  Apply();
+  rule_.End();
+  Drain();
 }
 
-void SizeSplitter::Apply() {
-  for (const Cut& c : cuts_) {
+void SizeSplitter::Drain() {
+  Cut c;
+  for (;;) {
+    if (const uint64_t run = rule_.EmptyRun(); run > 1) {
+      rule_.PassEmpty(run);
+      pieces_(0, run);
+      continue;
+    }
+    if (!rule_.Next(c)) return;
     filling_ += c.take;
     if (c.emit) {
-      piece_(filling_);
+      pieces_(filling_, 1);
       filling_ = 0;
     }
   }
-  cuts_.clear();
 }
 
 std::vector<uint64_t> SplitSizes(SplitRule rule, const std::vector<uint64_t>& sizes) {
   std::vector<uint64_t> out;
-  SizeSplitter splitter(std::move(rule), [&out](uint64_t piece) { out.push_back(piece); });
+  SizeSplitter splitter(std::move(rule), [&out](uint64_t piece, uint64_t count) {
+    out.insert(out.end(), count, piece);
+  });
   for (uint64_t b : sizes) splitter.Add(b);
   splitter.Finish();
   return out;
@@ -210,29 +280,50 @@ std::vector<std::vector<data::Element>> RebatchLegacy(
   return SplitAll(SplitRule(Split::kLegacy, {}, n, false), batches);
 }
 
+void SplitAudit::Push(std::deque<Run>& runs, uint64_t size, uint64_t count) {
+  if (count == 0) return;
+  if (!runs.empty() && runs.back().size == size) {
+    runs.back().count += count;
+  } else {
+    runs.push_back({size, count});
+  }
+}
+
 void SplitAudit::Input(uint64_t size) {
   input_end_ += size;
   ends_.push_back(input_end_);
-  std::vector<Cut> cuts;
-  SplitRule(Split::kLegacy, {}, static_cast<int64_t>(n_), false).Add(size, cuts);
-  for (const Cut& c : cuts) legacy_.push_back(c.take);
+  // The legacy split's N pieces of this batch, as runs: full pieces of
+  // ceil(b / N), a short one, empty ones.
+  const uint64_t per = (size + n_ - 1) / n_;
+  const uint64_t full = per == 0 ? 0 : size / per;
+  const uint64_t rest = size - full * per;
+  Push(legacy_, per, full);
+  Push(legacy_, rest, rest > 0 ? 1 : 0);
+  Push(legacy_, 0, n_ - full - (rest > 0 ? 1 : 0));
   Compare();
 }
 
-void SplitAudit::Output(uint64_t size) {
-  const uint64_t start = output_end_;
-  output_end_ += size;
-  while (!ends_.empty() && ends_.front() <= start) ends_.pop_front();
-  if (size > 0 && !ends_.empty() && output_end_ > ends_.front()) crosses_ = true;
-  outputs_.push_back(size);
+void SplitAudit::Output(uint64_t size, uint64_t count) {
+  for (uint64_t i = 0; i < count && size > 0; ++i) {
+    const uint64_t start = output_end_;
+    output_end_ += size;
+    while (!ends_.empty() && ends_.front() <= start) ends_.pop_front();
+    if (!ends_.empty() && output_end_ > ends_.front()) crosses_ = true;
+  }
+  Push(outputs_, size, count);
   Compare();
 }
 
 void SplitAudit::Compare() {
   while (!legacy_.empty() && !outputs_.empty()) {
-    differs_ = differs_ || legacy_.front() != outputs_.front();
-    legacy_.pop_front();
-    outputs_.pop_front();
+    Run& l = legacy_.front();
+    Run& o = outputs_.front();
+    differs_ = differs_ || l.size != o.size;
+    const uint64_t k = std::min(l.count, o.count);
+    l.count -= k;
+    o.count -= k;
+    if (l.count == 0) legacy_.pop_front();
+    if (o.count == 0) outputs_.pop_front();
   }
 }
 

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "plan.h"
+#include "tfdist/base/interrupt.h"
 #include "tfdist/distribute/layout.h"
 #include "tfdist/distribute/split.h"
 #include "tfdist/distribute/steps.h"
@@ -96,8 +97,9 @@ DistinctFiles Distinct(const StringList& files) {
 // Per worker: its files' records (file f goes to worker f mod W), then its
 // per-replica batches by the split rule, and the steps they make. Memory:
 // a row per worker and a total per global step.
-void Arithmetic(const StringList& files, const DistinctFiles& distinct,
-                const std::vector<io::FileRecords>& counts, LayoutSummary& out) {
+// Error: Cancelled when interrupted.
+Status Arithmetic(const StringList& files, const DistinctFiles& distinct,
+                  const std::vector<io::FileRecords>& counts, LayoutSummary& out) {
   Decision& d = out.decision;
   const Topology& t = out.topology;
   const uint64_t R = static_cast<uint64_t>(t.replicas);
@@ -116,6 +118,7 @@ void Arithmetic(const StringList& files, const DistinctFiles& distinct,
   std::vector<uint64_t> step_total;  // records per global step
   std::vector<uint64_t> lengths;     // per worker: its per-replica batches
   for (int64_t w = 0; w < t.workers; ++w) {
+    if (w % 256 == 0 && Interrupted()) return Status::Cancelled("interrupted");
     WorkerSummary& r = out.workers[static_cast<size_t>(w)];
     r.worker = w;
     // batch(G): full batches, and the remainder as a short one or dropped.
@@ -132,12 +135,16 @@ void Arithmetic(const StringList& files, const DistinctFiles& distinct,
       audit.emplace(t.num_replicas_in_sync());
     }
     uint64_t pieces = 0;
-    SizeSplitter splitter(SplitRule::For(d, t, w), [&](uint64_t size) {
-      if (audit) audit->Output(size);
-      r.AddBatch(size);
-      if (pieces / R >= step_total.size()) step_total.push_back(0);
-      step_total[pieces / R] += size;
-      ++pieces;
+    SizeSplitter splitter(SplitRule::For(d, t, w), [&](uint64_t size, uint64_t count) {
+      if (audit) audit->Output(size, count);
+      r.AddBatches(size, count);
+      if ((pieces + count - 1) / R >= step_total.size()) {
+        step_total.resize((pieces + count - 1) / R + 1, 0);
+      }
+      if (size > 0) {
+        for (uint64_t i = 0; i < count; ++i) step_total[(pieces + i) / R] += size;
+      }
+      pieces += count;
     });
     for (uint64_t b = 0; b < full; ++b) {
       if (audit) audit->Input(G);
@@ -159,8 +166,8 @@ void Arithmetic(const StringList& files, const DistinctFiles& distinct,
     r.empty_batches += steps * R - lengths[w];
     r.idle_steps = steps - (lengths[w] + R - 1) / R;
   }
-  out.short_steps = static_cast<uint64_t>(std::count_if(
-      step_total.begin(), step_total.end(), [&](uint64_t total) { return total < G; }));
+  out.short_steps = static_cast<uint64_t>(std::count_if(step_total.begin(), step_total.end(),
+                                                        [&](uint64_t total) { return total < G; }));
   out.steps = steps;
   const uint64_t fewest = *std::min_element(lengths.begin(), lengths.end());
   const uint64_t padded_steps = steps - std::min(steps, fewest / R);
@@ -170,6 +177,7 @@ void Arithmetic(const StringList& files, const DistinctFiles& distinct,
     if (auto w = UnevenFilesWarning(records, true, padded_steps)) d.warnings.push_back(*w);
   }
   AddAccountingWarnings(out);
+  return Status::OK();
 }
 
 }  // namespace
@@ -221,7 +229,7 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
                       std::move(ignored.advice));
   }
   out.records_source = counts.SourcesText();
-  Arithmetic(files, distinct, counts.counts, out);
+  TFDIST_RETURN_IF_ERROR(Arithmetic(files, distinct, counts.counts, out));
   return std::optional<LayoutSummary>(std::move(out));
 }
 

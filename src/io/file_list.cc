@@ -4,13 +4,13 @@
 #include "tfdist/io/file_list.h"
 
 #include <dirent.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fnmatch.h>
 #include <glob.h>
 #include <limits.h>
 #include <malloc.h>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
@@ -22,6 +22,7 @@
 #include <numeric>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "fs_util.h"
@@ -483,6 +484,141 @@ Result<StringList> Expand(std::span<const std::string> patterns, const FolderLis
 }
 
 }  // namespace
+
+std::vector<std::pair<size_t, size_t>> SameFiles(const StringList& files, bool by_inode) {
+  std::vector<std::pair<size_t, size_t>> out;
+  // A sorted list (list_files', the file arguments') holds a name's copies
+  // side by side: no table of names.
+  const bool sorted = std::is_sorted(files.begin(), files.end());
+  std::unordered_map<std::string_view, size_t> by_name;
+  std::map<std::pair<dev_t, ino_t>, size_t> by_id;
+  size_t run = 0;  // sorted: the first of the current name's copies
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string_view name = files[i];
+    if (sorted) {
+      if (i > 0 && name == files[i - 1]) {
+        if (name != "-") out.emplace_back(i, run);
+        continue;
+      }
+      run = i;
+    }
+    if (name == "-") continue;
+    if (!sorted) {
+      auto [named, new_name] = by_name.emplace(name, i);
+      if (!new_name) {
+        out.emplace_back(i, named->second);
+        continue;
+      }
+    }
+    struct stat st;
+    if (!by_inode || stat(std::string(name).c_str(), &st) != 0) continue;
+    auto [id, new_id] = by_id.emplace(std::make_pair(st.st_dev, st.st_ino), i);
+    if (!new_id) out.emplace_back(i, id->second);
+  }
+  return out;
+}
+
+namespace {
+
+// A shard's name split: PREFIX-NNNNN-of-MMMMM[SUFFIX], or false.
+bool SplitShardName(std::string_view path, std::string_view& prefix, std::string_view& total,
+                    std::string_view& suffix) {
+  const size_t slash = path.rfind('/');
+  const size_t base = slash == std::string_view::npos ? 0 : slash + 1;
+  auto digits = [&](size_t from) {
+    size_t to = from;
+    while (to < path.size() && path[to] >= '0' && path[to] <= '9') ++to;
+    return to - from;
+  };
+  for (size_t of = path.rfind("-of-"); of != std::string_view::npos && of > base;
+       of = of == 0 ? std::string_view::npos : path.rfind("-of-", of - 1)) {
+    const size_t m = digits(of + 4);
+    if (m == 0) continue;
+    size_t dash = of;
+    while (dash > base && path[dash - 1] >= '0' && path[dash - 1] <= '9') --dash;
+    if (dash == of || dash <= base || path[dash - 1] != '-') continue;
+    prefix = path.substr(0, dash - 1);
+    total = path.substr(of + 4, m);
+    suffix = path.substr(of + 4 + m);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> ShardSetWarnings(const StringList& files) {
+  // Per prefix, its sets in the order first seen: "of" count and suffix.
+  std::map<std::string_view, std::vector<std::pair<std::string_view, std::string_view>>> sets;
+  std::vector<std::string_view> order;
+  for (std::string_view name : files) {
+    std::string_view prefix, total, suffix;
+    if (!SplitShardName(name, prefix, total, suffix)) continue;
+    auto [it, added] = sets.try_emplace(prefix);
+    if (added) order.push_back(prefix);
+    auto& seen = it->second;
+    if (std::none_of(seen.begin(), seen.end(), [&](const auto& s) { return s.first == total; })) {
+      seen.emplace_back(total, suffix);
+    }
+  }
+  std::vector<std::string> out;
+  for (std::string_view prefix : order) {
+    const auto& seen = sets[prefix];
+    if (seen.size() < 2) continue;
+    std::string names;
+    for (size_t i = 0; i < seen.size(); ++i) {
+      names += fmt::format("{}{}-*-of-{}{}",
+                           i == 0                 ? ""
+                           : i + 1 == seen.size() ? " and "
+                                                  : ", ",
+                           prefix, seen[i].first, seen[i].second);
+    }
+    out.push_back(fmt::format(
+        "{}: {} sets of shards of {}; the dataset is counted {}", names,
+        seen.size() == 2 ? std::string("two") : fmt::format("{}", seen.size()), prefix,
+        seen.size() == 2 ? std::string("twice") : fmt::format("{} times", seen.size())));
+  }
+  return out;
+}
+
+Result<FileArguments> ExpandFileArguments(std::span<const std::string> patterns) {
+  FileArguments out;
+  TFDIST_ASSIGN_OR_RETURN(StringList files, ExpandFilePatterns(patterns));
+  // One pattern's matches are distinct names of one listing; several
+  // patterns may name one file twice, also by different spellings.
+  const std::vector<std::pair<size_t, size_t>> same = SameFiles(files, patterns.size() > 1);
+  out.warnings = ShardSetWarnings(files);
+  if (same.empty()) {
+    out.files = std::move(files);
+    return out;
+  }
+  // Named one by one up to a few; the rest counted.
+  constexpr size_t kNamed = 10;
+  std::vector<bool> drop(files.size(), false);
+  for (size_t k = 0; k < same.size(); ++k) {
+    const auto [i, first] = same[k];
+    drop[i] = true;
+    if (k >= kNamed) continue;
+    if (files[i] == files[first]) {
+      out.warnings.push_back(
+          fmt::format("{} matched by more than one pattern; read once", files[i]));
+    } else {
+      out.warnings.push_back(
+          fmt::format("{} matched by more than one pattern (the same file as {}); read once",
+                      files[i], files[first]));
+    }
+  }
+  if (same.size() > kNamed) {
+    out.warnings.push_back(fmt::format(
+        "{} more files matched by more than one pattern; each read once", same.size() - kNamed));
+  }
+  StringList::Builder kept;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!drop[i]) kept.Add(files[i]);
+  }
+  out.files = std::move(kept).Finish();
+  return out;
+}
 
 uint64_t FoldersListedForTesting() { return folders_listed.load(std::memory_order_relaxed); }
 

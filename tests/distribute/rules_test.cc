@@ -35,15 +35,16 @@ struct DecideCase {
 
 TEST_CASE("Decide: the policy and split for each pipeline shape and request") {
   const char* files = "tfrecord([\"a\", \"b\"]).batch(4)";
-  const char* dynamic = "tfrecord([\"a\", \"b\"]).batch(4).map(parse_example({\"x\": "
-                        "FixedLenFeature([], tf.int64)}))";
+  const char* dynamic =
+      "tfrecord([\"a\", \"b\"]).batch(4).map(parse_example({\"x\": "
+      "FixedLenFeature([], tf.int64)}))";
   const DecideCase cases[] = {
       {files, 2, 1, AutoShardPolicy::kAuto, Split::kAuto, AutoShardPolicy::kFile,
        Split::kBatchSizes, false},
       {files, 1, 1, AutoShardPolicy::kAuto, Split::kAuto, AutoShardPolicy::kFile, Split::kNone,
        false},
-      {dynamic, 2, 2, AutoShardPolicy::kAuto, Split::kAuto, AutoShardPolicy::kFile,
-       Split::kLegacy, false},
+      {dynamic, 2, 2, AutoShardPolicy::kAuto, Split::kAuto, AutoShardPolicy::kFile, Split::kLegacy,
+       false},
       {"range(8).batch(4)", 2, 1, AutoShardPolicy::kAuto, Split::kAuto, AutoShardPolicy::kData,
        Split::kLegacy, false},
       {"range(8).batch(4)", 2, 1, AutoShardPolicy::kData, Split::kNone, AutoShardPolicy::kData,
@@ -52,8 +53,8 @@ TEST_CASE("Decide: the policy and split for each pipeline shape and request") {
        AutoShardPolicy::kData, Split::kLegacy, false},
       {"range(8).batch(4)", 2, 1, AutoShardPolicy::kOff, Split::kLegacy, AutoShardPolicy::kOff,
        Split::kLegacy, true},
-      {"range(8)", 3, 2, AutoShardPolicy::kHint, Split::kAuto, AutoShardPolicy::kHint,
-       Split::kNone, false},
+      {"range(8)", 3, 2, AutoShardPolicy::kHint, Split::kAuto, AutoShardPolicy::kHint, Split::kNone,
+       false},
       {"range(8).batch(4)", 1, 2, AutoShardPolicy::kFile, Split::kAuto, AutoShardPolicy::kFile,
        Split::kBatchSizes, false},
   };
@@ -86,9 +87,9 @@ TEST_CASE("Decide: one replica in sync is never split, under every policy and re
        "FixedLenFeature([], tf.int64)}))"),
   };
   for (const char* expr : exprs) {
-    for (AutoShardPolicy policy : {AutoShardPolicy::kAuto, AutoShardPolicy::kFile,
-                                   AutoShardPolicy::kData, AutoShardPolicy::kOff,
-                                   AutoShardPolicy::kHint}) {
+    for (AutoShardPolicy policy :
+         {AutoShardPolicy::kAuto, AutoShardPolicy::kFile, AutoShardPolicy::kData,
+          AutoShardPolicy::kOff, AutoShardPolicy::kHint}) {
       for (Split asked : {Split::kAuto, Split::kBatchSizes, Split::kLegacy, Split::kNone}) {
         CAPTURE(expr);
         CAPTURE(PolicyName(policy));
@@ -172,8 +173,9 @@ TEST_CASE("the split rule on sizes cuts as the splitter on elements, for every s
     CHECK(Sizes(SplitSizes(rule, input)) == Sizes(element_sizes));
     // Pieces keep the elements' order, losing at most a dropped remainder.
     CHECK(std::is_sorted(order.begin(), order.end()));
-    const bool takes_nothing = split == Split::kBatchSizes &&
-                               std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s == 0; });
+    const bool takes_nothing =
+        split == Split::kBatchSizes &&
+        std::all_of(sizes.begin(), sizes.end(), [](int64_t s) { return s == 0; });
     if (!drop) CHECK(static_cast<int64_t>(order.size()) == (takes_nothing ? 0 : next));
   }
 }
@@ -234,6 +236,53 @@ TEST_CASE("the split audit, fed as the split runs, equals the comparison done in
     CAPTURE(trial);
     CHECK(audit.differs() == differs);
     CHECK(audit.crosses() == crosses);
+  }
+}
+
+TEST_CASE("a worker's split by its sizes' arithmetic cuts as by the whole list") {
+  // SplitRule::For holds batch_sizes_for_worker as floor, extra and shift:
+  // the same cuts as the N-long list, and the same passes over pieces.
+  Rng rng(4242);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int64_t W = static_cast<int64_t>(rng.Uniform(1, 6));
+    const int64_t R = static_cast<int64_t>(rng.Uniform(1, 4));
+    const int64_t G = static_cast<int64_t>(rng.Uniform(0, 30));
+    const int64_t w = static_cast<int64_t>(rng.Uniform(0, static_cast<uint64_t>(W - 1)));
+    std::vector<uint64_t> input(rng.Uniform(0, 6));
+    for (uint64_t& b : input) b = rng.Uniform(0, 2 * static_cast<uint64_t>(G) + 1);
+    const std::vector<int64_t> list = BatchSizesForWorker(G, W, R, w);
+    const SizeCycle cycle = SizeCycle::ForWorker(G, W, R, w);
+    CAPTURE(trial);
+    REQUIRE(cycle.length() == list.size());
+    for (uint64_t i = 0; i < list.size(); ++i) {
+      CHECK(cycle[i] == list[i]);
+      uint64_t zeros = 0;
+      while (i + zeros < list.size() && list[i + zeros] == 0) ++zeros;
+      CHECK(cycle.ZerosFrom(i) == zeros);
+    }
+    CHECK(SplitSizes(SplitRule(Split::kBatchSizes, cycle, 0, false), input) ==
+          SplitSizes(SplitRule(Split::kBatchSizes, list, 0, false), input));
+    // Legacy: passing over k pieces and cutting the rest gives the rest.
+    const int64_t n = W * R;
+    for (uint64_t b : input) {
+      SplitRule all(Split::kLegacy, {}, n, false), passing(Split::kLegacy, {}, n, false);
+      std::vector<Cut> cuts;
+      all.Add(b, cuts);
+      const uint64_t k = rng.Uniform(0, static_cast<uint64_t>(n) + 1);
+      passing.Begin(b);
+      uint64_t elements = 0;
+      const uint64_t passed = passing.Pass(k, elements);
+      CHECK(passed == std::min<uint64_t>(k, static_cast<uint64_t>(n)));
+      uint64_t expected = 0;
+      for (uint64_t i = 0; i < passed; ++i) expected += cuts[i].take;
+      CHECK(elements == expected);
+      Cut c;
+      for (uint64_t i = passed; i < cuts.size(); ++i) {
+        REQUIRE(passing.Next(c));
+        CHECK(c.take == cuts[i].take);
+      }
+      CHECK(!passing.Next(c));
+    }
   }
 }
 

@@ -129,6 +129,13 @@ class Iterator {
   //  * OK, end_of_sequence == true  - the stage is done (and stays done)
   //  * an error                     - the stage failed (DataLoss names file and offset)
   virtual Status GetNext(Element& out, bool& end_of_sequence) = 0;
+
+  // Passes over the next `n` elements, as n calls of GetNext would; sets
+  // `skipped` to how many there were (fewer only at the end, which sets
+  // `end_of_sequence`). A stage that can jump (a list of names) does so
+  // without making the elements: a shard() over many names then costs its
+  // share, not the whole list.
+  virtual Status Skip(uint64_t n, uint64_t& skipped, bool& end_of_sequence);
 };
 
 // A stage's description: makes fresh iterators (one per epoch for repeat(),

@@ -28,7 +28,7 @@ enum class AutoShardPolicy { kOff = -1, kAuto = 0, kFile = 1, kData = 2, kHint =
 
 // "AUTO", "file", ..., or TensorFlow's "tf.data.experimental.AutoShardPolicy.DATA".
 Result<AutoShardPolicy> ParsePolicy(std::string_view text);
-std::string_view PolicyName(AutoShardPolicy policy);         // "AUTO", "FILE", ...
+std::string_view PolicyName(AutoShardPolicy policy);  // "AUTO", "FILE", ...
 
 enum class Api {
   kDistribute,    // experimental_distribute_dataset
@@ -54,6 +54,10 @@ struct Topology {
 // The most global steps a plan takes: far beyond any training run, and small
 // enough that step arithmetic cannot overflow.
 inline constexpr int64_t kMaxSteps = int64_t{1} << 30;
+// The most workers a topology may have: far beyond any published
+// tf.distribute job (thousands of hosts), and a bound on the memory a
+// layout holds per worker.
+inline constexpr int64_t kMaxWorkers = 65536;
 
 struct DistributeOptions {
   Api api = Api::kDistribute;
@@ -97,6 +101,8 @@ enum class WarningKind {
   kNoSteps,                    // an epoch that feeds no record (an error-level warning)
   kFilterUpperBound,           // filter() counted as keeping everything: counts are upper bounds
   kUnseededShuffle,            // a shuffle with no seed at all: random in TensorFlow
+  kFileListedTwice,            // list_files: a file matched twice (kept, as TensorFlow does)
+  kTwoShardSets,               // list_files: two -of-N sets of one prefix
 };
 
 enum class Severity {
@@ -150,8 +156,8 @@ struct Decision {
   bool HasWarning(WarningKind kind) const;
 };
 
-// The topology must have workers and replicas, and not more replicas in
-// sync than a table can hold (1 << 20).
+// The topology must have workers and replicas, at most kMaxWorkers
+// workers, and not more replicas in sync than a table can hold (1 << 20).
 // Error: InvalidArgument saying which.
 Status CheckTopology(const Topology& topology);
 

@@ -30,6 +30,9 @@ struct StreamOptions {
   bool audit_split = false;
 };
 
+// One reading of a pipeline whose elements several streams take (private).
+class ElementTee;
+
 // One worker's per-replica batches in order: the i-th goes to local replica
 // LocalReplica(i, R) in step i / R + 1 (steps.h). A pipeline without batch()
 // gives each element as a batch of one. Not thread-safe; one consumer.
@@ -58,15 +61,32 @@ class WorkerStream {
  private:
   friend class Execution;
   WorkerStream() = default;
-  // Splits and filters one input element (or the input's end: nullptr).
-  void Take(data::Element* e);
+  // The next input element: into batch_ (batched) or as a piece of one.
+  Status Read();
+  // Cuts pieces of the input read so far into ready_, until one is kept
+  // (with deferred_: until the input batch is used up, so that the kept
+  // pieces' records are fetched together). False when the rule needs input.
+  bool CutPieces();
+  // Moves (or, from a shared batch, copies) the next n input elements to
+  // the piece being filled, which holds at most `piece_size`.
+  void TakeElements(uint64_t n, uint64_t piece_size);
+  // A complete piece: kept (into ready_) or not, by DATA's filter.
+  void Piece(std::vector<data::Element> piece);
+  const std::vector<data::Element>& Items() const { return shared_ ? shared_->items : batch_; }
 
   std::unique_ptr<data::Iterator> it_;
+  // Or a reading shared by several streams (Execution::OpenAll).
+  std::shared_ptr<ElementTee> tee_;
+  size_t reader_ = 0;
   bool batched_ = false;
-  std::optional<BatchSplitter> splitter_;
+  std::optional<SplitRule> rule_;
   std::optional<SplitAudit> audit_;
-  std::deque<std::vector<data::Element>> ready_;
-  std::vector<std::vector<data::Element>> pieces_;  // reused
+  // The input batch being cut: its own elements, or the shared reading's.
+  std::vector<data::Element> batch_;
+  std::shared_ptr<const data::Element> shared_;
+  size_t at_ = 0;                                 // its next element to cut
+  std::vector<data::Element> current_;            // the piece being filled
+  std::deque<std::vector<data::Element>> ready_;  // kept pieces not handed out yet
   int64_t workers_ = 1;  // DATA: keep pieces KeepsPiece(p, workers_, worker_)
   int64_t worker_ = 0;
   bool shards_data_ = false;
@@ -108,7 +128,8 @@ class Execution {
   // A fresh pass (epoch) over worker `worker`'s batches; unseeded and
   // reshuffling shuffles draw a new order each pass, as in TensorFlow.
   // REQUIRES: `worker` is one of workers().
-  Result<std::unique_ptr<WorkerStream>> Open(int64_t worker, const StreamOptions& options = {}) const;
+  Result<std::unique_ptr<WorkerStream>> Open(int64_t worker,
+                                             const StreamOptions& options = {}) const;
 
   // A pass over every worker of workers(), in that order. Where all run the
   // very same pipeline (DATA, OFF), its elements are read once and each

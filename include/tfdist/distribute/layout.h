@@ -40,8 +40,8 @@ struct Step {
 
 struct WorkerLayout {
   int64_t worker = 0;
-  std::vector<std::string> files;       // the file names its readers took
-  std::vector<data::Element> elements;  // unbatched pipelines: its element stream
+  std::vector<std::string> files;                   // the file names its readers took
+  std::vector<data::Element> elements;              // unbatched pipelines: its element stream
   std::vector<std::vector<data::Element>> batches;  // batched: its per-replica batches in order
   // Bytes it reads from the files: the framed records its readers consume,
   // plus (DATA with index files) the reads of its own records' payloads.
@@ -67,9 +67,9 @@ struct WorkerSummary {
   uint64_t dropped_remainder = 0;  // short final batches of batch(drop_remainder=True)
   uint64_t skipped = 0;            // passed over by skip()
   uint64_t dropped_step = 0;       // in a dropped step (DropsShortStep)
-  uint64_t batches = 0;        // per-replica batches it produced (empty splits included)
-  uint64_t empty_batches = 0;  // of those and of the padding, the empty ones
-  uint64_t idle_steps = 0;     // steps in which none of its replicas had data
+  uint64_t batches = 0;            // per-replica batches it produced (empty splits included)
+  uint64_t empty_batches = 0;      // of those and of the padding, the empty ones
+  uint64_t idle_steps = 0;         // steps in which none of its replicas had data
   // Per-replica batch sizes it produced (padding not counted), when any.
   std::optional<uint64_t> smallest_batch, largest_batch;
   std::optional<uint64_t> bytes_read;   // WorkerLayout::bytes_read, when the pipeline ran
@@ -77,7 +77,9 @@ struct WorkerSummary {
 
   uint64_t dropped() const { return dropped_remainder + skipped + dropped_step; }
   // Counts one per-replica batch of `size` records it produced.
-  void AddBatch(uint64_t size);
+  void AddBatch(uint64_t size) { AddBatches(size, 1); }
+  // Counts `count` of them.
+  void AddBatches(uint64_t size, uint64_t count);
 };
 
 struct LayoutSummary {
@@ -125,7 +127,9 @@ class LayoutSink {
   virtual Status OnStep(const Step& /*step*/) { return Status::OK(); }
   // An unbatched pipeline: the workers shown, one after another, each as
   // its elements and then its row.
-  virtual Status OnElement(int64_t /*worker*/, const data::Element& /*element*/) { return Status::OK(); }
+  virtual Status OnElement(int64_t /*worker*/, const data::Element& /*element*/) {
+    return Status::OK();
+  }
   virtual Status OnWorkerEnd(const WorkerSummary& /*row*/) { return Status::OK(); }
   // Last: the totals of every worker, and the warnings found on the way.
   virtual Status End(const LayoutSummary& /*summary*/) { return Status::OK(); }

@@ -32,6 +32,34 @@ struct Cut {
   uint64_t size = 0;  // the most the piece holds once complete
 };
 
+// The sizes a batch-sizes split cycles through: a list given whole, or
+// BatchSizesForWorker's list held as its arithmetic (floor, extra and the
+// rotation), so that a split over N replicas costs no N-long list per worker.
+class SizeCycle {
+ public:
+  SizeCycle() = default;
+  SizeCycle(std::vector<int64_t> sizes);  // NOLINT: a list is a cycle
+  // BatchSizesForWorker(G, W, R, w), without the list.
+  static SizeCycle ForWorker(int64_t global_batch_size, int64_t workers,
+                             int64_t replicas_per_worker, int64_t worker);
+
+  uint64_t length() const { return n_; }
+  int64_t operator[](uint64_t i) const {
+    if (!list_.empty()) return list_[i];
+    return (i + shift_) % n_ < extra_ ? floor_ + 1 : floor_;
+  }
+  // The sizes of 0 from position i on, in a row, up to the cycle's end.
+  uint64_t ZerosFrom(uint64_t i) const;
+  bool AllZero() const { return n_ == 0 || ZerosFrom(0) == n_; }
+  void Clear() { *this = SizeCycle(); }
+
+ private:
+  std::vector<int64_t> list_;
+  uint64_t n_ = 0;
+  int64_t floor_ = 0;
+  uint64_t extra_ = 0, shift_ = 0;
+};
+
 // A split as a rule on sizes: where each input batch is cut.
 //  * Split::kBatchSizes (RebatchDatasetV2): outputs cycle through `sizes`;
 //    each takes elements from the input batches, crossing batch boundaries,
@@ -42,15 +70,34 @@ struct Cut {
 //    exactly `pieces` pieces of ceil(b / pieces) (the last ones may be short
 //    or empty); pieces never cross batches.
 //  * Split::kNone and kAuto: each input batch passes as one piece.
+// Its cuts are pulled one at a time (Begin, Next, End), so that memory
+// holds no list of a batch's pieces, however many replicas it is cut for.
 class SplitRule {
  public:
   // REQUIRES: pieces > 0 for kLegacy.
-  SplitRule(Split split, std::vector<int64_t> sizes, int64_t pieces, bool drop_remainder);
+  SplitRule(Split split, SizeCycle sizes, int64_t pieces, bool drop_remainder);
 
   // The split of `worker`'s batches under `d` (its sizes, N pieces).
   static SplitRule For(const Decision& d, const Topology& t, int64_t worker);
 
   Split split() const { return split_; }
+
+  // The next input batch, of `size` elements.
+  // REQUIRES: Next returned false since the last Begin; End not called.
+  void Begin(uint64_t size);
+  // The input ended. REQUIRES: as Begin.
+  void End();
+  // The next cut of the input given so far into `cut`; false when the rule
+  // needs the next input batch (or after End, when it is done).
+  bool Next(Cut& cut);
+  // kLegacy: passes over up to `n` pieces of the current batch without
+  // cutting them (DATA sharding's pieces of other workers); returns how many,
+  // and adds the elements they hold to `elements`. 0 for other splits.
+  uint64_t Pass(uint64_t n, uint64_t& elements);
+  // kBatchSizes: how many empty pieces Next gives next in a row (at most to
+  // the cycle's end), and passing over them.
+  uint64_t EmptyRun() const;
+  void PassEmpty(uint64_t n);
 
   // Appends the cuts of the next input batch, of `size` elements.
   void Add(uint64_t size, std::vector<Cut>& cuts);
@@ -60,16 +107,20 @@ class SplitRule {
   void Finish(std::vector<Cut>& cuts);
 
  private:
-  // Cuts the empty pieces the cycle has reached.
-  void CutEmpty(std::vector<Cut>& cuts);
+  void Advance() {
+    if (++index_ == sizes_.length()) index_ = 0;
+  }
 
   Split split_;
-  std::vector<int64_t> sizes_;
+  SizeCycle sizes_;
   int64_t pieces_;
   bool drop_remainder_;
-  size_t index_ = 0;     // batch-sizes: the size the current piece fills to
-  uint64_t filled_ = 0;  // batch-sizes: elements in the current piece
-  bool started_ = false;
+  bool started_ = false, ended_ = false;
+  uint64_t remaining_ = 0;  // elements of the current batch not cut yet
+  uint64_t index_ = 0;      // batch-sizes: the size the current piece fills to
+  uint64_t filled_ = 0;     // batch-sizes: elements in the current piece
+  uint64_t batch_ = 0;      // legacy, none: the current batch's size
+  uint64_t piece_ = 0;      // legacy: the next piece of it; none: 1 once cut
 };
 
 // A SplitRule applied to elements: input batches go in one at a time, and
@@ -92,21 +143,23 @@ class BatchSplitter {
 };
 
 // A SplitRule applied to sizes: input batch sizes go in one at a time, and
-// each per-replica batch's size goes to `piece` as soon as it is complete.
+// the per-replica batches' sizes go to `pieces` as soon as they are
+// complete, `count` pieces of `size` at a time (a run of empty pieces in
+// one call: memory and time grow with the runs, not with the replicas).
 class SizeSplitter {
  public:
-  SizeSplitter(SplitRule rule, std::function<void(uint64_t)> piece)
-      : rule_(std::move(rule)), piece_(std::move(piece)) {}
+  using Pieces = std::function<void(uint64_t size, uint64_t count)>;
+  SizeSplitter(SplitRule rule, Pieces pieces)
+      : rule_(std::move(rule)), pieces_(std::move(pieces)) {}
   void Add(uint64_t size);
   // The input ended.
   void Finish();
 
  private:
-  void Apply();
+  void Drain();
   SplitRule rule_;
-  std::function<void(uint64_t)> piece_;
-  std::vector<Cut> cuts_;  // reused
-  uint64_t filling_ = 0;   // elements in the piece being filled
+  Pieces pieces_;
+  uint64_t filling_ = 0;  // elements in the piece being filled
 };
 
 // The sizes of the per-replica batches that `rule` makes of input batches of
@@ -126,24 +179,31 @@ std::vector<std::vector<data::Element>> RebatchLegacy(
 // split runs: memory holds only the pieces not compared yet.
 class SplitAudit {
  public:
-  explicit SplitAudit(int64_t num_replicas_in_sync) : n_(static_cast<uint64_t>(num_replicas_in_sync)) {}
+  explicit SplitAudit(int64_t num_replicas_in_sync)
+      : n_(static_cast<uint64_t>(num_replicas_in_sync)) {}
 
   // An input batch of `size` elements went into the split.
   void Input(uint64_t size);
-  // The split gave a piece of `size` elements (in order).
-  void Output(uint64_t size);
+  // The split gave `count` pieces of `size` elements (in order).
+  void Output(uint64_t size, uint64_t count = 1);
 
   // Once every input and output was given: whether the pieces differ.
   bool differs() const { return differs_ || !legacy_.empty() || !outputs_.empty(); }
   bool crosses() const { return crosses_; }
 
  private:
+  // `count` pieces of `size`: the pieces not compared yet, a run at a time
+  // (a legacy batch is at most three runs), so memory does not grow with N.
+  struct Run {
+    uint64_t size = 0, count = 0;
+  };
+  static void Push(std::deque<Run>& runs, uint64_t size, uint64_t count);
   void Compare();
 
   uint64_t n_;
-  std::deque<uint64_t> legacy_;   // legacy piece sizes not compared yet
-  std::deque<uint64_t> outputs_;  // output piece sizes not compared yet
-  std::deque<uint64_t> ends_;     // input batch ends after the current output's start
+  std::deque<Run> legacy_;     // legacy piece sizes not compared yet
+  std::deque<Run> outputs_;    // output piece sizes not compared yet
+  std::deque<uint64_t> ends_;  // input batch ends after the current output's start
   uint64_t input_end_ = 0;
   uint64_t output_end_ = 0;
   bool differs_ = false;

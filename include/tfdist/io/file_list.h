@@ -46,6 +46,31 @@ enum class MatchRule {
 Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
                                       MatchRule rule = MatchRule::kEveryPattern);
 
+// tfdist's own file arguments (count, verify, cat, index, reshard,
+// convert), expanded: the files, each once, and what the expansion warns of.
+struct FileArguments {
+  StringList files;
+  std::vector<std::string> warnings;  // sentences, without "warning: "
+};
+
+// ExpandFilePatterns(patterns, kEveryPattern), then a file that several
+// patterns match is taken once (the first of its names in the sorted list),
+// with a warning naming it: the same name, or with several patterns the
+// same device and inode (another spelling, "d/./x", a hard or symbolic
+// link). Warns too of two -of-N sets of one prefix (ShardSetWarnings).
+// Error: ExpandFilePatterns'.
+Result<FileArguments> ExpandFileArguments(std::span<const std::string> patterns);
+
+// For each name of `files` that is the same file as an earlier one: its
+// index and the earlier one's. By name; with `by_inode`, also by device and
+// inode (names that cannot be stat'ed are compared by name alone).
+std::vector<std::pair<size_t, size_t>> SameFiles(const StringList& files, bool by_inode);
+
+// Warnings for names of the form PREFIX-NNNNN-of-MMMMM[SUFFIX] with two or
+// more different M for one PREFIX: "d/s-*-of-00016 and d/s-*-of-00008: two
+// sets of shards of d/s; the dataset is counted twice".
+std::vector<std::string> ShardSetWarnings(const StringList& files);
+
 // Folders whose names are known without listing them (a directory index's
 // listing, io::DirectoryIndex::Listing), by FolderPattern::dir.
 using FolderListings = std::map<std::string, std::vector<std::string_view>, std::less<>>;
