@@ -365,6 +365,20 @@ void RemoveTransaction(const std::string& txn) {
 Status Recover(const std::string& txn, const std::function<void(std::string_view)>& note) {
   const std::string journal_path = Join(txn, kJournalName);
   std::optional<Journal> j = ParseJournal(journal_path);
+  if (!j) {
+    // A journal that is there but cannot be read (cut short, garbled), or
+    // old files set aside with no journal: the old set may be only here.
+    // Nothing is removed on a guess.
+    bool aside = false;
+    for (const std::string& name : ListFolder(txn)) aside |= name.rfind("old-", 0) == 0;
+    if (Exists(journal_path) || aside) {
+      return Status::DataLoss(fmt::format(
+          "{}: a tfdist writer that stopped in its commit left a journal that cannot be read; the "
+          "files it moved aside (old-*) may be the only copy of the old set: move them back "
+          "by hand, then remove that folder",
+          txn));
+    }
+  }
   const std::string who =
       j ? fmt::format("a tfdist writer ({})", j->owner) : std::string("a tfdist writer");
   if (j) {

@@ -285,6 +285,48 @@ TEST_CASE("killed after any phase, the next writer completes or undoes the commi
   }
 }
 
+TEST_CASE("a journal that cannot be read: the next writer refuses and deletes nothing") {
+  // A writer killed with the old set moved aside; its journal then cut
+  // short (a disk that lost its tail) or garbled. The old files aside are
+  // the only copy of the old set: no writer may remove them on a guess.
+  for (const std::string damage : {"truncated", "garbled", "empty"}) {
+    CAPTURE(damage);
+    Dest d;
+    WriteOldSet(d);
+    const int rc = InChild([&] {
+      setenv("TFDIST_COMMIT_FAULT", "old-moved:kill", 1);
+      auto set = Begin(d, true);
+      (void)set->ExpectFamily(FamilyOf(d));
+      Stage(*set, d, Shards(2), "new");
+      (void)set->Commit();
+      return 0;
+    });
+    REQUIRE(rc == -SIGKILL);
+    const std::string staging = d.dir.File(".tfdist-staging.out");
+    std::vector<std::string> txns;
+    for (const std::string& n : testing::Listing(staging)) {
+      if (n.rfind("txn-", 0) == 0) txns.push_back(staging + "/" + n);
+    }
+    REQUIRE(txns.size() == 1);
+    const std::string journal = txns[0] + "/journal";
+    std::string text = testing::ReadFile(journal);
+    if (damage == "truncated") text.resize(text.size() / 2);
+    if (damage == "garbled") text[0] = 'X';
+    if (damage == "empty") text.clear();
+    testing::WriteFile(journal, text);
+    OutputSetOptions o;
+    o.sync = false;
+    auto next = OutputSet::Begin(std::vector<std::string>{d.out}, o);
+    CHECK(!next.ok());
+    if (!next.ok()) CHECK(next.status().message().find("journal") != std::string::npos);
+    next = Status::Internal("released");  // unlocks
+    // The old files set aside are all still there.
+    int aside = 0;
+    for (const std::string& n : testing::Listing(txns[0])) aside += n.rfind("old-", 0) == 0;
+    CHECK(aside == 3);
+  }
+}
+
 TEST_CASE("a signal during the commit undoes it; a signal after it is ignored") {
   for (const char* phase : {"prepared", "old-moved-1", "new-renamed-1", "new-renamed"}) {
     CAPTURE(phase);
