@@ -172,6 +172,9 @@ Status WriteSmallFile(const std::string& path, const std::string& text, bool syn
 struct Place {
   std::string folder;   // canonical
   std::string staging;  // canonical
+  // Where another writer of the folder, with other rights on its parent,
+  // stages: its dead writers' transactions are recovered too. May be "".
+  std::string other_staging;
   dev_t device = 0;
 };
 
@@ -209,10 +212,14 @@ Result<Place> PlaceOf(const std::string& given) {
   p.staging = Join(p.folder, kStagingName);
   if (p.folder != "/") {
     const std::string parent = FolderPart(p.folder);
+    const std::string beside = Join(parent, fmt::format("{}.{}", kStagingName, BasePart(p.folder)));
     struct stat pst;
     if (stat(parent.c_str(), &pst) == 0 && pst.st_dev == st.st_dev &&
         access(parent.c_str(), W_OK) == 0) {
-      p.staging = Join(parent, fmt::format("{}.{}", kStagingName, BasePart(p.folder)));
+      p.other_staging = p.staging;
+      p.staging = beside;
+    } else {
+      p.other_staging = beside;
     }
   }
   return p;
@@ -454,19 +461,60 @@ bool ShardFamily::Matches(std::string_view name) const {
 
 struct OutputSet::Lock {
   Place place;
-  int fd = -1;
+  int fd = -1;         // the staging folder, locked
+  int folder_fd = -1;  // the output folder itself, locked
   ~Lock() {
     if (fd >= 0) close(fd);
+    if (folder_fd >= 0) close(folder_fd);
   }
 };
 
 namespace {
 
+// Takes flock(fd) for p, waiting (with one note naming the holder) while
+// another process holds it.
+Status WaitForLock(int fd, const std::string& what, const Place& p, const OutputSetOptions& o,
+                   bool& told) {
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      return CallFailed(errno, fmt::format("{}: cannot lock", what));
+    }
+    if (!told && o.note) {
+      std::string holder = ReadSmallFile(Join(p.staging, kOwnerName));
+      if (holder.empty() && !p.other_staging.empty()) {
+        holder = ReadSmallFile(Join(p.other_staging, kOwnerName));
+      }
+      o.note(fmt::format("waiting for {}: another tfdist writer holds it ({})", p.folder,
+                         holder.empty() ? "starting" : holder));
+      told = true;
+    }
+    if (Interrupted()) {
+      return Status::Cancelled("interrupted while waiting for the output folder's lock");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return Status::OK();
+}
+
+// Locks the output folder itself: where the staging folder is depends on
+// who writes (one who cannot write the parent stages inside the folder),
+// the folder does not, so two writers of it always see each other.
+Result<int> TakeFolderLock(const Place& p, const OutputSetOptions& o, bool& told) {
+  const int fd = open(p.folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return ErrnoError(errno, StatusCode::kInvalidArgument, fmt::format("{}: cannot open", p.folder));
+  }
+  if (Status s = WaitForLock(fd, p.folder, p, o, told); !s.ok()) {
+    close(fd);
+    return s;
+  }
+  return fd;
+}
+
 // Locks p.staging (creating it), waiting while another process holds it.
 // A holder removes the folder before it lets go, so a lock taken on a
 // folder that is no longer at that path is let go and taken again.
-Result<int> TakeLock(const Place& p, const OutputSetOptions& o) {
-  bool told = false;
+Result<int> TakeLock(const Place& p, const OutputSetOptions& o, bool& told) {
   for (;;) {
     if (mkdir(p.staging.c_str(), 0755) != 0 && errno != EEXIST) {
       return ErrnoError(
@@ -479,23 +527,9 @@ Result<int> TakeLock(const Place& p, const OutputSetOptions& o) {
       return ErrnoError(errno, StatusCode::kInvalidArgument,
                         fmt::format("{}: cannot open tfdist's staging folder", p.staging));
     }
-    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK && errno != EINTR) {
-        const int err = errno;
-        close(fd);
-        return CallFailed(err, fmt::format("{}: cannot lock", p.staging));
-      }
-      if (!told && o.note) {
-        const std::string holder = ReadSmallFile(Join(p.staging, kOwnerName));
-        o.note(fmt::format("waiting for {}: another tfdist writer holds it ({})", p.folder,
-                           holder.empty() ? "starting" : holder));
-        told = true;
-      }
-      if (Interrupted()) {
-        close(fd);
-        return Status::Cancelled("interrupted while waiting for the output folder's lock");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (Status s = WaitForLock(fd, p.staging, p, o, told); !s.ok()) {
+      close(fd);
+      return s;
     }
     struct stat held, now;
     if (fstat(fd, &held) == 0 && stat(p.staging.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
@@ -541,10 +575,11 @@ Result<std::unique_ptr<OutputSet>> OutputSet::Begin(std::span<const std::string>
   }
   const std::string owner = OwnerLine(set->options_);
   for (const Place& p : places) {
-    TFDIST_ASSIGN_OR_RETURN(const int fd, TakeLock(p, set->options_));
+    bool told = false;
     auto lock = std::make_unique<Lock>();
     lock->place = p;
-    lock->fd = fd;
+    TFDIST_ASSIGN_OR_RETURN(lock->folder_fd, TakeFolderLock(p, set->options_, told));
+    TFDIST_ASSIGN_OR_RETURN(lock->fd, TakeLock(p, set->options_, told));
     set->locks_.push_back(std::move(lock));
     // Registered first, removed last (files before folders): a forced exit
     // leaves no staging folder behind.
@@ -558,6 +593,22 @@ Result<std::unique_ptr<OutputSet>> OutputSet::Begin(std::span<const std::string>
     for (const std::string& name : ListFolder(p.staging)) {
       if (name.rfind("txn-", 0) != 0) continue;
       TFDIST_RETURN_IF_ERROR(Recover(Join(p.staging, name), note));
+    }
+    // A dead writer that staged in the other place (it had other rights
+    // on the parent): its commit is completed or undone too, or, where
+    // this writer cannot, it is an error rather than a commit over it.
+    if (!p.other_staging.empty()) {
+      for (const std::string& name : ListFolder(p.other_staging)) {
+        if (name.rfind("txn-", 0) != 0) continue;
+        const std::string txn = Join(p.other_staging, name);
+        TFDIST_RETURN_IF_ERROR(Recover(txn, note));
+        if (Exists(txn)) {
+          return Status::InvalidArgument(fmt::format(
+              "{}: a tfdist writer with other rights left a transaction here that this one "
+              "cannot remove; run the next writer as that user",
+              txn));
+        }
+      }
     }
   }
   set->staging_ = set->locks_.front()->place.staging;

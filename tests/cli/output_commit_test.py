@@ -285,12 +285,52 @@ def test_no_orphan_interpreter(tmp):
         os.kill(k, signal.SIGKILL)
 
 
+def test_writer_without_rights_on_the_parent(tmp):
+    """A writer killed in its commit as root (staged beside the folder),
+    then a writer as nobody, who cannot write the parent (and would stage
+    inside the folder): it must not commit over the cut commit, and the
+    next root writer must not then put the old set back beside a new one."""
+    if os.geteuid() != 0 or subprocess.run(["which", "setpriv"],
+                                           capture_output=True).returncode != 0:
+        print("skipped: needs root and setpriv")
+        return
+    top = tempfile.mkdtemp(prefix="tfdist-rights-")
+    try:
+        os.chmod(top, 0o755)
+        ds = os.path.join(top, "ds")
+        os.mkdir(ds)
+        os.chmod(ds, 0o777)
+        gen(ds, 4, 5)
+        old = digest(ds)
+        env = dict(os.environ, TFDIST_COMMIT_FAULT="old-moved:kill")
+        proc = run("gen", "-o", os.path.join(ds, "s"), "--files", "3", "--records", "5",
+                   "--force", "--no-fsync", env=env)
+        checks.check(proc.returncode == -signal.SIGKILL, f"killed writer: {proc.returncode}")
+        nobody = subprocess.run(
+            ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", checks.TFDIST,
+             "gen", "-o", os.path.join(ds, "s"), "--files", "2", "--records", "5", "--force",
+             "--no-fsync"], capture_output=True, text=True, timeout=300)
+        print(f"writer as nobody: exit {nobody.returncode}: {nobody.stderr.strip()}")
+        # The next writer as root (another prefix) recovers what is left.
+        proc = run("gen", "-o", os.path.join(ds, "t"), "--files", "1", "--records", "1",
+                   "--no-fsync")
+        checks.check(proc.returncode == 0, f"next writer: {proc.stderr}")
+        now = digest(ds)
+        sets = {n.rsplit("-of-", 1)[1] for n in now}
+        checks.check(len(sets) == 1, f"two sets of the prefix in one folder: {sorted(now)}")
+        checks.check(now == old or nobody.returncode == 0,
+                     f"neither the old set nor the new one: {sorted(now)}")
+    finally:
+        subprocess.run(["rm", "-rf", top])
+
+
 def main():
     checks.TFDIST = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="tfdist-commit-") as tmp:
         for test in (test_reshard_beside_old_set, test_concurrent_writers,
                      test_killed_after_each_phase, test_in_place_sigint_in_commit,
-                     test_sighup_through_a_terminal, test_ulimit_f, test_no_orphan_interpreter):
+                     test_sighup_through_a_terminal, test_ulimit_f, test_no_orphan_interpreter,
+                     test_writer_without_rights_on_the_parent):
             test(tmp)
         left = [n for n in os.listdir(os.path.dirname(tmp))
                 if n == ".tfdist-staging." + os.path.basename(tmp)]
