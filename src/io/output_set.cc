@@ -549,6 +549,20 @@ std::string OwnerLine(const OutputSetOptions& o) {
   return fmt::format("tfdist {} pid {} on host {} since {}", o.command, getpid(), HostName(), when);
 }
 
+// The folders a dead writer's transaction (or a link to one) in `staging`
+// touches, as its journal names them.
+void FoldersOfDeadCommits(const std::string& staging, std::set<std::string>& out) {
+  if (staging.empty()) return;
+  for (const std::string& name : ListFolder(staging)) {
+    if (name.rfind("txn-", 0) != 0) continue;
+    std::optional<Journal> j = ParseJournal(Join(Join(staging, name), kJournalName));
+    if (!j) continue;
+    for (const auto* moves : {&j->news, &j->olds}) {
+      for (const Move& m : *moves) out.insert(FolderPart(m.final));
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<OutputSet>> OutputSet::Begin(std::span<const std::string> folders,
@@ -562,9 +576,6 @@ Result<std::unique_ptr<OutputSet>> OutputSet::Begin(std::span<const std::string>
     if (seen.insert(p.folder).second) places.push_back(std::move(p));
   }
   if (places.empty()) return Status::InvalidArgument("no output folder");
-  // In one order for every writer, so two never wait on each other.
-  std::sort(places.begin(), places.end(),
-            [](const Place& a, const Place& b) { return a.folder < b.folder; });
   for (const Place& p : places) {
     if (p.device != places.front().device) {
       return Status::InvalidArgument(fmt::format(
@@ -573,34 +584,79 @@ Result<std::unique_ptr<OutputSet>> OutputSet::Begin(std::span<const std::string>
           places.front().folder, p.folder));
     }
   }
+  const std::set<std::string> requested = seen;
+  // This set's transaction lives in the staging folder of its first folder.
+  const std::string home =
+      std::min_element(places.begin(), places.end(), [](const Place& a, const Place& b) {
+        return a.folder < b.folder;
+      })->folder;
+  // Locked in one order for every writer, so two never wait on each other.
+  // A dead writer's commit is recovered only under the locks of every
+  // folder it touched: when one is not ours, all are let go and taken
+  // again with it.
+  for (;;) {
+    std::sort(places.begin(), places.end(),
+              [](const Place& a, const Place& b) { return a.folder < b.folder; });
+    set->locks_.clear();
+    for (const Place& p : places) {
+      bool told = false;
+      auto lock = std::make_unique<Lock>();
+      lock->place = p;
+      TFDIST_ASSIGN_OR_RETURN(lock->folder_fd, TakeFolderLock(p, set->options_, told));
+      TFDIST_ASSIGN_OR_RETURN(lock->fd, TakeLock(p, set->options_, told));
+      set->locks_.push_back(std::move(lock));
+    }
+    std::set<std::string> touched;
+    for (const Place& p : places) {
+      FoldersOfDeadCommits(p.staging, touched);
+      FoldersOfDeadCommits(p.other_staging, touched);
+    }
+    bool more = false;
+    for (const std::string& f : touched) {
+      if (seen.count(f) != 0 || !Exists(f)) continue;
+      TFDIST_ASSIGN_OR_RETURN(Place p, PlaceOf(f));
+      if (seen.insert(p.folder).second) {
+        places.push_back(std::move(p));
+        more = true;
+      }
+    }
+    if (!more) break;
+  }
   const std::string owner = OwnerLine(set->options_);
-  for (const Place& p : places) {
-    bool told = false;
-    auto lock = std::make_unique<Lock>();
-    lock->place = p;
-    TFDIST_ASSIGN_OR_RETURN(lock->folder_fd, TakeFolderLock(p, set->options_, told));
-    TFDIST_ASSIGN_OR_RETURN(lock->fd, TakeLock(p, set->options_, told));
-    set->locks_.push_back(std::move(lock));
+  for (const auto& lock : set->locks_) {
+    const Place& p = lock->place;
     // Registered first, removed last (files before folders): a forced exit
     // leaves no staging folder behind.
     RegisterTempFile(p.staging);
     const std::string owner_path = Join(p.staging, kOwnerName);
     RegisterTempFile(owner_path);
     TFDIST_RETURN_IF_ERROR(WriteSmallFile(owner_path, owner + "\n", false));
+  }
+  for (const auto& lock : set->locks_) {
+    const Place& p = lock->place;
     auto note = [&](std::string_view text) {
       if (set->options_.note) set->options_.note(fmt::format("{}: {}", p.folder, text));
     };
-    for (const std::string& name : ListFolder(p.staging)) {
-      if (name.rfind("txn-", 0) != 0) continue;
-      TFDIST_RETURN_IF_ERROR(Recover(Join(p.staging, name), note));
-    }
     // A dead writer that staged in the other place (it had other rights
-    // on the parent): its commit is completed or undone too, or, where
-    // this writer cannot, it is an error rather than a commit over it.
-    if (!p.other_staging.empty()) {
-      for (const std::string& name : ListFolder(p.other_staging)) {
+    // on the parent) is recovered too, or, where this writer cannot, it is
+    // an error rather than a commit over it. A link stands for a commit
+    // staged in another folder's staging folder.
+    for (const std::string& staging : {p.staging, p.other_staging}) {
+      if (staging.empty()) continue;
+      for (const std::string& name : ListFolder(staging)) {
         if (name.rfind("txn-", 0) != 0) continue;
-        const std::string txn = Join(p.other_staging, name);
+        const std::string txn = Join(staging, name);
+        struct stat st;
+        if (lstat(txn.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+          char target[PATH_MAX];
+          const ssize_t n = readlink(txn.c_str(), target, sizeof target - 1);
+          if (n > 0) {
+            const std::string t(target, static_cast<size_t>(n));
+            if (Exists(t)) TFDIST_RETURN_IF_ERROR(Recover(t, note));
+          }
+          unlink(txn.c_str());
+          continue;
+        }
         TFDIST_RETURN_IF_ERROR(Recover(txn, note));
         if (Exists(txn)) {
           return Status::InvalidArgument(fmt::format(
@@ -611,7 +667,9 @@ Result<std::unique_ptr<OutputSet>> OutputSet::Begin(std::span<const std::string>
       }
     }
   }
-  set->staging_ = set->locks_.front()->place.staging;
+  for (const auto& lock : set->locks_) {
+    if (lock->place.folder == home) set->staging_ = lock->place.staging;
+  }
   std::random_device rd;
   for (int attempt = 0;; ++attempt) {
     std::string txn = Join(set->staging_, fmt::format("txn-{}-{:08x}", getpid(), rd()));
@@ -626,12 +684,30 @@ Result<std::unique_ptr<OutputSet>> OutputSet::Begin(std::span<const std::string>
       return CallFailed(err, fmt::format("{}: cannot make a staging folder", txn));
     }
   }
+  // In every other folder's staging folder, a link to the transaction: a
+  // writer of that folder alone finds (and recovers) this commit if it dies.
+  for (const auto& lock : set->locks_) {
+    const Place& p = lock->place;
+    if (p.staging == set->staging_ || requested.count(p.folder) == 0) continue;
+    std::string link = Join(p.staging, BasePart(set->txn_));
+    RegisterTempFile(link);
+    if (symlink(set->txn_.c_str(), link.c_str()) != 0) {
+      const int err = errno;
+      UnregisterTempFile(link);
+      return CallFailed(err, fmt::format("{}: cannot make a link to the staging folder", link));
+    }
+    set->links_.push_back(std::move(link));
+  }
   return set;
 }
 
 OutputSet::~OutputSet() {
   files_.clear();  // their staged files go with them
   if (!txn_.empty()) RemoveTransaction(txn_);
+  for (const std::string& link : links_) {
+    unlink(link.c_str());
+    UnregisterTempFile(link);
+  }
   // Unlock after removing the folder: a writer waiting on it retakes the
   // lock on a new one.
   for (auto it = locks_.rbegin(); it != locks_.rend(); ++it) {

@@ -324,13 +324,42 @@ def test_writer_without_rights_on_the_parent(tmp):
         subprocess.run(["rm", "-rf", top])
 
 
+def test_convert_into_two_folders_killed(tmp):
+    """A convert writing beside inputs in two folders, killed in its commit;
+    then a writer into the second folder alone, then one into the first:
+    the second writer's committed file must stay as it wrote it."""
+    top = os.path.join(tmp, "two-folders")
+    a, b = os.path.join(top, "a"), os.path.join(top, "b")
+    os.makedirs(a)
+    os.makedirs(b)
+    for folder, name in ((a, "x"), (b, "y")):
+        proc = run("gen", "-o", os.path.join(folder, name), "--files", "1", "--records", "10",
+                   "--no-fsync")
+        checks.check(proc.returncode == 0, proc.stderr)
+    args = ["convert", "--compression", "gzip", "--no-fsync", os.path.join(a, "x"),
+            os.path.join(b, "y")]
+    checks.check(run(*args).returncode == 0, "first convert")
+    env = dict(os.environ, TFDIST_COMMIT_FAULT="new-renamed-1:kill")
+    proc = run(*args, "--force", env=env)
+    checks.check(proc.returncode == -signal.SIGKILL, f"killed convert: {proc.returncode}")
+    proc = run("gen", "-o", os.path.join(b, "y.gz"), "--files", "1", "--records", "3",
+               "--compression", "gzip", "--force", "--no-fsync")
+    checks.check(proc.returncode == 0, f"writer into b: {proc.stderr}")
+    proc = run("gen", "-o", os.path.join(a, "z"), "--files", "1", "--records", "1", "--no-fsync")
+    checks.check(proc.returncode == 0, f"writer into a: {proc.stderr}")
+    checks.check(count(os.path.join(b, "y.gz")) == 3,
+                 f"b/y.gz holds {count(os.path.join(b, 'y.gz'))} records, not the 3 written last")
+    checks.check(count(os.path.join(a, "x.gz")) == 10, "a/x.gz is not the old set's")
+    checks.check(sorted(os.listdir(top)) == ["a", "b"], f"left: {sorted(os.listdir(top))}")
+
+
 def main():
     checks.TFDIST = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="tfdist-commit-") as tmp:
         for test in (test_reshard_beside_old_set, test_concurrent_writers,
                      test_killed_after_each_phase, test_in_place_sigint_in_commit,
                      test_sighup_through_a_terminal, test_ulimit_f, test_no_orphan_interpreter,
-                     test_writer_without_rights_on_the_parent):
+                     test_writer_without_rights_on_the_parent, test_convert_into_two_folders_killed):
             test(tmp)
         left = [n for n in os.listdir(os.path.dirname(tmp))
                 if n == ".tfdist-staging." + os.path.basename(tmp)]
