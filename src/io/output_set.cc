@@ -502,7 +502,8 @@ Status WaitForLock(int fd, const std::string& what, const Place& p, const Output
 Result<int> TakeFolderLock(const Place& p, const OutputSetOptions& o, bool& told) {
   const int fd = open(p.folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
-    return ErrnoError(errno, StatusCode::kInvalidArgument, fmt::format("{}: cannot open", p.folder));
+    return ErrnoError(errno, StatusCode::kInvalidArgument,
+                      fmt::format("{}: cannot open", p.folder));
   }
   if (Status s = WaitForLock(fd, p.folder, p, o, told); !s.ok()) {
     close(fd);
