@@ -356,13 +356,21 @@ Status RollBack(const std::string& txn, const Journal& j, bool sync) {
   return first;
 }
 
-// Removes a transaction folder and everything in it.
+// Removes a transaction folder and everything in it: the journal and the
+// `committed` mark last, so that one cut short in the middle still says
+// what the files left in it are (old files aside are never left without a
+// journal).
 void RemoveTransaction(const std::string& txn) {
-  for (const std::string& name : ListFolder(txn)) {
+  auto remove = [&](const std::string& name) {
     const std::string p = Join(txn, name);
     unlink(p.c_str());
     UnregisterTempFile(p);
+  };
+  for (const std::string& name : ListFolder(txn)) {
+    if (name != kJournalName && name != kCommittedName) remove(name);
   }
+  remove(kJournalName);
+  remove(kCommittedName);
   rmdir(txn.c_str());
   UnregisterTempFile(txn);
 }
