@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -325,6 +327,26 @@ TEST_CASE("a journal that cannot be read: the next writer refuses and deletes no
     for (const std::string& n : testing::Listing(txns[0])) aside += n.rfind("old-", 0) == 0;
     CHECK(aside == 3);
   }
+}
+
+TEST_CASE("writes past ulimit -f, one after another, leave the writer its say") {
+  // Each write past RLIMIT_FSIZE raises SIGXFSZ (several writer threads
+  // raise it each): that is one cause, not a user asking twice, and must
+  // not end the process at once and silently before it can report it.
+  Dest d;
+  const int rc = InChild([&] {
+    struct rlimit lim = {4096, 4096};
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0) return 1;
+    const int fd = open(d.File("big").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    const std::string block(8192, 'x');
+    for (int i = 0; i < 3; ++i) {
+      if (write(fd, block.data(), block.size()) < 0 && errno != EFBIG) return 2;
+      if (pwrite(fd, block.data(), block.size(), 8192) >= 0) return 3;
+    }
+    close(fd);
+    return Interrupted() && InterruptExitCode() == 5 ? 7 : 4;
+  });
+  CHECK(rc == 7);
 }
 
 TEST_CASE("a signal during the commit undoes it; a signal after it is ignored") {
