@@ -35,6 +35,10 @@ std::mutex grow_mu;  // serializes adding a chunk (never taken by the handler)
 void OnSignal(int signal_number) {
   int none = 0;
   first_signal.compare_exchange_strong(none, signal_number);
+  // SIGXFSZ comes with each write past `ulimit -f` (one per writer thread):
+  // a repeat is the same cause, not a second request to stop, and is
+  // reported by the write that failed.
+  if (signal_number == SIGXFSZ && signals_seen.load() > 0) return;
   if (signals_seen.fetch_add(1) == 0) return;
   // A second signal inside a section is held: the code after the section
   // sees Interrupted() and stops.

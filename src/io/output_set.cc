@@ -172,6 +172,9 @@ Status WriteSmallFile(const std::string& path, const std::string& text, bool syn
 struct Place {
   std::string folder;   // canonical
   std::string staging;  // canonical
+  // Where another writer of the folder, with other rights on its parent,
+  // stages: its dead writers' transactions are recovered too. May be "".
+  std::string other_staging;
   dev_t device = 0;
 };
 
@@ -209,10 +212,14 @@ Result<Place> PlaceOf(const std::string& given) {
   p.staging = Join(p.folder, kStagingName);
   if (p.folder != "/") {
     const std::string parent = FolderPart(p.folder);
+    const std::string beside = Join(parent, fmt::format("{}.{}", kStagingName, BasePart(p.folder)));
     struct stat pst;
     if (stat(parent.c_str(), &pst) == 0 && pst.st_dev == st.st_dev &&
         access(parent.c_str(), W_OK) == 0) {
-      p.staging = Join(parent, fmt::format("{}.{}", kStagingName, BasePart(p.folder)));
+      p.other_staging = p.staging;
+      p.staging = beside;
+    } else {
+      p.other_staging = beside;
     }
   }
   return p;
@@ -349,13 +356,21 @@ Status RollBack(const std::string& txn, const Journal& j, bool sync) {
   return first;
 }
 
-// Removes a transaction folder and everything in it.
+// Removes a transaction folder and everything in it: the journal and the
+// `committed` mark last, so that one cut short in the middle still says
+// what the files left in it are (old files aside are never left without a
+// journal).
 void RemoveTransaction(const std::string& txn) {
-  for (const std::string& name : ListFolder(txn)) {
+  auto remove = [&](const std::string& name) {
     const std::string p = Join(txn, name);
     unlink(p.c_str());
     UnregisterTempFile(p);
+  };
+  for (const std::string& name : ListFolder(txn)) {
+    if (name != kJournalName && name != kCommittedName) remove(name);
   }
+  remove(kJournalName);
+  remove(kCommittedName);
   rmdir(txn.c_str());
   UnregisterTempFile(txn);
 }
@@ -365,6 +380,20 @@ void RemoveTransaction(const std::string& txn) {
 Status Recover(const std::string& txn, const std::function<void(std::string_view)>& note) {
   const std::string journal_path = Join(txn, kJournalName);
   std::optional<Journal> j = ParseJournal(journal_path);
+  if (!j) {
+    // A journal that is there but cannot be read (cut short, garbled), or
+    // old files set aside with no journal: the old set may be only here.
+    // Nothing is removed on a guess.
+    bool aside = false;
+    for (const std::string& name : ListFolder(txn)) aside |= name.rfind("old-", 0) == 0;
+    if (Exists(journal_path) || aside) {
+      return Status::DataLoss(fmt::format(
+          "{}: a tfdist writer that stopped in its commit left a journal that cannot be read; the "
+          "files it moved aside (old-*) may be the only copy of the old set: move them back "
+          "by hand, then remove that folder",
+          txn));
+    }
+  }
   const std::string who =
       j ? fmt::format("a tfdist writer ({})", j->owner) : std::string("a tfdist writer");
   if (j) {
@@ -440,19 +469,61 @@ bool ShardFamily::Matches(std::string_view name) const {
 
 struct OutputSet::Lock {
   Place place;
-  int fd = -1;
+  int fd = -1;         // the staging folder, locked
+  int folder_fd = -1;  // the output folder itself, locked
   ~Lock() {
     if (fd >= 0) close(fd);
+    if (folder_fd >= 0) close(folder_fd);
   }
 };
 
 namespace {
 
+// Takes flock(fd) for p, waiting (with one note naming the holder) while
+// another process holds it.
+Status WaitForLock(int fd, const std::string& what, const Place& p, const OutputSetOptions& o,
+                   bool& told) {
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      return CallFailed(errno, fmt::format("{}: cannot lock", what));
+    }
+    if (!told && o.note) {
+      std::string holder = ReadSmallFile(Join(p.staging, kOwnerName));
+      if (holder.empty() && !p.other_staging.empty()) {
+        holder = ReadSmallFile(Join(p.other_staging, kOwnerName));
+      }
+      o.note(fmt::format("waiting for {}: another tfdist writer holds it ({})", p.folder,
+                         holder.empty() ? "starting" : holder));
+      told = true;
+    }
+    if (Interrupted()) {
+      return Status::Cancelled("interrupted while waiting for the output folder's lock");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return Status::OK();
+}
+
+// Locks the output folder itself: where the staging folder is depends on
+// who writes (one who cannot write the parent stages inside the folder),
+// the folder does not, so two writers of it always see each other.
+Result<int> TakeFolderLock(const Place& p, const OutputSetOptions& o, bool& told) {
+  const int fd = open(p.folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return ErrnoError(errno, StatusCode::kInvalidArgument,
+                      fmt::format("{}: cannot open", p.folder));
+  }
+  if (Status s = WaitForLock(fd, p.folder, p, o, told); !s.ok()) {
+    close(fd);
+    return s;
+  }
+  return fd;
+}
+
 // Locks p.staging (creating it), waiting while another process holds it.
 // A holder removes the folder before it lets go, so a lock taken on a
 // folder that is no longer at that path is let go and taken again.
-Result<int> TakeLock(const Place& p, const OutputSetOptions& o) {
-  bool told = false;
+Result<int> TakeLock(const Place& p, const OutputSetOptions& o, bool& told) {
   for (;;) {
     if (mkdir(p.staging.c_str(), 0755) != 0 && errno != EEXIST) {
       return ErrnoError(
@@ -465,23 +536,9 @@ Result<int> TakeLock(const Place& p, const OutputSetOptions& o) {
       return ErrnoError(errno, StatusCode::kInvalidArgument,
                         fmt::format("{}: cannot open tfdist's staging folder", p.staging));
     }
-    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK && errno != EINTR) {
-        const int err = errno;
-        close(fd);
-        return CallFailed(err, fmt::format("{}: cannot lock", p.staging));
-      }
-      if (!told && o.note) {
-        const std::string holder = ReadSmallFile(Join(p.staging, kOwnerName));
-        o.note(fmt::format("waiting for {}: another tfdist writer holds it ({})", p.folder,
-                           holder.empty() ? "starting" : holder));
-        told = true;
-      }
-      if (Interrupted()) {
-        close(fd);
-        return Status::Cancelled("interrupted while waiting for the output folder's lock");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (Status s = WaitForLock(fd, p.staging, p, o, told); !s.ok()) {
+      close(fd);
+      return s;
     }
     struct stat held, now;
     if (fstat(fd, &held) == 0 && stat(p.staging.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
@@ -501,6 +558,20 @@ std::string OwnerLine(const OutputSetOptions& o) {
   return fmt::format("tfdist {} pid {} on host {} since {}", o.command, getpid(), HostName(), when);
 }
 
+// The folders a dead writer's transaction (or a link to one) in `staging`
+// touches, as its journal names them.
+void FoldersOfDeadCommits(const std::string& staging, std::set<std::string>& out) {
+  if (staging.empty()) return;
+  for (const std::string& name : ListFolder(staging)) {
+    if (name.rfind("txn-", 0) != 0) continue;
+    std::optional<Journal> j = ParseJournal(Join(Join(staging, name), kJournalName));
+    if (!j) continue;
+    for (const auto* moves : {&j->news, &j->olds}) {
+      for (const Move& m : *moves) out.insert(FolderPart(m.final));
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<OutputSet>> OutputSet::Begin(std::span<const std::string> folders,
@@ -514,9 +585,6 @@ Result<std::unique_ptr<OutputSet>> OutputSet::Begin(std::span<const std::string>
     if (seen.insert(p.folder).second) places.push_back(std::move(p));
   }
   if (places.empty()) return Status::InvalidArgument("no output folder");
-  // In one order for every writer, so two never wait on each other.
-  std::sort(places.begin(), places.end(),
-            [](const Place& a, const Place& b) { return a.folder < b.folder; });
   for (const Place& p : places) {
     if (p.device != places.front().device) {
       return Status::InvalidArgument(fmt::format(
@@ -525,28 +593,92 @@ Result<std::unique_ptr<OutputSet>> OutputSet::Begin(std::span<const std::string>
           places.front().folder, p.folder));
     }
   }
+  const std::set<std::string> requested = seen;
+  // This set's transaction lives in the staging folder of its first folder.
+  const std::string home =
+      std::min_element(places.begin(), places.end(), [](const Place& a, const Place& b) {
+        return a.folder < b.folder;
+      })->folder;
+  // Locked in one order for every writer, so two never wait on each other.
+  // A dead writer's commit is recovered only under the locks of every
+  // folder it touched: when one is not ours, all are let go and taken
+  // again with it.
+  for (;;) {
+    std::sort(places.begin(), places.end(),
+              [](const Place& a, const Place& b) { return a.folder < b.folder; });
+    set->locks_.clear();
+    for (const Place& p : places) {
+      bool told = false;
+      auto lock = std::make_unique<Lock>();
+      lock->place = p;
+      TFDIST_ASSIGN_OR_RETURN(lock->folder_fd, TakeFolderLock(p, set->options_, told));
+      TFDIST_ASSIGN_OR_RETURN(lock->fd, TakeLock(p, set->options_, told));
+      set->locks_.push_back(std::move(lock));
+    }
+    std::set<std::string> touched;
+    for (const Place& p : places) {
+      FoldersOfDeadCommits(p.staging, touched);
+      FoldersOfDeadCommits(p.other_staging, touched);
+    }
+    bool more = false;
+    for (const std::string& f : touched) {
+      if (seen.count(f) != 0 || !Exists(f)) continue;
+      TFDIST_ASSIGN_OR_RETURN(Place p, PlaceOf(f));
+      if (seen.insert(p.folder).second) {
+        places.push_back(std::move(p));
+        more = true;
+      }
+    }
+    if (!more) break;
+  }
   const std::string owner = OwnerLine(set->options_);
-  for (const Place& p : places) {
-    TFDIST_ASSIGN_OR_RETURN(const int fd, TakeLock(p, set->options_));
-    auto lock = std::make_unique<Lock>();
-    lock->place = p;
-    lock->fd = fd;
-    set->locks_.push_back(std::move(lock));
+  for (const auto& lock : set->locks_) {
+    const Place& p = lock->place;
     // Registered first, removed last (files before folders): a forced exit
     // leaves no staging folder behind.
     RegisterTempFile(p.staging);
     const std::string owner_path = Join(p.staging, kOwnerName);
     RegisterTempFile(owner_path);
     TFDIST_RETURN_IF_ERROR(WriteSmallFile(owner_path, owner + "\n", false));
+  }
+  for (const auto& lock : set->locks_) {
+    const Place& p = lock->place;
     auto note = [&](std::string_view text) {
       if (set->options_.note) set->options_.note(fmt::format("{}: {}", p.folder, text));
     };
-    for (const std::string& name : ListFolder(p.staging)) {
-      if (name.rfind("txn-", 0) != 0) continue;
-      TFDIST_RETURN_IF_ERROR(Recover(Join(p.staging, name), note));
+    // A dead writer that staged in the other place (it had other rights
+    // on the parent) is recovered too, or, where this writer cannot, it is
+    // an error rather than a commit over it. A link stands for a commit
+    // staged in another folder's staging folder.
+    for (const std::string& staging : {p.staging, p.other_staging}) {
+      if (staging.empty()) continue;
+      for (const std::string& name : ListFolder(staging)) {
+        if (name.rfind("txn-", 0) != 0) continue;
+        const std::string txn = Join(staging, name);
+        struct stat st;
+        if (lstat(txn.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+          char target[PATH_MAX];
+          const ssize_t n = readlink(txn.c_str(), target, sizeof target - 1);
+          if (n > 0) {
+            const std::string t(target, static_cast<size_t>(n));
+            if (Exists(t)) TFDIST_RETURN_IF_ERROR(Recover(t, note));
+          }
+          unlink(txn.c_str());
+          continue;
+        }
+        TFDIST_RETURN_IF_ERROR(Recover(txn, note));
+        if (Exists(txn)) {
+          return Status::InvalidArgument(fmt::format(
+              "{}: a tfdist writer with other rights left a transaction here that this one "
+              "cannot remove; run the next writer as that user",
+              txn));
+        }
+      }
     }
   }
-  set->staging_ = set->locks_.front()->place.staging;
+  for (const auto& lock : set->locks_) {
+    if (lock->place.folder == home) set->staging_ = lock->place.staging;
+  }
   std::random_device rd;
   for (int attempt = 0;; ++attempt) {
     std::string txn = Join(set->staging_, fmt::format("txn-{}-{:08x}", getpid(), rd()));
@@ -561,12 +693,30 @@ Result<std::unique_ptr<OutputSet>> OutputSet::Begin(std::span<const std::string>
       return CallFailed(err, fmt::format("{}: cannot make a staging folder", txn));
     }
   }
+  // In every other folder's staging folder, a link to the transaction: a
+  // writer of that folder alone finds (and recovers) this commit if it dies.
+  for (const auto& lock : set->locks_) {
+    const Place& p = lock->place;
+    if (p.staging == set->staging_ || requested.count(p.folder) == 0) continue;
+    std::string link = Join(p.staging, BasePart(set->txn_));
+    RegisterTempFile(link);
+    if (symlink(set->txn_.c_str(), link.c_str()) != 0) {
+      const int err = errno;
+      UnregisterTempFile(link);
+      return CallFailed(err, fmt::format("{}: cannot make a link to the staging folder", link));
+    }
+    set->links_.push_back(std::move(link));
+  }
   return set;
 }
 
 OutputSet::~OutputSet() {
   files_.clear();  // their staged files go with them
   if (!txn_.empty()) RemoveTransaction(txn_);
+  for (const std::string& link : links_) {
+    unlink(link.c_str());
+    UnregisterTempFile(link);
+  }
   // Unlock after removing the folder: a writer waiting on it retakes the
   // lock on a new one.
   for (auto it = locks_.rbegin(); it != locks_.rend(); ++it) {

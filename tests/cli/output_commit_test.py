@@ -291,12 +291,81 @@ def test_no_orphan_interpreter(tmp):
         os.kill(k, signal.SIGKILL)
 
 
+def test_writer_without_rights_on_the_parent(tmp):
+    """A writer killed in its commit as root (staged beside the folder),
+    then a writer as nobody, who cannot write the parent (and would stage
+    inside the folder): it must not commit over the cut commit, and the
+    next root writer must not then put the old set back beside a new one."""
+    if os.geteuid() != 0 or subprocess.run(["which", "setpriv"],
+                                           capture_output=True).returncode != 0:
+        print("skipped: needs root and setpriv")
+        return
+    top = tempfile.mkdtemp(prefix="tfdist-rights-")
+    try:
+        os.chmod(top, 0o755)
+        ds = os.path.join(top, "ds")
+        os.mkdir(ds)
+        os.chmod(ds, 0o777)
+        gen(ds, 4, 5)
+        old = digest(ds)
+        env = dict(os.environ, TFDIST_COMMIT_FAULT="old-moved:kill")
+        proc = run("gen", "-o", os.path.join(ds, "s"), "--files", "3", "--records", "5",
+                   "--force", "--no-fsync", env=env)
+        checks.check(proc.returncode == -signal.SIGKILL, f"killed writer: {proc.returncode}")
+        nobody = subprocess.run(
+            ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", checks.TFDIST,
+             "gen", "-o", os.path.join(ds, "s"), "--files", "2", "--records", "5", "--force",
+             "--no-fsync"], capture_output=True, text=True, timeout=300)
+        print(f"writer as nobody: exit {nobody.returncode}: {nobody.stderr.strip()}")
+        # The next writer as root (another prefix) recovers what is left.
+        proc = run("gen", "-o", os.path.join(ds, "t"), "--files", "1", "--records", "1",
+                   "--no-fsync")
+        checks.check(proc.returncode == 0, f"next writer: {proc.stderr}")
+        now = digest(ds)
+        sets = {n.rsplit("-of-", 1)[1] for n in now}
+        checks.check(len(sets) == 1, f"two sets of the prefix in one folder: {sorted(now)}")
+        checks.check(now == old or nobody.returncode == 0,
+                     f"neither the old set nor the new one: {sorted(now)}")
+    finally:
+        subprocess.run(["rm", "-rf", top])
+
+
+def test_convert_into_two_folders_killed(tmp):
+    """A convert writing beside inputs in two folders, killed in its commit;
+    then a writer into the second folder alone, then one into the first:
+    the second writer's committed file must stay as it wrote it."""
+    top = os.path.join(tmp, "two-folders")
+    a, b = os.path.join(top, "a"), os.path.join(top, "b")
+    os.makedirs(a)
+    os.makedirs(b)
+    for folder, name in ((a, "x"), (b, "y")):
+        proc = run("gen", "-o", os.path.join(folder, name), "--files", "1", "--records", "10",
+                   "--no-fsync")
+        checks.check(proc.returncode == 0, proc.stderr)
+    args = ["convert", "--compression", "gzip", "--no-fsync", os.path.join(a, "x"),
+            os.path.join(b, "y")]
+    checks.check(run(*args).returncode == 0, "first convert")
+    env = dict(os.environ, TFDIST_COMMIT_FAULT="new-renamed-1:kill")
+    proc = run(*args, "--force", env=env)
+    checks.check(proc.returncode == -signal.SIGKILL, f"killed convert: {proc.returncode}")
+    proc = run("gen", "-o", os.path.join(b, "y.gz"), "--files", "1", "--records", "3",
+               "--compression", "gzip", "--force", "--no-fsync")
+    checks.check(proc.returncode == 0, f"writer into b: {proc.stderr}")
+    proc = run("gen", "-o", os.path.join(a, "z"), "--files", "1", "--records", "1", "--no-fsync")
+    checks.check(proc.returncode == 0, f"writer into a: {proc.stderr}")
+    checks.check(count(os.path.join(b, "y.gz")) == 3,
+                 f"b/y.gz holds {count(os.path.join(b, 'y.gz'))} records, not the 3 written last")
+    checks.check(count(os.path.join(a, "x.gz")) == 10, "a/x.gz is not the old set's")
+    checks.check(sorted(os.listdir(top)) == ["a", "b"], f"left: {sorted(os.listdir(top))}")
+
+
 def main():
     checks.TFDIST = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="tfdist-commit-") as tmp:
         for test in (test_reshard_beside_old_set, test_concurrent_writers,
                      test_killed_after_each_phase, test_in_place_sigint_in_commit,
-                     test_sighup_through_a_terminal, test_ulimit_f, test_no_orphan_interpreter):
+                     test_sighup_through_a_terminal, test_ulimit_f, test_no_orphan_interpreter,
+                     test_writer_without_rights_on_the_parent, test_convert_into_two_folders_killed):
             test(tmp)
         left = [n for n in os.listdir(os.path.dirname(tmp))
                 if n == ".tfdist-staging." + os.path.basename(tmp)]

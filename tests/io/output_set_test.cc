@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -283,6 +285,68 @@ TEST_CASE("killed after any phase, the next writer completes or undoes the commi
     }
     CHECK(d.Around() == std::vector<std::string>{"out"});
   }
+}
+
+TEST_CASE("a journal that cannot be read: the next writer refuses and deletes nothing") {
+  // A writer killed with the old set moved aside; its journal then cut
+  // short (a disk that lost its tail) or garbled. The old files aside are
+  // the only copy of the old set: no writer may remove them on a guess.
+  for (const std::string damage : {"truncated", "garbled", "empty"}) {
+    CAPTURE(damage);
+    Dest d;
+    WriteOldSet(d);
+    const int rc = InChild([&] {
+      setenv("TFDIST_COMMIT_FAULT", "old-moved:kill", 1);
+      auto set = Begin(d, true);
+      (void)set->ExpectFamily(FamilyOf(d));
+      Stage(*set, d, Shards(2), "new");
+      (void)set->Commit();
+      return 0;
+    });
+    REQUIRE(rc == -SIGKILL);
+    const std::string staging = d.dir.File(".tfdist-staging.out");
+    std::vector<std::string> txns;
+    for (const std::string& n : testing::Listing(staging)) {
+      if (n.rfind("txn-", 0) == 0) txns.push_back(staging + "/" + n);
+    }
+    REQUIRE(txns.size() == 1);
+    const std::string journal = txns[0] + "/journal";
+    std::string text = testing::ReadFile(journal);
+    if (damage == "truncated") text.resize(text.size() / 2);
+    if (damage == "garbled") text[0] = 'X';
+    if (damage == "empty") text.clear();
+    testing::WriteFile(journal, text);
+    OutputSetOptions o;
+    o.sync = false;
+    auto next = OutputSet::Begin(std::vector<std::string>{d.out}, o);
+    CHECK(!next.ok());
+    if (!next.ok()) CHECK(next.status().message().find("journal") != std::string::npos);
+    next = Status::Internal("released");  // unlocks
+    // The old files set aside are all still there.
+    int aside = 0;
+    for (const std::string& n : testing::Listing(txns[0])) aside += n.rfind("old-", 0) == 0;
+    CHECK(aside == 3);
+  }
+}
+
+TEST_CASE("writes past ulimit -f, one after another, leave the writer its say") {
+  // Each write past RLIMIT_FSIZE raises SIGXFSZ (several writer threads
+  // raise it each): that is one cause, not a user asking twice, and must
+  // not end the process at once and silently before it can report it.
+  Dest d;
+  const int rc = InChild([&] {
+    struct rlimit lim = {4096, 4096};
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0) return 1;
+    const int fd = open(d.File("big").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    const std::string block(8192, 'x');
+    for (int i = 0; i < 3; ++i) {
+      if (write(fd, block.data(), block.size()) < 0 && errno != EFBIG) return 2;
+      if (pwrite(fd, block.data(), block.size(), 8192) >= 0) return 3;
+    }
+    close(fd);
+    return Interrupted() && InterruptExitCode() == 5 ? 7 : 4;
+  });
+  CHECK(rc == 7);
 }
 
 TEST_CASE("a signal during the commit undoes it; a signal after it is ignored") {

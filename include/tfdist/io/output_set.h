@@ -108,6 +108,8 @@ class OutputSet {
   std::vector<std::unique_ptr<Lock>> locks_;
   std::string staging_;  // the locked staging folder the transaction is in
   std::string txn_;      // the transaction folder
+  // Links to txn_ in the other folders' staging folders.
+  std::vector<std::string> links_;
   std::vector<ShardFamily> families_;
   std::vector<std::unique_ptr<AtomicFile>> files_;
   std::mutex mu_;  // guards files_ and next_id_
