@@ -164,7 +164,9 @@ void AddGenCommand(CLI::App& app, Action* action) {
   cmd->add_option("--level", o->level, "Compression level: -1 (default) ISA-L's fast deflate, about zlib's default size at several times its speed; 0 to 9 zlib's levels")
       ->check(CLI::Range(-1, 9));
   cmd->add_option("--seed", o->seed, "Random seed")->default_val(0)->check(UintAtLeast(0));
-  cmd->add_flag("-f,--force", o->force, "Overwrite existing files");
+  cmd->add_flag("-f,--force", o->force,
+                "Replace existing files; with --files N, the whole old set PREFIX-*-of-* of the "
+                "prefix (any count), which is otherwise an error, in one commit");
   cmd->add_flag("--no-fsync", o->no_fsync,
                 "Do not fsync the files before renaming them (scratch data: much faster for "
                 "many small files)");

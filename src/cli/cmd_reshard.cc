@@ -52,7 +52,10 @@ void AddRewriteArgs(CLI::App& cmd, RewriteArgs* a, const char* compression_help)
       ->default_str("auto");
   cmd.add_option("--level", a->level, "Compression level: -1 (default) ISA-L's fast deflate, about zlib's default size at several times its speed; 0 to 9 zlib's levels")
       ->check(CLI::Range(-1, 9));
-  cmd.add_flag("-f,--force", a->force, "Overwrite existing outputs");
+  cmd.add_flag("-f,--force", a->force,
+               "Replace existing outputs and (reshard) the whole old set PREFIX-*-of-* of the "
+               "prefix, any count, which is otherwise an error; the old set or the new one stays "
+               "whole whatever stops the commit");
   cmd.add_flag("--no-fsync", a->no_fsync,
                "Do not fsync the outputs before renaming them into place (scratch data)");
   cmd.add_flag("--no-index", a->no_index,
