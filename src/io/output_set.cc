@@ -530,11 +530,28 @@ Result<int> TakeLock(const Place& p, const OutputSetOptions& o, bool& told) {
           errno, StatusCode::kInvalidArgument,
           fmt::format("{}: cannot make tfdist's staging folder for {}", p.staging, p.folder));
     }
-    const int fd = open(p.staging.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    // Never through a symbolic link, and only a folder of this user: in a
+    // shared parent (/tmp) another user could have put either there first,
+    // and would then control the files this writer commits.
+    const int fd = open(p.staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
       if (errno == ENOENT) continue;  // removed by its holder just now
+      if (errno == ELOOP || errno == ENOTDIR) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: is not tfdist's staging folder for {} (a symbolic link or a file is there); "
+            "remove it",
+            p.staging, p.folder));
+      }
       return ErrnoError(errno, StatusCode::kInvalidArgument,
                         fmt::format("{}: cannot open tfdist's staging folder", p.staging));
+    }
+    struct stat mine;
+    if (fstat(fd, &mine) == 0 && mine.st_uid != geteuid()) {
+      close(fd);
+      return Status::InvalidArgument(fmt::format(
+          "{}: tfdist's staging folder for {} belongs to another user (uid {}); a writer stages "
+          "only in a folder of its own: run as that user, or remove the folder",
+          p.staging, p.folder, mine.st_uid));
     }
     if (Status s = WaitForLock(fd, p.staging, p, o, told); !s.ok()) {
       close(fd);

@@ -359,13 +359,42 @@ def test_convert_into_two_folders_killed(tmp):
     checks.check(sorted(os.listdir(top)) == ["a", "b"], f"left: {sorted(os.listdir(top))}")
 
 
+def test_planted_staging_folder(tmp):
+    """In a shared parent, another user may put a link or a folder of theirs
+    where the staging folder goes: the writer refuses it, writing nothing."""
+    out = os.path.join(tmp, "planted")
+    evil = os.path.join(tmp, "evil")
+    os.mkdir(out)
+    os.mkdir(evil)
+    staging = staging_of(out)
+    os.symlink(evil, staging)
+    proc = run("gen", "-o", os.path.join(out, "x"), "--records", "3")
+    checks.check(proc.returncode == 2 and "is not tfdist's staging folder" in proc.stderr,
+                 f"a link at the staging folder: exit {proc.returncode}: {proc.stderr}")
+    checks.check(os.listdir(evil) == [] and os.listdir(out) == [],
+                 f"a link at the staging folder: wrote {os.listdir(evil)} {os.listdir(out)}")
+    os.unlink(staging)
+    if os.geteuid() == 0:
+        os.mkdir(staging)
+        os.chown(staging, 65534, 65534)
+        proc = run("gen", "-o", os.path.join(out, "x"), "--records", "3")
+        checks.check(proc.returncode == 2 and "belongs to another user" in proc.stderr,
+                     f"another user's staging folder: exit {proc.returncode}: {proc.stderr}")
+        checks.check(os.listdir(staging) == [] and os.listdir(out) == [],
+                     f"another user's staging folder: wrote {os.listdir(staging)}")
+        os.rmdir(staging)
+    proc = run("gen", "-o", os.path.join(out, "x"), "--records", "3")
+    checks.check(proc.returncode == 0 and os.listdir(out) == ["x"], f"then: {proc.stderr}")
+
+
 def main():
     checks.TFDIST = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="tfdist-commit-") as tmp:
         for test in (test_reshard_beside_old_set, test_concurrent_writers,
                      test_killed_after_each_phase, test_in_place_sigint_in_commit,
                      test_sighup_through_a_terminal, test_ulimit_f, test_no_orphan_interpreter,
-                     test_writer_without_rights_on_the_parent, test_convert_into_two_folders_killed):
+                     test_writer_without_rights_on_the_parent, test_convert_into_two_folders_killed,
+                     test_planted_staging_folder):
             test(tmp)
         left = [n for n in os.listdir(os.path.dirname(tmp))
                 if n == ".tfdist-staging." + os.path.basename(tmp)]
