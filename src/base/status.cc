@@ -75,6 +75,8 @@ std::string RemedyText(const Advice& a) {
     case Remedy::kSeedShuffles:
       return "(with the program's global seed, or a seed for the shuffle, the order is "
              "TensorFlow's own)";
+    case Remedy::kDeclareCompression:
+      return fmt::format("(read it as {}-compressed, or detect the compression)", a.subject);
   }
   return "";
 }

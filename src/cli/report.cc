@@ -69,6 +69,11 @@ std::string Describe(std::string_view message, const Advice& a) {
       return fmt::format("{} (see them with --rebatch legacy)", message);
     case Remedy::kIndexFolder:
       return fmt::format("{} (use --index-dir DIR)", message);
+    case Remedy::kDeclareCompression:
+      return fmt::format(
+          "{} (declare it: compression_type=\"{}\" in a pipeline; --compression auto in count, "
+          "verify, cat and index; --input-compression auto in reshard and convert)",
+          message, a.subject);
     case Remedy::kSeedShuffles:
       return fmt::format(
           "{} (--global-seed G, the program's tf.random.set_seed(G), or seed= on the shuffle "

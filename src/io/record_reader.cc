@@ -276,10 +276,24 @@ bool RecordReader::Next(std::string_view* record) {
   // length trusts zeros as endless empty records (a sparse file, /dev/zero)
   // and a damaged length as a huge record.
   if (!HeaderIsValid(std::string_view(header, sizeof header))) {
-    return Fail(Status::DataLoss(fmt::format(
-                    "{}: corrupted record at {}{}: length CRC mismatch (length field {:#018x})",
-                    name, offset, detail, length)),
-                offset);
+    const std::string what =
+        fmt::format("{}: corrupted record at {}{}: length CRC mismatch (length field {:#018x})",
+                    name, offset, detail, length);
+    // The mistake everybody makes: a compressed file read as uncompressed.
+    // Its first bytes say so; that is a usage error, not damage.
+    const Compression looks = offset == 0 && compression_ == Compression::kNone
+                                  ? DetectCompression(std::string_view(header, sizeof header))
+                                  : Compression::kNone;
+    if (looks != Compression::kNone) {
+      const std::string_view c = CompressionName(looks);
+      return Fail(Status::InvalidArgument(
+                      fmt::format("{}; the file starts with a {} header: it is {}-compressed and "
+                                  "was read as uncompressed",
+                                  what, c, c))
+                      .WithAdvice(Remedy::kDeclareCompression, std::string(c)),
+                  offset);
+    }
+    return Fail(Status::DataLoss(what), offset);
   }
   const uint64_t data_offset = offset + kRecordHeaderSize;
   auto truncated = [&](uint64_t got_bytes) {
