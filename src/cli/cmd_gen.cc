@@ -39,12 +39,6 @@ std::string OutputName(const GenOptions& o, io::Compression c, uint64_t i) {
   return io::ShardFileName(o.output, i, o.files, c);
 }
 
-std::string FolderOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 int RunGen(const GenOptions& o) {
   if (Status s =
           CheckOutputName(o.output, "a file name (with --files N > 1, a prefix of file names)");
@@ -90,7 +84,7 @@ int RunGen(const GenOptions& o) {
   set_options.sync = !o.no_fsync;
   set_options.command = "gen";
   set_options.note = PrintNote;
-  const std::string folder = FolderOf(o.output);
+  const std::string folder = io::OutputFolderOf(o.output);
   Result<std::unique_ptr<io::OutputSet>> set = io::OutputSet::Begin({&folder, 1}, set_options);
   if (!set.ok()) return ReportError(set.status(), o.json);
   if (o.files > 1) {

@@ -40,12 +40,6 @@ bool Exists(const std::string& path) {
   return lstat(path.c_str(), &st) == 0;
 }
 
-std::string FolderPart(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 std::string BasePart(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -211,7 +205,7 @@ Result<Place> PlaceOf(const std::string& given) {
   p.folder = real;
   p.staging = Join(p.folder, kStagingName);
   if (p.folder != "/") {
-    const std::string parent = FolderPart(p.folder);
+    const std::string parent = OutputFolderOf(p.folder);
     const std::string beside = Join(parent, fmt::format("{}.{}", kStagingName, BasePart(p.folder)));
     struct stat pst;
     if (stat(parent.c_str(), &pst) == 0 && pst.st_dev == st.st_dev &&
@@ -227,7 +221,7 @@ Result<Place> PlaceOf(const std::string& given) {
 
 // A final path as the journal holds it: its folder made canonical.
 Result<std::string> CanonicalPath(const std::string& path) {
-  const std::string folder = FolderPart(path);
+  const std::string folder = OutputFolderOf(path);
   char real[PATH_MAX];
   if (realpath(folder.c_str(), real) == nullptr) {
     if (errno == ENAMETOOLONG) return path;  // as PlaceOf
@@ -338,7 +332,7 @@ Status RollBack(const std::string& txn, const Journal& j, bool sync) {
       if (unlink(m->final.c_str()) != 0 && first.ok()) {
         first = CallFailed(errno, fmt::format("{}: cannot remove", m->final));
       }
-      folders.insert(FolderPart(m->final));
+      folders.insert(OutputFolderOf(m->final));
     }
   }
   for (const Move& m : j.olds) {
@@ -347,7 +341,7 @@ Status RollBack(const std::string& txn, const Journal& j, bool sync) {
       if (rename(aside.c_str(), m.final.c_str()) != 0 && first.ok()) {
         first = CallFailed(errno, fmt::format("cannot move {} back to {}", aside, m.final));
       }
-      folders.insert(FolderPart(m.final));
+      folders.insert(OutputFolderOf(m.final));
     }
   }
   if (sync) {
@@ -402,7 +396,7 @@ Status Recover(const std::string& txn, const std::function<void(std::string_view
     for (const auto* moves : {&j->news, &j->olds}) {
       for (const Move& m : *moves) {
         struct stat st;
-        if (stat(FolderPart(m.final).c_str(), &st) != 0) {
+        if (stat(OutputFolderOf(m.final).c_str(), &st) != 0) {
           return Status::InvalidArgument(fmt::format(
               "{}: {} left a cut commit naming {}, which cannot be reached from here; run the "
               "next writer from the folder that writer ran in",
@@ -445,6 +439,12 @@ Status Recover(const std::string& txn, const std::function<void(std::string_view
 }
 
 }  // namespace
+
+std::string OutputFolderOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
 
 // ---- families ----------------------------------------------------------------
 
@@ -584,7 +584,7 @@ void FoldersOfDeadCommits(const std::string& staging, std::set<std::string>& out
     std::optional<Journal> j = ParseJournal(Join(Join(staging, name), kJournalName));
     if (!j) continue;
     for (const auto* moves : {&j->news, &j->olds}) {
-      for (const Move& m : *moves) out.insert(FolderPart(m.final));
+      for (const Move& m : *moves) out.insert(OutputFolderOf(m.final));
     }
   }
 }
@@ -752,7 +752,7 @@ namespace {
 // The files of `family` in its folder, as paths beside the prefix.
 std::vector<std::string> FamilyFiles(const ShardFamily& family) {
   std::vector<std::string> out;
-  const std::string folder = FolderPart(family.prefix);
+  const std::string folder = OutputFolderOf(family.prefix);
   for (const std::string& name : ListFolder(folder)) {
     if (family.Matches(name)) out.push_back(Join(folder, name));
   }
@@ -888,7 +888,7 @@ Status OutputSet::Commit() {
     if (rename(j.olds[i].final.c_str(), aside.c_str()) != 0 && errno != ENOENT) {
       s = CallFailed(errno, fmt::format("cannot move {} aside", j.olds[i].final));
     }
-    folders.insert(FolderPart(j.olds[i].final));
+    folders.insert(OutputFolderOf(j.olds[i].final));
     if (s.ok() && i == 0) s = FaultAt("old-moved-1");
   }
   if (s.ok()) s = FaultAt("old-moved");
@@ -897,7 +897,7 @@ Status OutputSet::Commit() {
     if (rename(staged.c_str(), j.news[k].final.c_str()) != 0) {
       s = CallFailed(errno, fmt::format("cannot rename {} to {}", staged, files_[k]->path()));
     }
-    folders.insert(FolderPart(j.news[k].final));
+    folders.insert(OutputFolderOf(j.news[k].final));
     if (s.ok() && k == 0) s = FaultAt("new-renamed-1");
   }
   if (s.ok()) s = FaultAt("new-renamed");

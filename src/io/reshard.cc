@@ -28,12 +28,6 @@ Result<std::unique_ptr<OutputSet>> BeginOutputs(std::span<const std::string> fol
   return OutputSet::Begin(folders, std::move(so));
 }
 
-std::string FolderOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 // Pass 2 and the commit.
 Result<RewriteSummary> WriteAndCommit(std::vector<Input>& inputs, const ReshardPlan& plan,
                                       std::vector<Output>& outputs, const RewriteOptions& o,
@@ -84,7 +78,7 @@ Result<RewriteSummary> Reshard(std::span<const std::string> inputs, const Reshar
   };
   // Fail before reading anything: the folder is locked, and a set of the
   // prefix already there would be doubled by a new one beside it.
-  const std::string folder = FolderOf(options.output_prefix);
+  const std::string folder = OutputFolderOf(options.output_prefix);
   TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<OutputSet> set,
                           BeginOutputs({&folder, 1}, options, "reshard"));
   TFDIST_RETURN_IF_ERROR(set->ExpectFamily(
@@ -140,7 +134,7 @@ Result<RewriteSummary> Convert(std::span<const std::string> inputs, const Conver
   }
   TFDIST_RETURN_IF_ERROR(CheckNewFiles(paths, options.overwrite));
   std::vector<std::string> folders;
-  for (const std::string& p : paths) folders.push_back(FolderOf(p));
+  for (const std::string& p : paths) folders.push_back(OutputFolderOf(p));
   TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<OutputSet> set,
                           BeginOutputs(folders, options, "convert"));
   Result<std::vector<Input>> scanned = ScanInputs(inputs, options, false, nullptr);

@@ -32,6 +32,10 @@ struct ShardFamily {
   bool Matches(std::string_view name) const;
 };
 
+// The folder that holds `path`, as OutputSet::Begin takes it: "." for a
+// bare name, "/" for a file at the root.
+std::string OutputFolderOf(const std::string& path);
+
 struct OutputSetOptions {
   // The files of the old set are removed in the commit (--force). Without
   // it, the commit never removes or replaces a file.
