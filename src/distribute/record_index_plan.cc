@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "tfdist/io/record_index.h"
+#include "tfdist/io/file_index.h"
 
 namespace tfdist::dist {
 namespace {

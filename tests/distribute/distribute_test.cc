@@ -14,7 +14,8 @@
 
 #include "file_index_internal.h"
 #include "test_util.h"
-#include "tfdist/io/record_index.h"
+#include "tfdist/io/directory_index.h"
+#include "tfdist/io/file_index.h"
 #include "tfdist/io/record_reader.h"
 #include "tfdist/io/record_writer.h"
 #include "tfdist/proto/synthetic.h"

@@ -3,8 +3,6 @@
 // equal the scanning ones element for element, payloads included, while
 // each worker reads only its own records.
 
-#include "tfdist/io/record_index.h"
-
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -16,6 +14,7 @@
 #include "test_util.h"
 #include "tfdist/distribute/execute.h"
 #include "tfdist/distribute/layout.h"
+#include "tfdist/io/file_index.h"
 #include "tfdist/io/record_fetch.h"
 #include "tfdist/io/record_writer.h"
 #include "tfdist/proto/synthetic.h"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_target.h"
 #include "tfdist/data/dataset.h"
 #include "tfdist/data/features.h"
 #include "tfdist/proto/example_format.h"

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "file_index_internal.h"
+#include "fuzz_target.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_index.h"
 #include "tfdist/io/index_location.h"

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_target.h"
 #include "tfdist/data/dataset.h"
 #include "tfdist/data/pipeline.h"
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_target.h"
 #include "tfdist/io/byte_stream.h"
 #include "tfdist/io/record_reader.h"
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "fuzz_target.h"
 #include "python_trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -13,8 +13,7 @@
 #include <string>
 #include <vector>
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
-extern "C" [[gnu::weak]] int LLVMFuzzerInitialize(int* argc, char*** argv);
+#include "fuzz_target.h"
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
