@@ -126,28 +126,30 @@ std::vector<std::string> VisibleNames(const CLI::App& command) {
 }  // namespace
 
 std::string NearestName(std::string_view typed, const std::vector<std::string>& names) {
-  const auto bare = [](std::string_view n) { return n.substr(n.find_first_not_of('-')); };
+  const auto bare = [](std::string_view n) {
+    const size_t start = n.find_first_not_of('-');
+    return start == std::string_view::npos ? std::string_view() : n.substr(start);
+  };
   const std::string_view t = bare(typed);
   if (t.empty()) return {};
-  // What the user began: --replica, --step-time.
-  std::vector<std::string> begun;
-  for (const std::string& n : names) {
-    if (bare(n).size() > t.size() && bare(n).starts_with(t)) begun.push_back(n);
-  }
-  if (begun.size() == 1) return begun.front();
-  // Else a slip of a key or two: --wokers, --replcias.
+  // What the user began (--replica, --step-time), the shortest of them;
+  // else a slip of a key or two (--wokers, --replcias).
   const size_t limit = std::max<size_t>(1, std::min<size_t>(3, t.size() / 3));
-  std::string best;
-  size_t best_distance = limit + 1;
+  std::string begun, near;
+  size_t near_distance = limit + 1;
   for (const std::string& n : names) {
-    if (bare(n).size() < 2) continue;  // -n is near anything short
-    const size_t d = EditDistance(t, bare(n));
-    if (d < best_distance) {
-      best_distance = d;
-      best = n;
+    const std::string_view b = bare(n);
+    if (b.size() > t.size() && b.starts_with(t) &&
+        (begun.empty() || b.size() < bare(begun).size())) {
+      begun = n;
+    }
+    if (b.size() < 2) continue;  // -n is near anything short
+    if (const size_t d = EditDistance(t, b); d < near_distance) {
+      near_distance = d;
+      near = n;
     }
   }
-  return best;
+  return begun.empty() ? near : begun;
 }
 
 std::optional<std::string> UnknownOptionMessage(const CLI::App& command,

@@ -58,8 +58,8 @@ std::optional<std::string> UnknownOptionMessage(const CLI::App& command,
                                                 const std::vector<std::string_view>& args);
 
 // The option of `names` nearest to `typed` ("--replica" -> "--replicas"),
-// or empty when none is near: the one that `typed` begins, else the one
-// within a small edit distance.
+// or empty when none is near: the shortest that `typed` begins, else the
+// one within a small edit distance.
 std::string NearestName(std::string_view typed, const std::vector<std::string>& names);
 
 }  // namespace tfdist::cli
