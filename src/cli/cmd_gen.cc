@@ -142,7 +142,8 @@ void AddGenCommand(CLI::App& app, Action* action) {
   CLI::App* cmd = app.add_subcommand(
       "gen", "Generate a deterministic synthetic TFRecord dataset (same seed, same bytes)");
   cmd->add_option("-o,--output", o->output,
-                  "Output file; with --files N > 1 a prefix: PREFIX-00000-of-0000N.tfrecord[.gz]")
+                  "Output file; with --files N > 1 a prefix: PREFIX-00000-of-0000N.tfrecord[.gz]; "
+                  "its folder must exist")
       ->required();
   cmd->add_option("--files", o->files, "Number of files")->default_val(1)->check(UintAtLeast(1));
   cmd->add_option("--records", o->records, "Records per file")

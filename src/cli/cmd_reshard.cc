@@ -172,7 +172,8 @@ void AddReshardCommand(CLI::App& app, Action* action) {
       "order or shuffled by a seed; all shards appear at once, or none");
   AddRewriteArgs(*cmd, a.get(), " (default none)")->default_str("none");
   cmd->add_option("-o,--output", a->output,
-                  "Prefix of the shards: PREFIX-00000-of-0000N.tfrecord (.gz, .zlib)")
+                  "Prefix of the shards: PREFIX-00000-of-0000N.tfrecord (.gz, .zlib); its "
+                  "folder must exist")
       ->required();
   auto* n = cmd->add_option("--num-shards", a->num_shards,
                             "Number of shards (at most the number of records: no shard is empty)")
@@ -205,7 +206,8 @@ void AddConvertCommand(CLI::App& app, Action* action) {
   a->output_compression.clear();
   AddRewriteArgs(*cmd, a.get(), " (required)");
   cmd->add_option("--output-dir", a->output_dir,
-                  "Write the outputs here (default: beside each input)");
+                  "Write the outputs into this folder, which must exist (default: beside each "
+                  "input)");
   cmd->callback([a, action] { *action = [a] { return RunConvert(*a); }; });
 }
 

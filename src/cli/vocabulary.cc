@@ -29,7 +29,7 @@ void AddFormatOptions(CLI::App& cmd, FormatArgs* args, std::string_view text_hel
   }
   CLI::Option* format = cmd.add_option("--format", args->format, help);
   if (!text_alias.empty()) {
-    format->transform(CLI::Transformer({{std::string(text_alias), "text"}}));
+    format->transform(CLI::Transformer({{std::string(text_alias), "text"}}).description(""));
   }
   format->check(CLI::IsMember(names))->default_str("text");
   cmd.add_flag("--json", args->json_flag,
