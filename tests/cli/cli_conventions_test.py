@@ -10,7 +10,8 @@
 # - the exit statuses of tfdist --help are those of the manual's EXIT STATUS;
 # - the spellings of the last release work, with one note each;
 # - every writer refuses a missing output folder with one message;
-# - a list of files in JSON is "files": [{"path", "records", "bytes"}].
+# - a list of files in JSON is "files": [{"path", "records", "bytes"}];
+# - an unseeded shuffle is a warning in layout, run and take alike.
 # Usage: cli_conventions_test.py TFDIST (run from the source root)
 import json
 import os
@@ -172,12 +173,27 @@ def test_file_lists(tmp):
                   for f in files), f"{args[0]} --json: files {files}")
 
 
+def test_message_words(tmp):
+    """An unseeded shuffle is a warning wherever it is said: layout's and run's
+    reports, take's standard error (its standard output holds the elements)."""
+    pipeline = "range(8).shuffle(8).batch(2)"
+    said = "a shuffle has no seed and the program sets no global seed"
+    for args in (["layout", pipeline], ["run", "--device", "cpu", pipeline]):
+        proc = tfdist(*args, cwd=tmp)
+        check(f"warning:  {said}" in proc.stdout, f"{args[0]}: {proc.stdout!r}")
+    proc = tfdist("take", pipeline, cwd=tmp)
+    check(proc.stderr.startswith(f"tfdist: warning: {said}"), f"take: {proc.stderr!r}")
+    for line in proc.stderr.splitlines():
+        check(re.match(r"tfdist: (error|warning|note): ", line), f"take: {line!r}")
+
+
 def main():
     checks.TFDIST = os.path.abspath(sys.argv[1])
     names = commands()
     test_flags(names, doc_table())
     test_exit_statuses()
-    for test in (test_old_spellings, test_output_folders, test_file_lists):
+    for test in (test_old_spellings, test_output_folders, test_file_lists,
+                 test_message_words):
         with tempfile.TemporaryDirectory(prefix="tfdist-cli-") as tmp:
             test(tmp)
     return checks.finish()
