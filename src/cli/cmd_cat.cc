@@ -9,6 +9,7 @@
 #include "file_args.h"
 #include "report.h"
 #include "validators.h"
+#include "vocabulary.h"
 #include "tfdist/base/text.h"
 #include "tfdist/proto/example_format.h"
 #include "tfdist/io/record_reader.h"
@@ -18,15 +19,14 @@ namespace {
 
 struct CatOptions {
   FileArgs inputs;
-  std::string format = "text";
-  bool json = false;
+  FormatArgs format;
   bool full = false;
   int64_t limit = -1;
   int64_t skip = 0;
 };
 
 int RunCat(const CatOptions& o) {
-  const bool json = o.json || o.format == "json";
+  const bool json = o.format.json();
   Result<ResolvedFiles> inputs = ResolveFileArgs(o.inputs);
   if (!inputs.ok()) return ReportError(inputs.status(), json);
 
@@ -91,12 +91,8 @@ void AddCatCommand(CLI::App& app, Action* action) {
       "Print records: tf.train.Example and SequenceExample decoded to their features, other "
       "payloads as quoted text or hex");
   AddFileArgs(*cmd, &o->inputs);
-  cmd->add_option("--format", o->format,
-                  "text (one '# file:index @offset' line per record, "
-                  "then its features) or json (one object per line)")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->default_str("text");
-  cmd->add_flag("--json", o->json, "Same as --format json");
+  AddFormatOptions(*cmd, &o->format, "a '# file:index @offset' line per record, then its features",
+                   "one JSON object per record, a line each");
   cmd->add_option("-n,--limit", o->limit, "Print at most N records; -1 (default): all")
       ->check(IntAtLeast(-1));
   cmd->add_option("--skip", o->skip, "Skip the first N records")

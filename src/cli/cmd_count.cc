@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
+#include "vocabulary.h"
 #include "tfdist/base/text.h"
 
 namespace tfdist::cli {
@@ -15,14 +16,15 @@ namespace {
 
 struct CountOptions {
   FileArgs inputs;
-  bool json = false;
+  FormatArgs format;
   bool no_crc = false;
   bool no_index = false;
 };
 
 int RunCount(const CountOptions& o) {
+  const bool json = o.format.json();
   Result<ResolvedFiles> inputs = ResolveFileArgs(o.inputs);
-  if (!inputs.ok()) return ReportError(inputs.status(), o.json);
+  if (!inputs.ok()) return ReportError(inputs.status(), json);
 
   io::RecordReaderOptions options;
   options.compression = inputs->compression;
@@ -43,7 +45,7 @@ int RunCount(const CountOptions& o) {
     file_bytes += s.file_bytes.value_or(0);
   }
 
-  if (o.json) {
+  if (json) {
     nlohmann::ordered_json out;
     out["files"] = nlohmann::ordered_json::array();
     for (const FileScan& s : scans) out["files"].push_back(FileScanJson(s));
@@ -86,7 +88,7 @@ void AddCountCommand(CLI::App& app, Action* action) {
   CLI::App* cmd = app.add_subcommand(
       "count", "Count the records and payload bytes of TFRecord files (CRCs checked)");
   AddFileArgs(*cmd, &o->inputs);
-  cmd->add_flag("--json", o->json, "Print one JSON object (see the manual)");
+  AddFormatOptions(*cmd, &o->format, "a table: a line per file, then the total");
   cmd->add_flag("--no-crc", o->no_crc,
                 "Do not check the payload CRCs (framing only: each length is still checked "
                 "against its CRC)");

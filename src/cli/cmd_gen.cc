@@ -9,6 +9,7 @@
 #include "file_args.h"
 #include "report.h"
 #include "validators.h"
+#include "vocabulary.h"
 #include "tfdist/base/interrupt.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/output_set.h"
@@ -30,7 +31,7 @@ struct GenOptions {
   int level = -1;
   uint64_t seed = 0;
   bool force = false;
-  bool json = false;
+  FormatArgs format;
   bool no_fsync = false;
 };
 
@@ -40,32 +41,29 @@ std::string OutputName(const GenOptions& o, io::Compression c, uint64_t i) {
 }
 
 int RunGen(const GenOptions& o) {
+  const bool json = o.format.json();
   if (Status s =
           CheckOutputName(o.output, "a file name (with --files N > 1, a prefix of file names)");
       !s.ok()) {
-    return ReportError(s, o.json);
+    return ReportError(s, json);
   }
   Result<io::Compression> compression = io::ParseCompression(o.compression);
-  if (!compression.ok()) return ReportError(compression.status(), o.json);
-  if (*compression == io::Compression::kAuto) {
-    return ReportError(Status::InvalidArgument("gen needs --compression none, gzip or zlib"),
-                       o.json);
-  }
+  if (!compression.ok()) return ReportError(compression.status(), json);
   proto::PayloadOptions payload;
   Result<proto::PayloadType> type = proto::ParsePayloadType(o.kind);
-  if (!type.ok()) return ReportError(type.status(), o.json);
+  if (!type.ok()) return ReportError(type.status(), json);
   payload.type = *type;
   Result<proto::SizeDistribution> size = proto::ParseSizeDistribution(o.size);
   if (!size.ok()) {
     return ReportError(Status::InvalidArgument(fmt::format("--size: {}", size.status().message())),
-                       o.json);
+                       json);
   }
   if (payload.type != proto::PayloadType::kText && size->max > proto::kMaxPayloadBytes) {
     return ReportError(
         Status::InvalidArgument(fmt::format(
             "--size: '{}' goes over {}G, the most a record can have (records are built in memory)",
             o.size, proto::kMaxPayloadBytes >> 30)),
-        o.json);
+        json);
   }
   payload.size = *size;
   payload.text_template = o.text;
@@ -86,36 +84,45 @@ int RunGen(const GenOptions& o) {
   set_options.note = PrintNote;
   const std::string folder = io::OutputFolderOf(o.output);
   Result<std::unique_ptr<io::OutputSet>> set = io::OutputSet::Begin({&folder, 1}, set_options);
-  if (!set.ok()) return ReportError(set.status(), o.json);
+  if (!set.ok()) return ReportError(set.status(), json);
   if (o.files > 1) {
     Status s = (*set)->ExpectFamily({o.output, io::ShardFileSuffix(*compression)});
-    if (!s.ok()) return ReportError(s, o.json);
+    if (!s.ok()) return ReportError(s, json);
   }
   proto::PayloadGenerator gen(payload);
   std::vector<std::string> names;
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();  // {path, records, bytes}
   std::string record;
   uint64_t global = 0, bytes = 0;
   for (uint64_t f = 0; f < o.files; ++f) {
+    const uint64_t records_before = global, bytes_before = bytes;
     // Writes notice an interrupt, but with --records 0 there are none.
-    if (Interrupted()) return ReportError(Status::Cancelled("interrupted"), o.json);
+    if (Interrupted()) return ReportError(Status::Cancelled("interrupted"), json);
     names.push_back(OutputName(o, *compression, f));
     Result<std::unique_ptr<io::AtomicFile>> file = (*set)->Create(names.back());
-    if (!file.ok()) return ReportError(file.status(), o.json);
+    if (!file.ok()) return ReportError(file.status(), json);
     Result<std::unique_ptr<io::RecordWriter>> w =
         io::RecordWriter::Open(std::move(*file), options);
-    if (!w.ok()) return ReportError(w.status(), o.json);
+    if (!w.ok()) return ReportError(w.status(), json);
     for (uint64_t i = 0; i < o.records; ++i, ++global) {
-      if (Status s = gen.Next(f, i, global, record); !s.ok()) return ReportError(s, o.json);
+      if (Status s = gen.Next(f, i, global, record); !s.ok()) return ReportError(s, json);
       bytes += record.size();
-      if (Status s = (*w)->Write(record); !s.ok()) return ReportError(s, o.json);
+      if (Status s = (*w)->Write(record); !s.ok()) return ReportError(s, json);
     }
-    if (Status s = (*w)->Finish(); !s.ok()) return ReportError(s, o.json);
+    if (Status s = (*w)->Finish(); !s.ok()) return ReportError(s, json);
     (*set)->Add((*w)->TakeFile());
+    files.push_back({{"path", names.back()},
+                     {"records", global - records_before},
+                     {"bytes", bytes - bytes_before}});
   }
-  if (Status s = (*set)->Commit(); !s.ok()) return ReportError(s, o.json);
-  if (o.json) {
+  if (Status s = (*set)->Commit(); !s.ok()) return ReportError(s, json);
+  if (json) {
     nlohmann::ordered_json out;
-    out["files"] = names;
+    for (auto& f : files) {
+      const std::optional<uint64_t> on_disk = FileSize(f["path"].get<std::string>());
+      f["file_bytes"] = on_disk ? nlohmann::ordered_json(*on_disk) : nullptr;
+    }
+    out["files"] = std::move(files);
     out["records"] = global;
     out["bytes"] = bytes;
     out["compression"] = io::CompressionName(*compression);
@@ -135,7 +142,8 @@ void AddGenCommand(CLI::App& app, Action* action) {
   CLI::App* cmd = app.add_subcommand(
       "gen", "Generate a deterministic synthetic TFRecord dataset (same seed, same bytes)");
   cmd->add_option("-o,--output", o->output,
-                  "Output file; with --files N > 1 a prefix: PREFIX-00000-of-0000N.tfrecord[.gz]")
+                  "Output file; with --files N > 1 a prefix: PREFIX-00000-of-0000N.tfrecord[.gz]; "
+                  "its folder must exist")
       ->required();
   cmd->add_option("--files", o->files, "Number of files")->default_val(1)->check(UintAtLeast(1));
   cmd->add_option("--records", o->records, "Records per file")
@@ -154,7 +162,7 @@ void AddGenCommand(CLI::App& app, Action* action) {
                   "Template of --kind text: {g} global index, {f} file index, {i} index in "
                   "the file")
       ->default_str("{g}");
-  cmd->add_option("--compression", o->compression, "none, gzip or zlib")->default_str("none");
+  AddOutputCompressionOption(*cmd, &o->compression, "")->default_str("none");
   cmd->add_option("--level", o->level, "Compression level: -1 (default) ISA-L's fast deflate, about zlib's default size at several times its speed; 0 to 9 zlib's levels")
       ->check(CLI::Range(-1, 9));
   cmd->add_option("--seed", o->seed, "Random seed")->default_val(0)->check(UintAtLeast(0));
@@ -164,7 +172,7 @@ void AddGenCommand(CLI::App& app, Action* action) {
   cmd->add_flag("--no-fsync", o->no_fsync,
                 "Do not fsync the files before renaming them (scratch data: much faster for "
                 "many small files)");
-  cmd->add_flag("--json", o->json, "Print one JSON object");
+  AddFormatOptions(*cmd, &o->format, "the names written, and a line of totals");
   cmd->callback([o, action] { *action = [o] { return RunGen(*o); }; });
 }
 

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
+#include "vocabulary.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_index.h"
@@ -22,24 +23,31 @@ struct IndexOptions {
   std::vector<std::string> patterns;
   std::string directory;
   bool force = false;
-  bool json = false;
+  FormatArgs format;
 };
 
 int RunDirectoryIndex(const IndexOptions& o) {
+  const bool json = o.format.json();
   Result<io::DirectoryIndexReport> r = io::WriteDirectoryIndex(o.directory, o.force);
-  if (!r.ok()) return ReportError(r.status(), o.json);
+  if (!r.ok()) return ReportError(r.status(), json);
   // At most this many left-out files are named on stderr.
   constexpr size_t kNamed = 20;
   for (size_t i = 0; i < r->skipped.size() && i < kNamed; ++i) {
-    PrintMessage("not indexed", fmt::format("{}: {}", r->skipped[i].first, r->skipped[i].second));
+    PrintMessage("warning",
+                 fmt::format("not indexed: {}: {}", r->skipped[i].first, r->skipped[i].second));
   }
   if (r->skipped.size() > kNamed) {
-    fmt::print(stderr, "tfdist: not indexed: {} more\n", r->skipped.size() - kNamed);
+    PrintMessage("warning", fmt::format("not indexed: {} more", r->skipped.size() - kNamed));
   }
-  if (o.json) {
+  if (json) {
     nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
-    for (const auto& [path, why] : r->skipped) skipped.push_back({{"file", path}, {"reason", why}});
+    // "file" and a count under "files": the names of the last release, which
+    // go in the next.
+    for (const auto& [path, why] : r->skipped) {
+      skipped.push_back({{"path", path}, {"reason", why}, {"file", path}});
+    }
     PrintJson({{"index", r->index_path},
+               {"indexed_files", r->files},
                {"files", r->files},
                {"records", r->total.records},
                {"bytes", r->total.payload_bytes},
@@ -56,27 +64,33 @@ int RunDirectoryIndex(const IndexOptions& o) {
 }
 
 int RunIndex(const IndexOptions& o) {
+  const bool json = o.format.json();
   if (o.directory.empty() == o.patterns.empty()) {
     return ReportError(
         Status::InvalidArgument("give either files or --directory DIR (one index for the folder)"),
-        o.json);
+        json);
   }
   if (!o.directory.empty()) return RunDirectoryIndex(o);
   if (std::find(o.patterns.begin(), o.patterns.end(), "-") != o.patterns.end()) {
     return ReportError(
         Status::InvalidArgument("cannot index standard input (-): an index describes a file"),
-        o.json);
+        json);
   }
   std::vector<std::string> warnings;
   Result<StringList> files = ExpandFileArgs(o.patterns, warnings);
-  if (!files.ok()) return ReportError(files.status(), o.json);
+  if (!files.ok()) return ReportError(files.status(), json);
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  nlohmann::ordered_json old = nlohmann::ordered_json::array();  // "indexes", of the last release
   for (const std::string_view name : *files) {
     const std::string path(name);
     Result<io::IndexedCount> index = io::WriteIndex(path, o.force);
-    if (!index.ok()) return ReportError(index.status(), o.json);
-    if (o.json) {
-      out.push_back({{"file", path},
+    if (!index.ok()) return ReportError(index.status(), json);
+    if (json) {
+      out.push_back({{"path", path},
+                     {"records", index->count.records},
+                     {"bytes", index->count.payload_bytes},
+                     {"index", index->index_path}});
+      old.push_back({{"file", path},
                      {"index", index->index_path},
                      {"records", index->count.records},
                      {"bytes", index->count.payload_bytes}});
@@ -85,7 +99,7 @@ int RunIndex(const IndexOptions& o) {
                  index->count.records == 1 ? "" : "s");
     }
   }
-  if (o.json) PrintJson({{"indexes", out}});
+  if (json) PrintJson({{"files", out}, {"indexes", old}});
   return 0;
 }
 
@@ -106,7 +120,7 @@ void AddIndexCommand(CLI::App& app, Action* action) {
                   "per uncompressed TFRecord file with its stamp and record count)");
   AddIndexDirOption(*cmd, /*write=*/true);
   cmd->add_flag("-f,--force", o->force, "Replace existing indexes");
-  cmd->add_flag("--json", o->json, "Print one JSON object");
+  AddFormatOptions(*cmd, &o->format, "a line per index written");
   cmd->callback([o, action] { *action = [o] { return RunIndex(*o); }; });
 }
 

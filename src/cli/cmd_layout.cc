@@ -16,6 +16,7 @@
 #include "pipeline_args.h"
 #include "report.h"
 #include "validators.h"
+#include "vocabulary.h"
 #include "distribute_args.h"
 #include "tfdist/base/text.h"
 #include "tfdist/distribute/layout.h"
@@ -26,8 +27,7 @@ namespace {
 struct LayoutOptions {
   PipelineArgs pipeline;
   DistributeArgs distribute;
-  std::string format = "table";
-  bool json = false;
+  FormatArgs format;
   bool compare = false;
   std::string label = "payload";
   int64_t epochs = 1;
@@ -673,7 +673,7 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
 }
 
 int RunLayout(const LayoutOptions& o) {
-  const bool json = o.json || o.format == "json";
+  const bool json = o.format.json();
   Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute);
   if (!resolved.ok()) return ReportError(resolved.status(), json);
   dist::DistributeOptions& d = resolved->options;
@@ -693,7 +693,7 @@ int RunLayout(const LayoutOptions& o) {
   notes.trace = TraceHeader(*loaded);
   notes.trace_json = TraceJson(*loaded);
   if (o.compare) return Compare(pipeline, d, build, notes, json);
-  if (o.format == "summary") {
+  if (o.format.summary()) {
     Result<dist::LayoutSummary> summary = Summary(pipeline, d, build);
     if (!summary.ok()) return ReportPipelineError(summary.status(), pipeline.text, json);
     if (!json) {
@@ -736,18 +736,13 @@ void AddLayoutCommand(CLI::App& app, Action* action) {
                     "Show only this worker; default: from the launcher's environment, else all",
                     "Plan only the first N global steps (needed for a pipeline that repeats "
                     "forever)");
-  cmd->add_option("--format", o->format,
-                  "table (streamed as it is planned), json (the contract for scripts) or "
-                  "summary (per-worker totals, records dropped, steps)")
-      ->check(CLI::IsMember({"table", "json", "summary"}))
-      ->default_str("table");
+  AddFormatOptions(*cmd, &o->format, "the table, streamed as it is planned",
+                   "the layout as one JSON object (the contract for scripts)",
+                   "per-worker totals, records dropped, steps", "table");
   cmd->add_flag("--compare", o->compare,
                 "FILE, DATA and OFF side by side (steps, records received and dropped, bytes "
                 "read per worker, read amplification, imbalance, empty batches, idle steps), "
                 "and the one AUTO applies");
-  cmd->add_flag("--json", o->json,
-                "JSON output: the layout (as --format json), or with --format summary its "
-                "summary alone");
   cmd->add_option("--epochs", o->epochs,
                   "Passes over the data, one after another, as fit(epochs=N) makes them: steps "
                   "are numbered on, and reshuffling shuffles draw a new order each epoch")

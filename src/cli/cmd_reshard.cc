@@ -9,6 +9,7 @@
 #include "file_args.h"
 #include "report.h"
 #include "validators.h"
+#include "vocabulary.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/file_list.h"
 #include "tfdist/io/reshard.h"
@@ -20,12 +21,12 @@ namespace {
 struct RewriteArgs {
   std::vector<std::string> patterns;
   std::string input_compression = "auto";
-  std::string compression = "none";
+  std::string output_compression = "none";
   int level = -1;
   bool force = false;
   bool no_fsync = false;
   bool no_index = false;
-  bool json = false;
+  FormatArgs format;
 };
 
 struct ReshardArgs : RewriteArgs {
@@ -40,16 +41,13 @@ struct ConvertArgs : RewriteArgs {
   std::string output_dir;
 };
 
-void AddRewriteArgs(CLI::App& cmd, RewriteArgs* a, const char* compression_help) {
+// Returns --output-compression, which `what` ends the help of.
+CLI::Option* AddRewriteArgs(CLI::App& cmd, RewriteArgs* a, std::string_view what) {
   cmd.add_option("files", a->patterns,
                  "Input files or glob patterns, sorted byte-wise together as list_files does")
       ->required();
-  cmd.add_option("--compression", a->compression, compression_help)
-      ->check(CLI::IsMember({"none", "gzip", "zlib"}, CLI::ignore_case))
-      ->default_str("none");
-  cmd.add_option("--input-compression", a->input_compression,
-                 "Compression of the inputs: auto (detect gzip/zlib per file), none, gzip, zlib")
-      ->default_str("auto");
+  CLI::Option* output = AddOutputCompressionOption(cmd, &a->output_compression, what);
+  AddInputCompressionOption(cmd, &a->input_compression);
   cmd.add_option("--level", a->level, "Compression level: -1 (default) ISA-L's fast deflate, about zlib's default size at several times its speed; 0 to 9 zlib's levels")
       ->check(CLI::Range(-1, 9));
   cmd.add_flag("-f,--force", a->force,
@@ -62,13 +60,14 @@ void AddRewriteArgs(CLI::App& cmd, RewriteArgs* a, const char* compression_help)
                "Scan every input, even one with an up-to-date index (by default the index "
                "plans the copy, and the CRCs are checked while copying)");
   AddIndexDirOption(cmd);
-  cmd.add_flag("--json", a->json, "Print one JSON object (see the manual)");
+  AddFormatOptions(cmd, &a->format, "a line per file written, then the total");
+  return output;
 }
 
 // Fills the options shared by reshard and convert; expands the patterns.
 Result<std::vector<std::string>> ResolveRewriteArgs(const RewriteArgs& a, io::RewriteOptions* o) {
   TFDIST_ASSIGN_OR_RETURN(o->input_compression, io::ParseCompression(a.input_compression));
-  TFDIST_ASSIGN_OR_RETURN(o->output_compression, io::ParseCompression(a.compression));
+  TFDIST_ASSIGN_OR_RETURN(o->output_compression, io::ParseCompression(a.output_compression));
   o->compression_level = a.level;
   o->overwrite = a.force;
   o->sync = !a.no_fsync;
@@ -79,17 +78,20 @@ Result<std::vector<std::string>> ResolveRewriteArgs(const RewriteArgs& a, io::Re
   return files.ToVector();
 }
 
+// `old_key`: the list of files under the name of the last release too
+// ("shards"), which goes in the next.
 void PrintSummary(const io::RewriteSummary& s, const std::string& what, bool json,
-                  const char* list_key) {
+                  const char* old_key = nullptr) {
   if (json) {
     nlohmann::ordered_json out;
-    out[list_key] = nlohmann::ordered_json::array();
+    out["files"] = nlohmann::ordered_json::array();
     for (const io::OutputSummary& o : s.outputs) {
-      out[list_key].push_back({{"path", o.path},
-                               {"records", o.count.records},
-                               {"bytes", o.count.payload_bytes},
-                               {"file_bytes", o.file_bytes}});
+      out["files"].push_back({{"path", o.path},
+                              {"records", o.count.records},
+                              {"bytes", o.count.payload_bytes},
+                              {"file_bytes", o.file_bytes}});
     }
+    if (old_key) out[old_key] = out["files"];
     out["records"] = s.total.records;
     out["bytes"] = s.total.payload_bytes;
     PrintJson(out);
@@ -111,14 +113,15 @@ void PrintSummary(const io::RewriteSummary& s, const std::string& what, bool jso
 }
 
 int RunReshard(const ReshardArgs& a) {
+  const bool json = a.format.json();
   if (Status s = CheckOutputName(a.output, "a prefix of file names, such as out/part"); !s.ok()) {
-    return ReportError(s, a.json);
+    return ReportError(s, json);
   }
   io::ReshardOptions o;
   Result<std::vector<std::string>> files = ResolveRewriteArgs(a, &o);
-  if (!files.ok()) return ReportError(files.status(), a.json);
+  if (!files.ok()) return ReportError(files.status(), json);
   Result<io::ReshardBalance> balance = io::ParseReshardBalance(a.balance);
-  if (!balance.ok()) return ReportError(balance.status(), a.json);
+  if (!balance.ok()) return ReportError(balance.status(), json);
   o.balance = *balance;
   o.output_prefix = a.output;
   o.num_shards = a.num_shards;
@@ -126,31 +129,36 @@ int RunReshard(const ReshardArgs& a) {
   o.seed = a.seed;
   if (a.num_shards == 0 && a.records_per_shard == 0) {
     return ReportError(Status::InvalidArgument("give --num-shards N or --records-per-shard K"),
-                       a.json);
+                       json);
   }
   Result<io::RewriteSummary> s = io::Reshard(*files, o);
-  if (!s.ok()) return ReportError(s.status(), a.json);
+  if (!s.ok()) return ReportError(s.status(), json);
   const std::string order =
       a.seed ? fmt::format("shuffled with seed {}", *a.seed) : std::string("in input order");
   PrintSummary(*s,
-               fmt::format("{} shards, {}, balanced by {}, {}", s->outputs.size(), order,
-                           a.balance, io::CompressionName(o.output_compression)),
-               a.json, "shards");
+               fmt::format("{} shards, {}, balanced by {}, {}", s->outputs.size(), order, a.balance,
+                           io::CompressionName(o.output_compression)),
+               json, "shards");
   return 0;
 }
 
 int RunConvert(const ConvertArgs& a) {
+  const bool json = a.format.json();
+  if (a.output_compression.empty()) {
+    return ReportError(
+        Status::InvalidArgument("convert needs --output-compression none, gzip or zlib"), json);
+  }
   io::ConvertOptions o;
   Result<std::vector<std::string>> files = ResolveRewriteArgs(a, &o);
-  if (!files.ok()) return ReportError(files.status(), a.json);
+  if (!files.ok()) return ReportError(files.status(), json);
   o.output_dir = a.output_dir;
   Result<io::RewriteSummary> s = io::Convert(*files, o);
-  if (!s.ok()) return ReportError(s.status(), a.json);
+  if (!s.ok()) return ReportError(s.status(), json);
   PrintSummary(*s,
                fmt::format("{} {} converted to {}", s->outputs.size(),
                            s->outputs.size() == 1 ? "file" : "files",
                            io::CompressionName(o.output_compression)),
-               a.json, "files");
+               json);
   return 0;
 }
 
@@ -162,16 +170,17 @@ void AddReshardCommand(CLI::App& app, Action* action) {
       "reshard",
       "Rewrite the records of the inputs into N files balanced by records or bytes, in input "
       "order or shuffled by a seed; all shards appear at once, or none");
-  AddRewriteArgs(*cmd, a.get(), "Compression of the shards: none, gzip or zlib");
+  AddRewriteArgs(*cmd, a.get(), " (default none)")->default_str("none");
   cmd->add_option("-o,--output", a->output,
-                  "Prefix of the shards: PREFIX-00000-of-0000N.tfrecord (.gz, .zlib)")
+                  "Prefix of the shards: PREFIX-00000-of-0000N.tfrecord (.gz, .zlib); its "
+                  "folder must exist")
       ->required();
-  auto* n = cmd->add_option("-n,--num-shards", a->num_shards,
+  auto* n = cmd->add_option("--num-shards", a->num_shards,
                             "Number of shards (at most the number of records: no shard is empty)")
                 ->check(UintAtLeast(1).description("POSITIVE"));
   auto* k = cmd->add_option("--records-per-shard", a->records_per_shard,
-                            "Instead of -n: ceil(records / K) shards, each of at most K records "
-                            "when balanced by records")
+                            "Instead of --num-shards: ceil(records / K) shards, each of at most "
+                            "K records when balanced by records")
                 ->check(UintAtLeast(1).description("POSITIVE"));
   n->excludes(k);
   cmd->add_option("--balance", a->balance,
@@ -192,10 +201,13 @@ void AddConvertCommand(CLI::App& app, Action* action) {
       "convert",
       "Change the compression of TFRecord files one to one (a.tfrecord.gz -> a.tfrecord); all "
       "outputs appear at once, or none");
-  AddRewriteArgs(*cmd, a.get(), "Compression of the outputs: none, gzip or zlib (required)");
-  cmd->get_option("--compression")->required();
+  // Required (RunConvert), with no default; not by CLI11, for which the
+  // spelling of the last release would not count.
+  a->output_compression.clear();
+  AddRewriteArgs(*cmd, a.get(), " (required)");
   cmd->add_option("--output-dir", a->output_dir,
-                  "Write the outputs here (default: beside each input)");
+                  "Write the outputs into this folder, which must exist (default: beside each "
+                  "input)");
   cmd->callback([a, action] { *action = [a] { return RunConvert(*a); }; });
 }
 

@@ -17,6 +17,7 @@
 #include "tfdist/io/byte_stream.h"
 #include "tfdist/run/runner.h"
 #include "validators.h"
+#include "vocabulary.h"
 
 namespace tfdist::cli {
 namespace {
@@ -33,7 +34,7 @@ struct RunArgs {
   bool cold = false;
   double step_time_ms = 0;
   std::optional<double> target_steps_per_s;
-  bool json = false;
+  FormatArgs format;
   std::optional<int64_t> corrupt_replica;
   std::optional<int64_t> fail_pinned_replica;
   int64_t pack_threads = -1;
@@ -292,7 +293,7 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
 }
 
 int RunRun(const RunArgs& o) {
-  const bool json = o.json;
+  const bool json = o.format.json();
   Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute, o.all_workers);
   if (!resolved.ok()) return ReportError(resolved.status(), json);
   run::RunOptions options;
@@ -432,7 +433,7 @@ void AddRunCommand(CLI::App& app, Action* action) {
                   "Threads packing or parsing batches into staging slots; 0: each worker's "
                   "reading thread; default: 0 on two cores or fewer, else one per replica, "
                   "up to the cores when parsing, the cores less two for raw records");
-  cmd->add_flag("--json", o->json, "Print the report as JSON");
+  AddFormatOptions(*cmd, &o->format, "the report", "the report as one JSON object");
   cmd->add_option("--corrupt-replica-for-testing", o->corrupt_replica)->group("");
   cmd->add_option("--fail-pinned-for-testing", o->fail_pinned_replica)->group("");
   cmd->callback([o, action] { *action = [o] { return RunRun(*o); }; });

@@ -13,6 +13,7 @@
 #include "pipeline_args.h"
 #include "report.h"
 #include "validators.h"
+#include "vocabulary.h"
 #include "tfdist/base/text.h"
 #include "tfdist/data/pipeline.h"
 
@@ -22,8 +23,7 @@ namespace {
 struct TakeOptions {
   PipelineArgs pipeline;
   int64_t limit = 100;
-  bool json = false;
-  bool summary = false;
+  FormatArgs format;
   std::string label = "payload";
   int64_t workers = 1;
   int64_t worker = 0;
@@ -50,25 +50,27 @@ std::string ElementText(const data::Element& e, data::LabelMode mode) {
 }
 
 int RunTake(const TakeOptions& o) {
+  const bool json = o.format.json();
+  const bool summary = o.format.summary();
   if (o.workers < 1 || o.replicas < 1 || o.worker < 0 || o.worker >= o.workers ||
       o.workers > (1 << 20) || o.replicas > (1 << 12)) {
     return ReportError(Status::InvalidArgument(fmt::format(
                            "--worker must be in [0, --workers), with at most 1048576 workers and "
                            "4096 replicas; got worker {} of {} (replicas {})",
                            o.worker, o.workers, o.replicas)),
-                       o.json);
+                       json);
   }
   Result<LoadedPipeline> loaded =
-      LoadPipeline(o.pipeline, TraceContext{o.workers, o.worker, o.replicas, ""}, o.json);
+      LoadPipeline(o.pipeline, TraceContext{o.workers, o.worker, o.replicas, ""}, json);
   if (!loaded.ok()) return ExitCodeFor(loaded.status());
   data::BuildOptions build = o.pipeline.build_options(*loaded);
   build.context = data::InputContext{o.workers, o.worker, o.workers * o.replicas};
   // What a traced function assumed goes to stderr: stdout holds the elements.
-  if (loaded->trace && !o.json) {
+  if (loaded->trace && !json) {
     std::string header = TraceHeader(*loaded);
     fmt::print(stderr, "{}", header);
   }
-  Result<std::shared_ptr<const data::Dataset>> dataset = BuildPipeline(*loaded, build, o.json);
+  Result<std::shared_ptr<const data::Dataset>> dataset = BuildPipeline(*loaded, build, json);
   if (!dataset.ok()) return ExitCodeFor(dataset.status());
   const data::LabelMode mode = o.label == "ref" ? data::LabelMode::kRef : data::LabelMode::kPayload;
   // Said on stderr (stdout holds the elements), and in the JSON.
@@ -76,10 +78,10 @@ int RunTake(const TakeOptions& o) {
   if (!build.global_seed && data::HasUnseededShuffle(loaded->pipeline)) {
     const std::string note =
         Describe(data::kUnseededShuffleMessage, Advice{Remedy::kSeedShuffles, ""});
-    if (o.json) {
+    if (json) {
       warnings.push_back(note);
     } else {
-      fmt::print(stderr, "note: {}\n", TerminalText(note));
+      PrintMessage("warning", note);
     }
   }
   auto with_warnings = [&](nlohmann::ordered_json out) {
@@ -96,11 +98,11 @@ int RunTake(const TakeOptions& o) {
   int64_t n = 0;
   for (int64_t epoch = 0; epoch < o.epochs && (o.limit < 0 || n < o.limit); ++epoch) {
     Result<std::unique_ptr<data::Iterator>> it = (*dataset)->MakeIterator();
-    if (!it.ok()) return ReportError(it.status(), o.json);
+    if (!it.ok()) return ReportError(it.status(), json);
     for (; o.limit < 0 || n < o.limit; ++n) {
       bool end = false;
       if (Status s = (*it)->GetNext(e, end); !s.ok()) {
-        if (o.json) {
+        if (json) {
           nlohmann::ordered_json out = TraceJson(*loaded);
           out["elements"] = std::move(elements);
           out["error"] = ErrorJson(s);
@@ -113,20 +115,20 @@ int RunTake(const TakeOptions& o) {
       }
       if (end) break;
       ++count;
-      if (o.summary) {
+      if (summary) {
         leaves += e.Leaves();
         bytes += e.PayloadBytes();
-      } else if (o.json) {
+      } else if (json) {
         elements.push_back(ElementJson(e, mode));
       } else {
         fmt::print("{}\n", ElementText(e, mode));
       }
     }
   }
-  if (o.summary) {
+  if (summary) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (o.json) {
+    if (json) {
       nlohmann::ordered_json out = TraceJson(*loaded);
       out["elements"] = count;
       out["records"] = leaves;
@@ -142,7 +144,7 @@ int RunTake(const TakeOptions& o) {
     }
     return 0;
   }
-  if (o.json) {
+  if (json) {
     nlohmann::ordered_json out = TraceJson(*loaded);
     out["elements"] = std::move(elements);
     PrintJson(with_warnings(std::move(out)));
@@ -162,10 +164,11 @@ void AddTakeCommand(CLI::App& app, Action* action) {
   cmd->add_option("-n,--limit", o->limit, "Print at most N elements or batches; -1: all")
       ->default_val(100)
       ->check(IntAtLeast(-1));
-  cmd->add_flag("--json", o->json, "Print {\"elements\": [...]}, a batch as a list of labels");
-  cmd->add_flag("--summary", o->summary,
-                "Print only the number of elements, records and bytes, and the time taken "
-                "(use with -n -1 to time a whole pipeline)");
+  AddFormatOptions(*cmd, &o->format, "a line per element, a batch as [labels]",
+                   "{\"elements\": [...]}, a batch as a list of labels",
+                   "only the number of elements, records and bytes, and the time taken (with "
+                   "-n -1, of the whole pipeline)");
+
   cmd->add_option("--label", o->label,
                   "payload: a record's text when printable UTF-8, else file:index; ref: always "
                   "file:index")

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
+#include "vocabulary.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/byte_stream.h"
 
@@ -16,15 +17,16 @@ namespace {
 
 struct VerifyOptions {
   FileArgs inputs;
-  bool json = false;
+  FormatArgs format;
   bool quiet = false;
   bool cold = false;
 };
 
 int RunVerify(const VerifyOptions& o) {
+  const bool json = o.format.json();
   io::SetColdReads(o.cold);
   Result<ResolvedFiles> inputs = ResolveFileArgs(o.inputs);
-  if (!inputs.ok()) return ReportError(inputs.status(), o.json);
+  if (!inputs.ok()) return ReportError(inputs.status(), json);
 
   io::RecordReaderOptions options;
   options.compression = inputs->compression;
@@ -39,7 +41,7 @@ int RunVerify(const VerifyOptions& o) {
     bad += s.count.status.ok() ? 0 : 1;
   }
 
-  if (o.json) {
+  if (json) {
     nlohmann::ordered_json out;
     out["files"] = nlohmann::ordered_json::array();
     for (const FileScan& s : scans) out["files"].push_back(FileScanJson(s));
@@ -82,7 +84,7 @@ void AddVerifyCommand(CLI::App& app, Action* action) {
       "Check the framing and both CRCs of every record; report the first bad record of each "
       "file with its byte offset (exit 3 if any file is bad)");
   AddFileArgs(*cmd, &o->inputs);
-  cmd->add_flag("--json", o->json, "Print one JSON object (see the manual)");
+  AddFormatOptions(*cmd, &o->format, "OK or BAD and the file, a line each, then the total");
   cmd->add_flag("-q,--quiet", o->quiet, "Print only bad files and the summary");
   cmd->add_flag("--cold", o->cold,
                 "Evict each file from the page cache before reading it (a cold read of the "

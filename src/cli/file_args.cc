@@ -26,23 +26,49 @@ void AddFileArgs(CLI::App& cmd, FileArgs* args) {
                  "Files or glob patterns, sorted byte-wise together as list_files does; - "
                  "is standard input")
       ->required();
-  cmd.add_option("--compression", args->compression,
-                 "Compression of the input files: auto (detect gzip/zlib by magic, confirmed "
-                 "by a valid first record), none, gzip, zlib")
+  AddInputCompressionOption(cmd, &args->input_compression);
+}
+
+CLI::Option* AddInputCompressionOption(CLI::App& cmd, std::string* compression) {
+  return cmd
+      .add_option("--input-compression", *compression,
+                  "Compression of the files read: auto (detect gzip/zlib by magic, confirmed "
+                  "by a valid first record), none, gzip, zlib")
       ->default_str("auto");
+}
+
+CLI::Option* AddOutputCompressionOption(CLI::App& cmd, std::string* compression,
+                                        std::string_view what) {
+  return cmd
+      .add_option("--output-compression", *compression,
+                  fmt::format("Compression of the files written: none, gzip or zlib{}", what))
+      ->check(CLI::IsMember({"none", "gzip", "zlib"}, CLI::ignore_case));
+}
+
+// A folder that must be there: "DIR: the output folder does not exist", as
+// every writer words it (io::OutputSet), or "DIR: is not a folder".
+CLI::Validator ExistingFolder(std::string what) {
+  return CLI::Validator(
+      [what](std::string& dir) -> std::string {
+        struct stat st;
+        if (stat(dir.c_str(), &st) != 0) return fmt::format("{}: the {} does not exist", dir, what);
+        if (!S_ISDIR(st.st_mode)) return fmt::format("{}: is not a folder", dir);
+        return {};
+      },
+      "");
 }
 
 void AddIndexDirOption(CLI::App& cmd, bool write) {
   CLI::Option* o = cmd.add_option_function<std::string>(
       "--index-dir", [](const std::string& dir) { io::SetIndexFolder(dir); },
-      write ? "Write the indexes to this folder (created when missing), by base name, instead "
+      write ? "Write the indexes to this folder (which must exist), by base name, instead "
               "of tfdist's cache ($XDG_CACHE_HOME/tfdist/index, else "
               "~/.cache/tfdist/index, by the data folder's absolute path); one data folder's "
               "indexes per folder"
             : "Read the indexes from this folder (by base name; as tfdist index --index-dir "
               "wrote them, or DALI's tfrecord2idx) instead of tfdist's cache");
   o->type_name("DIR");
-  if (!write) o->check(CLI::ExistingDirectory);
+  o->check(ExistingFolder(write ? "output folder" : "index folder"));
 }
 
 Result<StringList> ExpandFileArgs(std::span<const std::string> patterns,
@@ -59,7 +85,7 @@ void AddWarningsJson(nlohmann::ordered_json& out, const std::vector<std::string>
 
 Result<ResolvedFiles> ResolveFileArgs(const FileArgs& args) {
   ResolvedFiles resolved;
-  TFDIST_ASSIGN_OR_RETURN(resolved.compression, io::ParseCompression(args.compression));
+  TFDIST_ASSIGN_OR_RETURN(resolved.compression, io::ParseCompression(args.input_compression));
   TFDIST_ASSIGN_OR_RETURN(const StringList files, ExpandFileArgs(args.patterns, resolved.warnings));
   resolved.files = files.ToVector();
   return resolved;

@@ -27,12 +27,19 @@ namespace tfdist::cli {
 // "--output needs <needs>; got '<output>'".
 Status CheckOutputName(const std::string& output, std::string_view needs);
 
-// The FILE arguments and --compression shared by count, verify and cat.
+// The FILE arguments and --input-compression shared by count, verify and cat.
 struct FileArgs {
   std::vector<std::string> patterns;
-  std::string compression = "auto";
+  std::string input_compression = "auto";
 };
 void AddFileArgs(CLI::App& cmd, FileArgs* args);
+
+// --input-compression: auto, none, gzip or zlib, of the files a command reads.
+CLI::Option* AddInputCompressionOption(CLI::App& cmd, std::string* compression);
+// --output-compression: none, gzip or zlib, of the files a command writes,
+// `what` ending its help.
+CLI::Option* AddOutputCompressionOption(CLI::App& cmd, std::string* compression,
+                                        std::string_view what);
 
 // --index-dir DIR: where the indexes are read (and, for `index`, written)
 // instead of tfdist's cache (io::SetIndexFolder). `write`: the folder is

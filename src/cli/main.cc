@@ -7,18 +7,22 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "commands.h"
 #include "report.h"
 #include "tfdist/base/interrupt.h"
+#include "vocabulary.h"
 #include "version.h"
 
 namespace {
@@ -102,10 +106,11 @@ int Run(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);  // reused read buffers, not mmap'd afresh
   CLI::App app{
       "tfdist: read TFRecord datasets and distribute them as tf.data + tf.distribute do.\n"
-      "Exit status: 0 success, 2 invalid usage or argument, 3 data error (corrupt or "
-      "truncated record, unreadable file), 5 out of a resource (disk space, memory, open "
-      "files, ulimit -f), 128 + the signal's number when a signal stops it (130 SIGINT, 143 "
-      "SIGTERM, 129 SIGHUP).",
+      "Exit status: 0 success, 1 internal error (a bug) or a failed write of standard output, "
+      "2 invalid usage or argument, 3 data error (corrupt or truncated record, unreadable "
+      "file), 4 run --target-steps-per-s missed, 5 out of a resource (disk space, memory, "
+      "open files, ulimit -f), 128 + the signal's number when a signal stops it (130 SIGINT, "
+      "143 SIGTERM, 129 SIGHUP).",
       "tfdist"};
   app.set_version_flag("--version", TFDIST_VERSION);
   app.require_subcommand(1);
@@ -138,8 +143,14 @@ int Run(int argc, char** argv) {
           WantsJson(argc, argv));
     }
   }
+  // The spellings of the last release, as today's, each with a note.
+  const CLI::App* command = argc > 1 && argv[1][0] != '-' ? app.get_subcommand(argv[1]) : nullptr;
+  std::vector<std::string> command_args(argv + (command ? 2 : 1), argv + argc);
+  if (command) command_args = tfdist::cli::ReplaceDeprecated(*command, std::move(command_args));
+  std::vector<std::string> args(command_args.rbegin(), command_args.rend());  // CLI11's order
+  if (command) args.push_back(argv[1]);
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {  // --help, --version
       // Through stdio, which FinishStdout checks: CLI11's std::endl would
@@ -151,9 +162,18 @@ int Run(int argc, char** argv) {
     }
     // Worded as every other error, with the hint CLI11 adds. A script that
     // asked for JSON reads the error from stdout too (the manual's JSON OUTPUT),
-    // also when the arguments themselves are wrong.
+    // also when the arguments themselves are wrong. A mistyped option is
+    // named, with the command's nearest one, rather than CLI11's "arguments
+    // were not expected", which blames the positionals as well.
+    std::string message = e.what();
+    if (command) {
+      const std::vector<std::string_view> given(command_args.begin(), command_args.end());
+      if (std::optional<std::string> unknown = tfdist::cli::UnknownOptionMessage(*command, given)) {
+        message = *unknown;
+      }
+    }
     const int rc =
-        tfdist::cli::ReportError(tfdist::Status::InvalidArgument(e.what()), WantsJson(argc, argv));
+        tfdist::cli::ReportError(tfdist::Status::InvalidArgument(message), WantsJson(argc, argv));
     // Not fmt::print, which throws when standard error is full.
     std::fputs("Run with --help for more information.\n", stderr);
     return rc;

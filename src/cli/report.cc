@@ -71,8 +71,8 @@ std::string Describe(std::string_view message, const Advice& a) {
       return fmt::format("{} (use --index-dir DIR)", message);
     case Remedy::kDeclareCompression:
       return fmt::format(
-          "{} (declare it: compression_type=\"{}\" in a pipeline; --compression auto in count, "
-          "verify, cat and index; --input-compression auto in reshard and convert)",
+          "{} (declare it: compression_type=\"{}\" in a pipeline; --input-compression auto in "
+          "the commands that read files)",
           message, a.subject);
     case Remedy::kSeedShuffles:
       return fmt::format(

@@ -32,7 +32,7 @@ def main():
         d = os.path.join(tmp, "d")
         os.mkdir(d)
         gen(d, "--files", "4", "--records", "10")
-        gen(d, "--files", "2", "--records", "3", "--compression", "gzip")
+        gen(d, "--files", "2", "--records", "3", "--output-compression", "gzip")
         overlap = [f"{d}/*.tfrecord*", f"{d}/*.gz"]
 
         proc = tfdist("count", *overlap)
@@ -52,7 +52,7 @@ def main():
 
         # reshard of them: each record once.
         os.mkdir(f"{tmp}/r")
-        tfdist("reshard", "--no-fsync", *overlap, "-o", f"{tmp}/r/s", "-n", "2")
+        tfdist("reshard", "--no-fsync", *overlap, "-o", f"{tmp}/r/s", "--num-shards", "2")
         out = json.loads(tfdist("count", "--json", f"{tmp}/r/s-*").stdout)
         check(out["records"] == 46, f"reshard of overlapping patterns wrote {out['records']} "
                                     "records for 46")

@@ -169,7 +169,7 @@ def test_zeros(tmp):
     os.makedirs(out)
     for path in [p for p in (sparse, "/dev/zero") if p]:
         for args in (["count", path], ["count", "--no-crc", path], ["verify", path],
-                     ["reshard", path, "-o", os.path.join(out, "z"), "-n", "2"]):
+                     ["reshard", path, "-o", os.path.join(out, "z"), "--num-shards", "2"]):
             start = time.monotonic()
             proc = run(args, timeout=60)
             expect(proc, 3, " ".join(args), path, "corrupted record at 0")
@@ -298,9 +298,10 @@ def test_small_address_space(tmp):
         os.makedirs(out)
         for args in (["gen", "-o", os.path.join(out, "g"), "--files", "4", "--records", "2000",
                       "--no-fsync"],
-                     ["reshard", src, "-o", os.path.join(out, "r"), "-n", "3"],
-                     ["reshard", src, "-o", os.path.join(out, "s"), "-n", "3", "--seed", "1",
-                      "--compression", "gzip"]):
+                     ["reshard", src, "-o", os.path.join(out, "r"), "--num-shards", "3"],
+                     ["reshard", src, "-o", os.path.join(out, "s"), "--num-shards", "3",
+                      "--seed", "1",
+                      "--output-compression", "gzip"]):
             proc = run(args, limit=limit, timeout=60)
             what = f"{args[0]} under RLIMIT_AS {limit >> 20} MiB"
             check(proc.returncode is not None and proc.returncode >= 0,

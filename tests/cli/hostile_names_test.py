@@ -172,8 +172,8 @@ def check_files(d):
     out = load_json("count --json (no match)", run(["count", "--json", missing]), 2)
     check(missing in fs(out.get("error", {}).get("message", "")),
           f"count --json: the error does not quote the pattern: {out.get('error')}")
-    check_text("count --compression", run(["count", "--compression", "\x1b[5mgz", GOOD]), 2,
-               r"\x1b[5mgz")
+    check_text("count --input-compression",
+               run(["count", "--input-compression", "\x1b[5mgz", GOOD]), 2, r"\x1b[5mgz")
     check_text("take (syntax)", run(["take", b'tfrecord("\x1b[31m\xff", ']), 2, r"\x1b[31m\xff")
 
     # Writers' text: the names they wrote.
@@ -183,16 +183,19 @@ def check_files(d):
                SHOWN[ESC])
     out = load_json("gen --json", run(["gen", "--json", "-o", os.path.join(out_dir, NOT_UTF8),
                                        "--records", "3"]), 0)
-    check([fs(f) for f in out.get("files", [])] == [os.path.join(out_dir, NOT_UTF8)],
+    check([fs(f["path"]) for f in out.get("files", [])] == [os.path.join(out_dir, NOT_UTF8)],
           f"gen --json: {out.get('files')}")
     check_text("reshard", run(["reshard", os.path.join(d, NOT_UTF8), "-o",
-                               os.path.join(out_dir, b"\x1b[1mpart"), "-n", "1"]), 0,
+                               os.path.join(out_dir, b"\x1b[1mpart"), "--num-shards", "1"]),
+               0,
                r"\x1b[1mpart-00000-of-00001")
     out = load_json("reshard --json", run(["reshard", "--json", os.path.join(d, ESC), "-o",
-                                           os.path.join(out_dir, b"\xfe\n"), "-n", "1"]), 0)
-    outputs = [fs(o["path"]) for key in ("shards", "files") for o in out.get(key, [])]
+                                           os.path.join(out_dir, b"\xfe\n"), "--num-shards", "1"]),
+                   0)
+    outputs = [fs(o["path"]) for o in out.get("files", [])]
     check(outputs == [os.path.join(out_dir, b"\xfe\n-00000-of-00001.tfrecord")],
           f"reshard --json: {out}")
+    os.mkdir(os.path.join(d, b"idx"))
     check_text("index", run(["index", "--index-dir", os.path.join(d, b"idx"),
                              os.path.join(d, NEWLINE)]), 0, r"new\nline.tfrecord")
 

@@ -53,7 +53,7 @@ def main():
                                        "--format", "json").stdout)
         _, _, read_plain = summary(pipeline, "--policy", "DATA")
 
-        made = json.loads(tfdist("index", "--json", *files).stdout)["indexes"]
+        made = json.loads(tfdist("index", "--json", *files).stdout)["files"]
         cache = os.path.join(top, "cache", "tfdist", "index") + os.path.realpath(tmp)
         check([m["index"] for m in made] == [os.path.join(cache, os.path.basename(f) + ".idx")
                                              for f in files],

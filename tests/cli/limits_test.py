@@ -195,6 +195,7 @@ def check_long_lines(tmp):
 def check_stdout_failures(tmp):
     data = os.path.join(tmp, "data")
     os.mkdir(data)
+    os.mkdir(os.path.join(tmp, "idx"))  # --index-dir names a folder that is there
     checks.tfdist("gen", "-o", os.path.join(data, "x"), "--files", "2", "--records", "20",
                   "--size", "100")
     one = os.path.join(data, "x-00000-of-00002.tfrecord")
@@ -205,7 +206,7 @@ def check_stdout_failures(tmp):
         "layout": ["layout", f"list_files('{data}/x-*', shuffle=False).interleave(tfrecord)"
                    ".batch(4)", "--workers", "2"],
         "take": ["take", "range(3)"],
-        "take --summary": ["take", "--summary", "range(3)"],
+        "take --format summary": ["take", "--format", "summary", "range(3)"],
         "verify": ["verify", one],
         "index": ["index", "--index-dir", os.path.join(tmp, "idx"), one],
         "--version": ["--version"],

@@ -27,8 +27,8 @@ CASES = [
     (["layout", "--seed", "-1", "range(3)"], "--seed: must be at least 0; got -1"),
     (["run", "--seed", "-1", "range(3)"], "--seed: must be at least 0; got -1"),
     (["reshard", ONE, "-o", "y", "--seed", "-1"], "--seed: must be at least 0; got -1"),
-    (["reshard", ONE, "-o", "y", "-n", "-1"], "--num-shards: must be at least 1; got -1"),
-    (["reshard", ONE, "-o", "y", "-n", "0"], "--num-shards: must be at least 1; got 0"),
+    (["reshard", ONE, "-o", "y", "--num-shards", "-1"], "--num-shards: must be at least 1; got -1"),
+    (["reshard", ONE, "-o", "y", "--num-shards", "0"], "--num-shards: must be at least 1; got 0"),
     (["reshard", ONE, "-o", "y", "--records-per-shard", "0"],
      "--records-per-shard: must be at least 1; got 0"),
     (["reshard", ONE, "-o", "y", "--records-per-shard", "-1"],
@@ -68,9 +68,9 @@ CASES = [
                             ("take", "--trace-timeout"), ("layout", "--trace-timeout"),
                             ("run", "--trace-timeout"))
 ] + [
-    (["reshard", ONE, "-o", "sub/", "-n", "2"],
+    (["reshard", ONE, "-o", "sub/", "--num-shards", "2"],
      "--output needs a prefix of file names, such as out/part; got 'sub/'"),
-    (["reshard", ONE, "-o", "", "-n", "2"],
+    (["reshard", ONE, "-o", "", "--num-shards", "2"],
      "--output needs a prefix of file names, such as out/part; got ''"),
 ]
 

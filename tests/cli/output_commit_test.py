@@ -70,7 +70,7 @@ def test_in_place_sigint_in_commit(tmp):
     os.mkdir(copy)
     for name in old:
         os.link(os.path.join(ds, name), os.path.join(copy, name))
-    args = ["reshard", "--seed", "5", "-n", "2000", "--force", "--no-fsync"]
+    args = ["reshard", "--seed", "5", "--num-shards", "2000", "--force", "--no-fsync"]
     proc = run(*args, os.path.join(copy, "s-*"), "-o", os.path.join(copy, "s"))
     checks.check(proc.returncode == 0, f"reshard of the copy: {proc.stderr}")
     new = digest(copy)
@@ -126,7 +126,7 @@ def faulted_reshard(folder, phase, action):
     old = digest(folder)
     env = dict(os.environ, TFDIST_COMMIT_FAULT=f"{phase}:{action}")
     return old, run("reshard", os.path.join(folder, "s-*"), "-o", os.path.join(folder, "s"),
-                    "-n", "8", "--force", "--no-fsync", env=env)
+                    "--num-shards", "8", "--force", "--no-fsync", env=env)
 
 
 def test_killed_after_each_phase(tmp):
@@ -174,7 +174,7 @@ def test_concurrent_writers(tmp):
         out = os.path.join(tmp, "conc" + ("-force" if force else ""))
         os.mkdir(out)
         procs = [subprocess.Popen([checks.TFDIST, "reshard", os.path.join(src, "s-*"), "-o",
-                                   os.path.join(out, "s"), "-n", str(n), "--no-fsync", *force],
+                                   os.path.join(out, "s"), "--num-shards", str(n), "--no-fsync", *force],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                  for n in (7, 5)]
         results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
@@ -196,12 +196,14 @@ def test_reshard_beside_old_set(tmp):
     r2 = os.path.join(tmp, "r2")
     os.mkdir(r2)
     gen(r2, 16, 30)
-    proc = run("reshard", os.path.join(r2, "s-*"), "-o", os.path.join(r2, "s"), "-n", "8")
+    proc = run("reshard", os.path.join(r2, "s-*"), "-o", os.path.join(r2, "s"),
+               "--num-shards", "8")
     checks.check(proc.returncode == 2, f"16 -> 8 beside the old set: exit {proc.returncode}")
     checks.check("-*-of-00016.tfrecord: 16 shards of the prefix" in proc.stderr and "use --force" in proc.stderr,
                  f"16 -> 8 message: {proc.stderr}")
     checks.check(count(os.path.join(r2, "s-*")) == 480, "the refused reshard changed the folder")
-    proc = run("reshard", os.path.join(r2, "s-*"), "-o", os.path.join(r2, "s"), "-n", "8",
+    proc = run("reshard", os.path.join(r2, "s-*"), "-o", os.path.join(r2, "s"),
+               "--num-shards", "8",
                "--force")
     checks.check(proc.returncode == 0, f"16 -> 8 --force: {proc.stderr}")
     checks.check(len(os.listdir(r2)) == 8 and count(os.path.join(r2, "s-*")) == 480,
@@ -221,7 +223,7 @@ def test_sighup_through_a_terminal(tmp):
     pid, master = pty.fork()
     if pid == 0:  # a session leader with the terminal as its controlling one
         os.execv(checks.TFDIST, [checks.TFDIST, "reshard", os.path.join(src, "big"), "-o",
-                                 os.path.join(out, "s"), "-n", "4", "--seed", "1"])
+                                 os.path.join(out, "s"), "--num-shards", "4", "--seed", "1"])
     staging = staging_of(out)
     deadline = time.monotonic() + 60
     while not os.path.exists(staging) and time.monotonic() < deadline:
@@ -246,7 +248,8 @@ def test_ulimit_f(tmp):
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-    for args in (["reshard", os.path.join(src, "s"), "-o", os.path.join(out, "s"), "-n", "2"],
+    for args in (["reshard", os.path.join(src, "s"), "-o", os.path.join(out, "s"),
+                  "--num-shards", "2"],
                  ["gen", "-o", os.path.join(out, "g"), "--records", "1000", "--size", "1k"]):
         proc = subprocess.run([checks.TFDIST, *args], capture_output=True, text=True,
                               timeout=120, preexec_fn=limit)
@@ -342,14 +345,14 @@ def test_convert_into_two_folders_killed(tmp):
         proc = run("gen", "-o", os.path.join(folder, name), "--files", "1", "--records", "10",
                    "--no-fsync")
         checks.check(proc.returncode == 0, proc.stderr)
-    args = ["convert", "--compression", "gzip", "--no-fsync", os.path.join(a, "x"),
+    args = ["convert", "--output-compression", "gzip", "--no-fsync", os.path.join(a, "x"),
             os.path.join(b, "y")]
     checks.check(run(*args).returncode == 0, "first convert")
     env = dict(os.environ, TFDIST_COMMIT_FAULT="new-renamed-1:kill")
     proc = run(*args, "--force", env=env)
     checks.check(proc.returncode == -signal.SIGKILL, f"killed convert: {proc.returncode}")
     proc = run("gen", "-o", os.path.join(b, "y.gz"), "--files", "1", "--records", "3",
-               "--compression", "gzip", "--force", "--no-fsync")
+               "--output-compression", "gzip", "--force", "--no-fsync")
     checks.check(proc.returncode == 0, f"writer into b: {proc.stderr}")
     proc = run("gen", "-o", os.path.join(a, "z"), "--files", "1", "--records", "1", "--no-fsync")
     checks.check(proc.returncode == 0, f"writer into a: {proc.stderr}")

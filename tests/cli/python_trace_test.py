@@ -52,7 +52,7 @@ def main():
         os.mkdir("data")
         tfdist("gen", "-o", "data/train", "--files", "4", "--records", "10", "--size", "20-40")
         tfdist("gen", "-o", "data/gz", "--files", "4", "--records", "9", "--size", "20-40",
-               "--compression", "gzip")
+               "--output-compression", "gzip")
         files = [f"data/train-0000{i}-of-00004.tfrecord" for i in range(4)]
         files_py = json.dumps(files)
         check_guide()

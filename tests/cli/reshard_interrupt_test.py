@@ -45,18 +45,18 @@ def main():
         raw = os.path.join(data, "in.tfrecord")
         gz = os.path.join(data, "in.tfrecord.gz")
         for args in (["-o", raw, "--records", "100000", "--size", "1k", "--kind", "random"],
-                     ["-o", gz, "--records", "1000000", "--kind", "text", "--compression",
-                      "gzip"]):
+                     ["-o", gz, "--records", "1000000", "--kind", "text",
+                      "--output-compression", "gzip"]):
             proc = run(tfdist, ["gen", "--no-fsync"] + args)
             assert proc.returncode == 0, proc.stderr
         records = {raw: 100000, gz: 1000000}
         modes = [
-            ("in order", ["reshard", raw, "-n", "8"], raw),
-            ("shuffled", ["reshard", raw, "-n", "8", "--seed", "3"], raw),
-            ("gzip out", ["reshard", raw, "-n", "4", "--compression", "gzip", "--level", "1"], raw),
-            ("gzip in", ["reshard", gz, "-n", "4", "--balance", "bytes"], gz),
-            ("gzip in shuffled", ["reshard", gz, "-n", "4", "--seed", "9"], gz),
-            ("convert", ["convert", gz, "--compression", "zlib", "--level", "1"], gz),
+            ("in order", ["reshard", raw, "--num-shards", "8"], raw),
+            ("shuffled", ["reshard", raw, "--num-shards", "8", "--seed", "3"], raw),
+            ("gzip out", ["reshard", raw, "--num-shards", "4", "--output-compression", "gzip", "--level", "1"], raw),
+            ("gzip in", ["reshard", gz, "--num-shards", "4", "--balance", "bytes"], gz),
+            ("gzip in shuffled", ["reshard", gz, "--num-shards", "4", "--seed", "9"], gz),
+            ("convert", ["convert", gz, "--output-compression", "zlib", "--level", "1"], gz),
         ]
         for name, args, source in modes:
             out = os.path.join(tmp, "out")

@@ -51,7 +51,7 @@ def main():
         # The file size limit: the shard cannot be written; nothing is left.
         out = os.path.join(tmp, "out")
         os.mkdir(out)
-        proc = run(["reshard", one, "-o", os.path.join(out, "y"), "-n", "1", "--json"],
+        proc = run(["reshard", one, "-o", os.path.join(out, "y"), "--num-shards", "1", "--json"],
                    limits=[(resource.RLIMIT_FSIZE, 4096)])
         expect(proc, "reshard past ulimit -f", "File too large")
         error = json.loads(proc.stdout.splitlines()[-1])["error"] if proc.stdout else {}
