@@ -37,9 +37,9 @@ std::string DeclareCompression(std::string_view compression) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const std::string pipeline =
-      compression == "none" ? "compression_type=\"\" on the tfrecord source, or none at all"
-                            : fmt::format("compression_type=\"{}\" on the tfrecord source",
-                                          compression);
+      compression == "none"
+          ? "compression_type=\"\" on the tfrecord source, or none at all"
+          : fmt::format("compression_type=\"{}\" on the tfrecord source", compression);
   if (command_name == "take" || command_name == "layout" || command_name == "run") {
     return fmt::format("declare it in the pipeline: {}", pipeline);
   }

@@ -149,12 +149,14 @@ Status CheckDeclaredCompression(const std::string& name, std::string_view prefix
   const std::string_view d = CompressionName(declared);
   const std::string message =
       proven == Compression::kNone
-          ? fmt::format("{}: read as {}-compressed, but the file is uncompressed: it starts with "
-                        "a valid TFRecord record, not a {} header",
-                        name, d, d)
-          : fmt::format("{}: read as {}-compressed, but the file is {}-compressed: it starts "
-                        "with a {} header and its first record is valid",
-                        name, d, CompressionName(proven), CompressionName(proven));
+          ? fmt::format(
+                "{}: read as {}-compressed, but the file is uncompressed: it starts with "
+                "a valid TFRecord record, not a {} header",
+                name, d, d)
+          : fmt::format(
+                "{}: read as {}-compressed, but the file is {}-compressed: it starts "
+                "with a {} header and its first record is valid",
+                name, d, CompressionName(proven), CompressionName(proven));
   return Status::InvalidArgument(message).WithAdvice(Remedy::kDeclareCompression,
                                                      std::string(CompressionName(proven)));
 }
