@@ -10,6 +10,7 @@ import json
 import linecache
 import os
 import re
+import shlex
 import sys
 import types
 
@@ -35,6 +36,18 @@ DATASET_NAMES = {"TFRecordDataset", "list_files", "from_tensor_slices", "from_te
                  "make_batched_features_dataset", "parallel_interleave", "map_and_batch",
                  "Dataset", "repeat", "shuffle"}
 MAX_BUILDER_CALLS = 4
+
+
+def quote_hint(name, expr, error):
+    """For a --define whose value reads as text, not as a Python expression
+    (data/*, train): how to pass it as the string it was meant to be, the
+    argument quoted for the shell as a whole."""
+    bare_word = isinstance(error, NameError) and re.fullmatch(r"[A-Za-z_]\w*", expr.strip())
+    if not isinstance(error, SyntaxError) and not bare_word:
+        return ""
+    literal = '"' + expr.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return (f"; the value is a Python expression: to pass the text {expr!r}, quote it as a "
+            f"Python string: --define {shlex.quote(f'{name}={literal}')}")
 
 
 class Failure(Exception):
@@ -211,7 +224,8 @@ class Tracer:
         try:
             value = eval(compile(expr, f"--define {name}", "eval", dont_inherit=True), namespace)
         except Exception as e:
-            raise Failure(f"--define {name}={expr}: {type(e).__name__}: {e}")
+            raise Failure(f"--define {name}={expr}: {type(e).__name__}: {e}"
+                          + quote_hint(name, expr, e))
         return AttrDict.wrap(value)
 
     def _base_namespace(self):
@@ -223,6 +237,13 @@ class Tracer:
         g = self.module.__dict__
         said = len(data.assumptions)
         for name, expr in self.request.defines:
+            try:
+                compile(expr, f"--define {name}", "eval", dont_inherit=True)
+            except SyntaxError as e:
+                # Never an expression, whatever the file defines: said
+                # before the file runs into the name it leaves undefined.
+                raise Failure(f"--define {name}={expr}: {type(e).__name__}: {e}"
+                              + quote_hint(name, expr, e))
             root = name.split(".")[0]
             if root == "self":
                 continue

@@ -76,6 +76,7 @@ std::string RemedyText(const Advice& a) {
       return "(with the program's global seed, or a seed for the shuffle, the order is "
              "TensorFlow's own)";
     case Remedy::kDeclareCompression:
+      if (a.subject == "none") return "(read it as uncompressed, or detect the compression)";
       return fmt::format("(read it as {}-compressed, or detect the compression)", a.subject);
   }
   return "";

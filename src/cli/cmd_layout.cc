@@ -2,10 +2,12 @@
 // tfdist layout: what each worker and replica receives, step by step.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -20,6 +22,7 @@
 #include "distribute_args.h"
 #include "tfdist/base/text.h"
 #include "tfdist/distribute/layout.h"
+#include "tfdist/distribute/recommend.h"
 
 namespace tfdist::cli {
 namespace {
@@ -573,8 +576,60 @@ std::string ReadPerWorker(const dist::LayoutSummary& l) {
   return most ? fmt::format("{}", *most) : "-";
 }
 
+// What a --compare row found, for the recommendation.
+dist::PolicyOutcome OutcomeOf(dist::AutoShardPolicy policy,
+                              const Result<dist::LayoutSummary>& summary, dist::Api api) {
+  dist::PolicyOutcome o;
+  o.policy = policy;
+  if (!summary.ok()) {
+    o.applies = false;
+    o.needs_more_files = summary.status().advice().remedy == Remedy::kDataPolicyOrMoreFiles;
+    return o;
+  }
+  const dist::LayoutSummary& l = *summary;
+  o.records_read = l.DistinctRecords();
+  o.received = l.ReceivedRecords();
+  o.dropped = l.DroppedRecords();
+  o.read_amplification = AmplificationOf(l.decision, l.topology, api).factor;
+  o.imbalance = Imbalance(l);
+  o.steps = l.decision.batched ? l.steps : 0;
+  for (const auto& w : l.workers) {
+    o.idle_steps += w.idle_steps;
+    o.files = std::max(o.files, w.files);
+  }
+  return o;
+}
+
+// "DATA (set AutoShardPolicy.DATA; AUTO applies FILE)", or the reshard
+// and the policy after it.
+std::string RecommendedAction(const dist::Recommendation& r, dist::AutoShardPolicy automatic,
+                              const dist::PolicyOutcome& data, int64_t workers) {
+  if (r.num_shards) {
+    const uint64_t w = static_cast<uint64_t>(workers);
+    return fmt::format(
+        "tfdist reshard --num-shards {} (the input's {} file{} into {}, {} per worker, about {} records "
+        "each), then FILE{}",
+        *r.num_shards, data.files, data.files == 1 ? "" : "s", *r.num_shards, *r.num_shards / w,
+        (data.records_read + w / 2) / w,
+        automatic == dist::AutoShardPolicy::kFile ? " (what AUTO applies)" : "");
+  }
+  const std::string_view name = dist::PolicyName(r.policy);
+  if (r.policy == automatic) return fmt::format("{} (what AUTO applies)", name);
+  return fmt::format("{} (set AutoShardPolicy.{}; AUTO applies {})", name, name,
+                     dist::PolicyName(automatic));
+}
+
+std::string CostsText(const dist::Recommendation& r) {
+  std::string out;
+  for (const auto& [policy, cost] : r.costs) {
+    out += fmt::format("{}{} {:.3f}", out.empty() ? "" : ", ", dist::PolicyName(policy), cost);
+  }
+  if (r.reshard_cost) out += fmt::format(", FILE after a reshard {:.3f}", *r.reshard_cost);
+  return out;
+}
+
 // FILE, DATA and OFF side by side (each summary as --format summary makes
-// it), and the one AUTO applies.
+// it), the one AUTO applies, and the one to use (dist::Recommend).
 int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
             const data::BuildOptions& build, const HeaderNotes& notes, bool json) {
   if (d.api != dist::Api::kDistribute) {
@@ -600,6 +655,21 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
   dist::DistributeOptions automatic = d;
   automatic.policy = dist::AutoShardPolicy::kAuto;
   Result<dist::Decision> picked = dist::Decide(dist::Analyze(pipeline), automatic);
+  std::vector<dist::PolicyOutcome> outcomes;
+  for (const Row& r : rows) outcomes.push_back(OutcomeOf(r.policy, r.summary, d.api));
+  const dist::PolicyOutcome& data_row = outcomes[1];
+  const dist::AutoShardPolicy auto_applies =
+      picked.ok() ? picked->applied : dist::AutoShardPolicy::kAuto;
+  const std::optional<dist::Recommendation> recommended = dist::Recommend(
+      outcomes, d.topology.workers, auto_applies, data_row.applies && data_row.files > 0);
+  std::string recommend_text;
+  if (recommended) {
+    recommend_text = RecommendedAction(*recommended, auto_applies, data_row, d.topology.workers);
+    if (!recommended->against.empty()) {
+      recommend_text += fmt::format(": {}", fmt::join(recommended->against, "; "));
+    }
+    recommend_text += fmt::format(" (costs, lower is better: {})", CostsText(*recommended));
+  }
   if (json) {
     const dist::LayoutSummary& any =
         *std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.summary.ok(); })
@@ -623,6 +693,23 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
     }
     if (picked.ok()) {
       out["auto"] = {{"applied", dist::PolicyName(picked->applied)}, {"reason", picked->reason}};
+    }
+    if (recommended) {
+      nlohmann::ordered_json rec;
+      rec["policy"] = dist::PolicyName(recommended->policy);
+      if (recommended->num_shards) rec["reshard_num_shards"] = *recommended->num_shards;
+      nlohmann::ordered_json costs = nlohmann::ordered_json::object();
+      // As the text rounds them: 0.47, not 0.47000000000000003.
+      auto rounded = [](double c) { return std::round(c * 1000) / 1000; };
+      for (const auto& [policy, cost] : recommended->costs) {
+        costs[dist::PolicyName(policy)] = rounded(cost);
+      }
+      if (recommended->reshard_cost) {
+        costs["FILE_after_reshard"] = rounded(*recommended->reshard_cost);
+      }
+      rec["costs"] = costs;
+      rec["text"] = recommend_text;
+      out["recommend"] = rec;
     }
     PrintJson(out);
     return 0;
@@ -669,6 +756,7 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
                  TerminalText(WarningText(w)));
     }
   }
+  if (recommended) fmt::print("recommend: {}\n", TerminalText(recommend_text));
   return 0;
 }
 
@@ -742,7 +830,8 @@ void AddLayoutCommand(CLI::App& app, Action* action) {
   cmd->add_flag("--compare", o->compare,
                 "FILE, DATA and OFF side by side (steps, records received and dropped, bytes "
                 "read per worker, read amplification, imbalance, empty batches, idle steps), "
-                "and the one AUTO applies");
+                "the one AUTO applies, and a recommend: line (a policy, or tfdist reshard "
+                "--num-shards K where that makes FILE even)");
   cmd->add_option("--epochs", o->epochs,
                   "Passes over the data, one after another, as fit(epochs=N) makes them: steps "
                   "are numbered on, and reshuffling shuffles draw a new order each epoch")

@@ -136,7 +136,7 @@ int ReportScanErrors(const std::vector<FileScan>& scans) {
   int rc = 0;
   for (const FileScan& s : scans) {
     if (s.count.status.ok()) continue;
-    PrintMessage("error", s.count.status.message());
+    PrintMessage("error", Describe(s.count.status));
     rc = std::max(rc, ExitCodeFor(s.count.status));
   }
   return rc;

@@ -178,6 +178,7 @@ int Run(int argc, char** argv) {
     std::fputs("Run with --help for more information.\n", stderr);
     return rc;
   }
+  for (const CLI::App* sub : app.get_subcommands()) tfdist::cli::SetCommand(sub->get_name());
   // Interrupted while starting up: stop before the command does anything.
   if (tfdist::Interrupted()) {
     return tfdist::cli::ReportError(tfdist::Status::Cancelled("interrupted"),

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -27,7 +28,34 @@ std::string IndexDirArgument() {
   return dir.empty() ? "" : fmt::format(" --index-dir {}", dir);
 }
 
+std::string command_name;  // SetCommand's
+
+// How the command running declares that its input is compressed as
+// `compression` (none, GZIP, ZLIB).
+std::string DeclareCompression(std::string_view compression) {
+  std::string lower(compression);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string pipeline =
+      compression == "none"
+          ? "compression_type=\"\" on the tfrecord source, or none at all"
+          : fmt::format("compression_type=\"{}\" on the tfrecord source", compression);
+  if (command_name == "take" || command_name == "layout" || command_name == "run") {
+    return fmt::format("declare it in the pipeline: {}", pipeline);
+  }
+  if (command_name == "count" || command_name == "verify" || command_name == "cat" ||
+      command_name == "digest" || command_name == "reshard" || command_name == "convert") {
+    return fmt::format("use --input-compression {}, or --input-compression auto to detect it",
+                       lower);
+  }
+  return fmt::format(
+      "declare it: {} in a pipeline; --input-compression {} in the commands that read files",
+      pipeline, lower);
+}
+
 }  // namespace
+
+void SetCommand(std::string_view name) { command_name = name; }
 
 std::string Describe(std::string_view message, const Advice& a) {
   switch (a.remedy) {
@@ -70,10 +98,7 @@ std::string Describe(std::string_view message, const Advice& a) {
     case Remedy::kIndexFolder:
       return fmt::format("{} (use --index-dir DIR)", message);
     case Remedy::kDeclareCompression:
-      return fmt::format(
-          "{} (declare it: compression_type=\"{}\" in a pipeline; --input-compression auto in "
-          "the commands that read files)",
-          message, a.subject);
+      return fmt::format("{} ({})", message, DeclareCompression(a.subject));
     case Remedy::kSeedShuffles:
       return fmt::format(
           "{} (--global-seed G, the program's tf.random.set_seed(G), or seed= on the shuffle "

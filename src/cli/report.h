@@ -20,6 +20,10 @@ std::string Describe(std::string_view message, const Advice& advice);
 // Describe(status.message(), status.advice()).
 std::string Describe(const Status& status);
 
+// The subcommand running ("count", "take", ...): Describe words a remedy
+// with that command's own arguments where they differ between commands.
+void SetCommand(std::string_view name);
+
 // Prints "tfdist: error: <Describe(status)>" to stderr and, when `json`, the error
 // object of the manual's JSON OUTPUT to stdout. Returns the exit code for `status`.
 int ReportError(const Status& status, bool json);

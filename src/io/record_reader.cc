@@ -138,6 +138,29 @@ class ReadAheadBlocks final : public RecordReader::Blocks {
   std::thread thread_;
 };
 
+// InvalidArgument when the first bytes of the file `name`, `prefix`, prove
+// a compression other than the declared `declared` (ProvenCompression),
+// naming both; OK when they agree or prove nothing (damage stays DataLoss,
+// reported where the reader meets it).
+Status CheckDeclaredCompression(const std::string& name, std::string_view prefix,
+                                Compression declared) {
+  const Compression proven = ProvenCompression(prefix);
+  if (proven == Compression::kAuto || proven == declared) return Status::OK();
+  const std::string_view d = CompressionName(declared);
+  const std::string message =
+      proven == Compression::kNone
+          ? fmt::format(
+                "{}: read as {}-compressed, but the file is uncompressed: it starts with "
+                "a valid TFRecord record, not a {} header",
+                name, d, d)
+          : fmt::format(
+                "{}: read as {}-compressed, but the file is {}-compressed: it starts "
+                "with a {} header and its first record is valid",
+                name, d, CompressionName(proven), CompressionName(proven));
+  return Status::InvalidArgument(message).WithAdvice(Remedy::kDeclareCompression,
+                                                     std::string(CompressionName(proven)));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<RecordReader>> RecordReader::Open(const std::string& path,
@@ -154,12 +177,20 @@ Result<std::unique_ptr<RecordReader>> RecordReader::FromSource(std::unique_ptr<B
   if (options.start_offset != 0 && compression != Compression::kNone) {
     return Status::InvalidArgument("start_offset needs an uncompressed file");
   }
-  if (compression == Compression::kAuto) {
+  // A declared compression is checked against the file's first bytes too:
+  // GZIP declared on an uncompressed file (or ZLIB on a GZIP one) is the
+  // user's mistake, not damage, when the bytes prove another compression.
+  Status mismatch;
+  if (compression != Compression::kNone) {
     // Sniff a prefix, then read it again ahead of the rest of the source.
     sniffed.resize(64 * 1024);
     TFDIST_ASSIGN_OR_RETURN(size_t n, source->Read(sniffed));
     sniffed.resize(n);
-    compression = DetectCompression(sniffed);
+    if (compression == Compression::kAuto) {
+      compression = DetectCompression(sniffed);
+    } else {
+      mismatch = CheckDeclaredCompression(source->name(), sniffed, compression);
+    }
   }
   const std::optional<uint64_t> size = source->size();
   if (!sniffed.empty()) source = NewPrefixedSource(std::move(sniffed), std::move(source));
@@ -182,6 +213,7 @@ Result<std::unique_ptr<RecordReader>> RecordReader::FromSource(std::unique_ptr<B
   auto reader =
       std::unique_ptr<RecordReader>(new RecordReader(std::move(blocks), compression, options));
   reader->position_ = options.start_offset;
+  if (!mismatch.ok()) reader->Fail(std::move(mismatch));
   return reader;
 }
 

@@ -363,19 +363,41 @@ std::unique_ptr<ByteSink> NewDeflatingSink(std::unique_ptr<ByteSink> inner, Comp
   return std::make_unique<DeflatingSink>(std::move(inner), c, level);
 }
 
-Compression DetectCompression(std::string_view prefix) {
+namespace {
+
+bool GzipMagic(std::string_view prefix) {
   const auto* b = reinterpret_cast<const unsigned char*>(prefix.data());
-  const bool gzip_magic = prefix.size() >= 2 && b[0] == 0x1f && b[1] == 0x8b;
-  // zlib: CM = 8 (deflate), CINFO <= 7, and the header is a multiple of 31.
-  const bool zlib_magic = prefix.size() >= 2 && (b[0] & 0x0f) == 8 && (b[0] >> 4) <= 7 &&
-                          ((b[0] << 8) | b[1]) % 31 == 0;
-  if (gzip_magic && InflatesToRecords(prefix, Compression::kGzip)) return Compression::kGzip;
-  if (zlib_magic && InflatesToRecords(prefix, Compression::kZlib)) return Compression::kZlib;
-  const bool raw_ok = prefix.empty() || (prefix.size() >= kRecordHeaderSize &&
-                                         HeaderIsValid(prefix.substr(0, kRecordHeaderSize)));
-  if (raw_ok) return Compression::kNone;
-  if (gzip_magic) return Compression::kGzip;
-  if (zlib_magic) return Compression::kZlib;
+  return prefix.size() >= 2 && b[0] == 0x1f && b[1] == 0x8b;
+}
+
+// zlib: CM = 8 (deflate), CINFO <= 7, and the header is a multiple of 31.
+bool ZlibMagic(std::string_view prefix) {
+  const auto* b = reinterpret_cast<const unsigned char*>(prefix.data());
+  return prefix.size() >= 2 && (b[0] & 0x0f) == 8 && (b[0] >> 4) <= 7 &&
+         ((b[0] << 8) | b[1]) % 31 == 0;
+}
+
+}  // namespace
+
+Compression ProvenCompression(std::string_view prefix) {
+  if (GzipMagic(prefix) && InflatesToRecords(prefix, Compression::kGzip)) {
+    return Compression::kGzip;
+  }
+  if (ZlibMagic(prefix) && InflatesToRecords(prefix, Compression::kZlib)) {
+    return Compression::kZlib;
+  }
+  if (prefix.size() >= kRecordHeaderSize && HeaderIsValid(prefix.substr(0, kRecordHeaderSize))) {
+    return Compression::kNone;
+  }
+  return Compression::kAuto;
+}
+
+Compression DetectCompression(std::string_view prefix) {
+  const Compression proven = ProvenCompression(prefix);
+  if (proven != Compression::kAuto) return proven;
+  if (prefix.empty()) return Compression::kNone;
+  if (GzipMagic(prefix)) return Compression::kGzip;
+  if (ZlibMagic(prefix)) return Compression::kZlib;
   return Compression::kNone;
 }
 

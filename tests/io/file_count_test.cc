@@ -188,9 +188,11 @@ TEST_CASE("FileCounter falls from a stale entry to FILE.idx, then to a scan") {
   for (size_t i = 0; i < files.size(); ++i) {
     CHECK(static_cast<const FileRecords&>(each[i].count) == counts->counts[i]);
   }
-  // Read compressed, every file is scanned: no index applies.
+  // Read compressed, every file is scanned: no index applies, and the scan
+  // finds the files uncompressed (a usage error, not damage).
   auto gz = FileCounter().Count(Views(files), Compression::kGzip);
-  CHECK(gz.status().code() == StatusCode::kDataLoss);
+  CHECK(gz.status().code() == StatusCode::kInvalidArgument);
+  CHECK(gz.status().advice() == Advice{Remedy::kDeclareCompression, "none"});
 }
 
 TEST_CASE("FileCounter ignores a damaged directory index as a whole, with advice") {

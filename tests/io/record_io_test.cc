@@ -363,6 +363,49 @@ TEST_CASE("damaged compressed streams are DataLoss naming the compressed offset"
   CHECK(trailing.status.message().find("after the end of the ZLIB stream") != std::string::npos);
 }
 
+TEST_CASE("a declared compression the file's first bytes disprove is InvalidArgument") {
+  const std::string raw = Frame({"x", "yy"});
+  for (Compression file : {Compression::kNone, Compression::kGzip, Compression::kZlib}) {
+    for (Compression declared : {Compression::kGzip, Compression::kZlib}) {
+      CAPTURE(CompressionName(file));
+      CAPTURE(CompressionName(declared));
+      RecordReaderOptions options;
+      options.compression = declared;
+      for (int read_ahead : {0, 2}) {
+        options.read_ahead = read_ahead;
+        ReadOutcome out = ReadAll(Compress(raw, file), options);
+        if (file == declared) {
+          CHECK(out.status.ok());
+          CHECK(out.records.size() == 2);
+          continue;
+        }
+        CHECK(out.records.empty());
+        CHECK(out.status.code() == StatusCode::kInvalidArgument);
+        CHECK(out.status.message().find(fmt::format("read as {}-compressed, but the file is ",
+                                                    CompressionName(declared))) == 5);
+        CHECK(out.status.advice() ==
+              Advice{Remedy::kDeclareCompression, std::string(CompressionName(file))});
+      }
+    }
+  }
+  // What proves nothing stays what it is: damage inside a file declared as
+  // it is compressed, a damaged header, an empty file.
+  for (Compression c : {Compression::kGzip, Compression::kZlib}) {
+    CAPTURE(CompressionName(c));
+    RecordReaderOptions options;
+    options.compression = c;
+    const std::string z = Compress(Frame(SampleRecords()), c);
+    CHECK(ReadAll(FlipByte(z, 0), options).status.code() == StatusCode::kDataLoss);
+    CHECK(ReadAll(FlipByte(z, z.size() / 2), options).status.code() == StatusCode::kDataLoss);
+    CHECK(ReadAll(Truncate(z, 1), options).status.code() == StatusCode::kDataLoss);
+    CHECK(ReadAll("", options).status.ok());
+  }
+  CHECK(ProvenCompression("") == Compression::kAuto);
+  CHECK(ProvenCompression(Truncate(raw, 5)) == Compression::kAuto);
+  CHECK(ProvenCompression(raw) == Compression::kNone);
+  CHECK(ProvenCompression(Compress(raw, Compression::kZlib)) == Compression::kZlib);
+}
+
 // The bytes zlib itself inflates from a cut stream, before it runs out.
 std::string InflatablePrefix(const std::string& z, Compression c) {
   z_stream zs{};

@@ -54,7 +54,7 @@ enum class Remedy {
   kIndexFolder,            // name a folder for index files (io::SetIndexFolder)
   kMoveIndexes,            // move the index files out of the data folder `subject`
   kSeedShuffles,           // give the program's global seed, or the shuffle a seed
-  kDeclareCompression,     // read the input with the compression `subject` (GZIP, ZLIB)
+  kDeclareCompression,     // read the input with the compression `subject` (none, GZIP, ZLIB)
 };
 
 // A remedy and its subject.

@@ -97,6 +97,14 @@ InflateTotals ProcessInflateTotals();
 // with a valid record (or are empty); otherwise what the magic says.
 Compression DetectCompression(std::string_view prefix);
 
+// The compression that a file's first bytes `prefix` prove, by the rule of
+// DetectCompression without its fallback on the magic alone: kGzip or kZlib
+// when the magic matches and the first record read through the
+// decompressor has a valid length CRC (or the stream holds no records);
+// kNone when the raw bytes start with a valid record; kAuto when none of
+// these holds (an empty prefix, damage, or bytes that are no TFRecord file).
+Compression ProvenCompression(std::string_view prefix);
+
 // A sequential sink of bytes. Not thread-safe.
 class ByteSink {
  public:
