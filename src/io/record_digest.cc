@@ -1,0 +1,92 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// RecordDigest: XXH3-64 per record, a sum and a polynomial over them.
+
+#include "tfdist/io/record_digest.h"
+
+#include <tbb/parallel_for.h>
+#include <xxhash.h>
+
+#include <type_traits>
+
+namespace tfdist::io {
+namespace {
+
+using Modulus = std::integral_constant<uint64_t, RecordDigest::kOrderedModulus>;
+__extension__ typedef unsigned __int128 Wide;  // GCC's and Clang's
+
+// a * b modulo 2^61 - 1. REQUIRES: a, b < 2^61 - 1.
+uint64_t MulMod(uint64_t a, uint64_t b) {
+  const Wide p = static_cast<Wide>(a) * b;
+  uint64_t r = static_cast<uint64_t>(p & Modulus::value) + static_cast<uint64_t>(p >> 61);
+  if (r >= Modulus::value) r -= Modulus::value;
+  return r;
+}
+
+uint64_t AddMod(uint64_t a, uint64_t b) {
+  uint64_t r = a + b;  // < 2^62: no overflow
+  if (r >= Modulus::value) r -= Modulus::value;
+  return r;
+}
+
+// b^e modulo 2^61 - 1.
+uint64_t PowMod(uint64_t b, uint64_t e) {
+  uint64_t r = 1;
+  for (; e > 0; e >>= 1) {
+    if (e & 1) r = MulMod(r, b);
+    b = MulMod(b, b);
+  }
+  return r;
+}
+
+uint64_t Reduce(uint64_t h) {
+  const uint64_t r = (h & Modulus::value) + (h >> 61);
+  return r >= Modulus::value ? r - Modulus::value : r;
+}
+
+FileDigest DigestFile(const std::string& path, const RecordReaderOptions& options) {
+  FileDigest out;
+  out.compression = options.compression;
+  Result<std::unique_ptr<RecordReader>> reader = RecordReader::Open(path, options);
+  if (!reader.ok()) {
+    out.status = reader.status();
+    return out;
+  }
+  RecordReader& r = **reader;
+  std::string_view record;
+  while (r.ReadRecord(record)) out.digest.Add(record);
+  out.compression = r.compression();
+  out.status = r.status();
+  out.error_offset = r.error_offset();
+  return out;
+}
+
+}  // namespace
+
+uint64_t RecordHash(std::string_view payload) {
+  return XXH3_64bits(payload.data(), payload.size());
+}
+
+void RecordDigest::Add(std::string_view payload) {
+  const uint64_t h = RecordHash(payload);
+  ++records;
+  payload_bytes += payload.size();
+  unordered += h;
+  ordered = AddMod(MulMod(ordered, kOrderedBase), Reduce(h));
+}
+
+void RecordDigest::Append(const RecordDigest& next) {
+  records += next.records;
+  payload_bytes += next.payload_bytes;
+  unordered += next.unordered;
+  ordered = AddMod(MulMod(ordered, PowMod(kOrderedBase, next.records)), next.ordered);
+}
+
+std::vector<FileDigest> DigestFiles(std::span<const std::string> files,
+                                    const RecordReaderOptions& options) {
+  std::vector<FileDigest> out(files.size());
+  tbb::parallel_for(size_t{0}, files.size(),
+                    [&](size_t i) { out[i] = DigestFile(files[i], options); });
+  return out;
+}
+
+}  // namespace tfdist::io
