@@ -51,15 +51,17 @@ int RunDigest(const DigestOptions& o) {
   options.compression = inputs->compression;
   const std::vector<io::FileDigest> digests = io::DigestFiles(inputs->files, options);
 
-  // The total, in the files' order; none once a file is bad (its records
-  // after the error are unknown).
+  // The total, in the files' order, covers the files read to the end, as
+  // count's; with a bad file it has no digests (that file's records after
+  // the error are unknown).
   io::RecordDigest total;
   size_t bad = 0;
   Status first_error;
   for (const io::FileDigest& f : digests) {
-    total.Append(f.digest);
-    if (!f.status.ok()) {
-      if (bad++ == 0) first_error = f.status;
+    if (f.status.ok()) {
+      total.Append(f.digest);
+    } else if (bad++ == 0) {
+      first_error = f.status;
     }
   }
 
@@ -119,12 +121,18 @@ void AddDigestCommand(CLI::App& app, Action* action) {
   auto o = std::make_shared<DigestOptions>();
   CLI::App* cmd = app.add_subcommand(
       "digest",
-      "Records per file and in total, and two digests of their payloads (XXH3-64 per record): "
-      "ordered, which depends on the records' order, and unordered, their sum mod 2^64, which "
-      "does not but counts each record as often as it is there; neither depends on framing, "
-      "compression or how the records are cut into files (CRCs checked)");
+      "Count the records and digest their payloads (XXH3-64 per record), in order and "
+      "regardless of order, to compare two datasets across reshard and convert (CRCs checked)");
   AddFileArgs(*cmd, &o->inputs);
   cmd->add_flag("--json", o->json, "Print one JSON object (see the manual)");
+  cmd->footer(
+      "Each record's hash h is XXH3-64 (xxHash, seed 0) of its payload alone, so neither digest "
+      "depends on the framing, the compression or how the records are cut into files. "
+      "unordered: the sum of the h mod 2^64, the same in any order, and changed by a record "
+      "there twice (an XOR would cancel it). ordered: h_0*B^(n-1) + ... + h_(n-1) mod 2^61-1 "
+      "over the records in file order (files sorted as list_files does), changed by any "
+      "move. A corrupt file is exit 3 naming it and the offset; the total then has no "
+      "digest.");
   cmd->callback([o, action] { *action = [o] { return RunDigest(*o); }; });
 }
 
