@@ -103,5 +103,31 @@ TEST_CASE("DigestFiles: framing, compression and file boundaries aside; errors w
   CHECK(d[5].status.message().find(bad) != std::string::npos);
 }
 
+TEST_CASE("A file digested in parallel parts gives the sequential digest, errors included") {
+  testing::TempDir dir;
+  std::vector<std::string> records;
+  for (size_t i = 0; i < 500; ++i) records.push_back(std::string(i % 37, 'a' + i % 26));
+  const std::string good = dir.File("good"), bad = dir.File("bad");
+  const std::string framed = testing::Frame(records);
+  testing::WriteFile(good, framed);
+  // A payload byte of a record about two thirds in: a data CRC mismatch.
+  const size_t at = framed.size() * 2 / 3;
+  testing::WriteFile(bad, testing::FlipByte(framed, at));
+  RecordReaderOptions options;
+  const std::vector<std::string> files = {good, bad};
+  const std::vector<FileDigest> sequential = DigestFiles(files, options, uint64_t{1} << 40, 1);
+  CHECK(sequential[0].digest == Of(records));
+  REQUIRE(!sequential[1].status.ok());
+  for (const size_t parts : {2, 3, 7, 16}) {
+    CAPTURE(parts);
+    const std::vector<FileDigest> d = DigestFiles(files, options, 64, parts);
+    CHECK(d[0].status.ok());
+    CHECK(d[0].digest == sequential[0].digest);
+    CHECK(d[1].digest == sequential[1].digest);
+    CHECK(d[1].status.message() == sequential[1].status.message());
+    CHECK(d[1].error_offset == sequential[1].error_offset);
+  }
+}
+
 }  // namespace
 }  // namespace tfdist::io

@@ -6,7 +6,9 @@
 #ifndef TFDIST_IO_RECORD_DIGEST_H_
 #define TFDIST_IO_RECORD_DIGEST_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,12 +59,17 @@ struct FileDigest {
 };
 
 // Reads every record of each of `files` ("-": standard input), checking
-// both CRCs as `options` say, files in parallel, in memory bounded by each
+// both CRCs as `options` say, files in parallel, and a large uncompressed
+// file in parallel parts as CountRecords scans one (parts of at least
+// `min_part_size` bytes, at most `max_parts`, 0: the hardware threads; the
+// result is always that of one sequential read). Memory is bounded by each
 // reader's blocks and its largest record (options.max_record_size; a longer
 // one is the reader's ResourceExhausted). Returns a FileDigest per file, in
 // their order; a file that cannot be read has its error in status.
 std::vector<FileDigest> DigestFiles(std::span<const std::string> files,
-                                    const RecordReaderOptions& options);
+                                    const RecordReaderOptions& options,
+                                    uint64_t min_part_size = uint64_t{64} << 20,
+                                    size_t max_parts = 0);
 
 }  // namespace tfdist::io
 
