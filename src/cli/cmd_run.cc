@@ -118,7 +118,7 @@ void JudgeMiss(const run::RunReport& r, double step_time_ms, double target, doub
     v.target_cause = "step";
     v.target_text = fmt::format(
         "{}; the cause is the simulated step alone: a {:g} ms step allows at most {:.1f} "
-        "steps/s whatever the input, so lower --step-time-ms (to at most {:.4g} ms for {:g} "
+        "steps/s whatever the input, so lower --step-time-ms (below {:.4g} ms for {:g} "
         "steps/s) or the target",
         missed, step_time_ms, 1e3 / step_time_ms, budget_ms, target);
     return;
