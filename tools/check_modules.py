@@ -27,7 +27,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 FLAG = re.compile(r'(?<![\w-])--[a-z][a-z0-9-]*')
 COMMAND = re.compile(
-    r'\btfdist (count|verify|cat|take|layout|run|index|reshard|convert|gen)\b')
+    r'\btfdist (count|verify|digest|cat|take|layout|run|index|reshard|convert|gen)\b')
 GENERATED = {'example.pb.h', 'feature.pb.h', 'device_config.h', 'version.h'}
 
 

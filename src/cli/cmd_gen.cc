@@ -11,11 +11,13 @@
 #include "validators.h"
 #include "vocabulary.h"
 #include "tfdist/base/interrupt.h"
+#include "tfdist/base/random.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/output_set.h"
 #include "tfdist/io/record_writer.h"
 #include "tfdist/io/reshard.h"
 #include "tfdist/proto/synthetic.h"
+#include "validators.h"
 
 namespace tfdist::cli {
 namespace {
@@ -23,7 +25,7 @@ namespace {
 struct GenOptions {
   std::string output;
   uint64_t files = 1;
-  uint64_t records = 100;
+  std::string records = "100";
   std::string size = "100";
   std::string kind = "example";
   std::string text = "{g}";
@@ -34,6 +36,10 @@ struct GenOptions {
   FormatArgs format;
   bool no_fsync = false;
 };
+
+// Seeds the draw of uneven record counts (--records A-B) apart from the
+// payloads: "records" in ASCII.
+constexpr uint64_t kRecordCountStream = 0x7265636f726473;
 
 std::string OutputName(const GenOptions& o, io::Compression c, uint64_t i) {
   if (o.files == 1) return o.output;
@@ -66,6 +72,25 @@ int RunGen(const GenOptions& o) {
         json);
   }
   payload.size = *size;
+  // Records per file, as --size parses a size: fixed, or uniform over a range.
+  Result<proto::SizeDistribution> records = proto::ParseSizeDistribution(o.records);
+  if (!records.ok()) {
+    const bool reversed = records.status().message().ends_with("exceeds the maximum");
+    return ReportError(
+        Status::InvalidArgument(
+            reversed ? fmt::format("--records: {}", records.status().message())
+                     : fmt::format("--records: '{}' is not a count (100, 10k) or a range "
+                                   "(100-1000)",
+                                   o.records)),
+        json);
+  }
+  // Each file's count, drawn in file order from a stream of its own, so that
+  // the payloads of a fixed count stay what they were.
+  std::vector<uint64_t> counts(o.files, records->min);
+  if (records->max > records->min) {
+    Rng draw(o.seed ^ kRecordCountStream);
+    for (uint64_t& c : counts) c = draw.Uniform(records->min, records->max);
+  }
   payload.text_template = o.text;
   payload.seed = o.seed;
 
@@ -104,7 +129,7 @@ int RunGen(const GenOptions& o) {
     Result<std::unique_ptr<io::RecordWriter>> w =
         io::RecordWriter::Open(std::move(*file), options);
     if (!w.ok()) return ReportError(w.status(), json);
-    for (uint64_t i = 0; i < o.records; ++i, ++global) {
+    for (uint64_t i = 0; i < counts[f]; ++i, ++global) {
       if (Status s = gen.Next(f, i, global, record); !s.ok()) return ReportError(s, json);
       bytes += record.size();
       if (Status s = (*w)->Write(record); !s.ok()) return ReportError(s, json);
@@ -128,7 +153,14 @@ int RunGen(const GenOptions& o) {
     out["compression"] = io::CompressionName(*compression);
     PrintJson(out);
   } else {
-    for (const std::string& n : names) fmt::print("{}\n", TerminalText(n));
+    for (size_t f = 0; f < names.size(); ++f) {
+      if (records->max > records->min) {
+        fmt::print("{}  {} {}\n", TerminalText(names[f]), counts[f],
+                   counts[f] == 1 ? "record" : "records");
+      } else {
+        fmt::print("{}\n", TerminalText(names[f]));
+      }
+    }
     fmt::print("wrote {} records, {} payload bytes, in {} {} ({})\n", global, bytes, o.files,
                o.files == 1 ? "file" : "files", io::CompressionName(*compression));
   }
@@ -146,9 +178,10 @@ void AddGenCommand(CLI::App& app, Action* action) {
                   "its folder must exist")
       ->required();
   cmd->add_option("--files", o->files, "Number of files")->default_val(1)->check(UintAtLeast(1));
-  cmd->add_option("--records", o->records, "Records per file")
-      ->default_val(100)
-      ->check(UintAtLeast(0));
+  cmd->add_option("--records", o->records,
+                  "Records per file, fixed (100, 10k) or, for uneven files, each file's count "
+                  "drawn uniformly over a range (100-1000) by --seed; as --size, k is 1024")
+      ->default_str("100");
   cmd->add_option("--size", o->size,
                   "Payload size in bytes, fixed (100, 10k, 1M) or uniform over a range "
                   "(100-1000); at most 1G; ignored by --kind text")

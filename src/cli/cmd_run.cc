@@ -40,7 +40,7 @@ struct RunArgs {
   int64_t pack_threads = -1;
 };
 
-// The exit status of a run whose input misses --target-steps-per-s.
+// The exit status of a run that misses --target-steps-per-s.
 constexpr int kExitTooSlow = 4;
 
 double Rate(double amount, double seconds) { return seconds > 0 ? amount / seconds : 0; }
@@ -76,6 +76,11 @@ struct Verdict {
   std::optional<bool> keeps_up;  // with --step-time-ms
   std::string text;
   std::optional<bool> meets_target;  // with --target-steps-per-s
+  // Why a target was missed: "step" (the simulated step alone cannot reach
+  // it), "input" (the loop waited for batches), "loop" (receiving and
+  // giving back the staged batches), "step-overrun" (the step ran long on a
+  // busy machine), "warm-up" (no steady state); empty when it was met.
+  std::string target_cause;
   std::string target_text;
 };
 
@@ -92,6 +97,64 @@ std::vector<uint64_t> WorkerRecords(const run::RunReport& r) {
 
 double SteadyStepsPerSecond(const run::RunReport& r) {
   return Rate(static_cast<double>(r.steady_steps), r.steady_seconds);
+}
+
+// Why a run of `rate` global steps/s misses `target`, in `v`: the asked
+// step alone, else the largest share of a step beyond the asked step: the
+// input's wait, the loop's own time, or the step running long.
+void JudgeMiss(const run::RunReport& r, double step_time_ms, double target, double rate,
+               Verdict& v) {
+  const std::string missed = fmt::format(
+      "misses the target of {:g} global steps/s: {:.1f} in the steady state", target, rate);
+  if (r.steady_steps == 0) {
+    v.target_cause = "warm-up";
+    v.target_text = fmt::format(
+        "misses the target of {:g} global steps/s: no steady state, one step is the warm-up "
+        "alone (run more steps)",
+        target);
+    return;
+  }
+  const double budget_ms = 1e3 / target;
+  if (step_time_ms > 0 && step_time_ms >= budget_ms) {
+    v.target_cause = "step";
+    v.target_text = fmt::format(
+        "{}; the cause is the simulated step alone: a {:g} ms step allows at most {:.1f} "
+        "steps/s whatever the input, so lower --step-time-ms (below {:.4g} ms for {:g} "
+        "steps/s) or the target",
+        missed, step_time_ms, 1e3 / step_time_ms, budget_ms, target);
+    return;
+  }
+  const double steps = static_cast<double>(r.steady_steps);
+  const double per_step_ms = r.steady_seconds / steps * 1e3;
+  const double wait_ms = r.steady_wait_seconds / steps * 1e3;
+  const double step_ms = r.step_mean_seconds * 1e3;
+  const double loop_ms = std::max(0.0, per_step_ms - wait_ms - step_ms);
+  const double overrun_ms = std::max(0.0, step_ms - step_time_ms);
+  const std::string parts = fmt::format(
+      "a step took {:.3f} ms where {:.4g} ms is the most for {:g} steps/s: {:.3f} ms waiting for "
+      "batches (p99 {:.3f} ms), {}{:.3f} ms receiving and giving back staged batches",
+      per_step_ms, budget_ms, target, wait_ms, r.wait_p99_seconds * 1e3,
+      step_time_ms > 0 ? fmt::format("{:.3f} ms in the {:g} ms step, ", step_ms, step_time_ms) : "",
+      loop_ms);
+  if (overrun_ms > wait_ms && overrun_ms > loop_ms) {
+    v.target_cause = "step-overrun";
+    v.target_text = fmt::format(
+        "{}; the cause is the simulated step running long, not the input ({}): other threads "
+        "took this machine's CPUs while it ran; rerun on an idle machine",
+        missed, parts);
+  } else if (wait_ms >= loop_ms) {
+    v.target_cause = "input";
+    v.target_text = fmt::format(
+        "{}; the cause is the input ({}): make it faster (parallel reads, prefetch, fewer "
+        "bytes per step)",
+        missed, parts);
+  } else {
+    v.target_cause = "loop";
+    v.target_text = fmt::format(
+        "{}; the cause is the loop, not the input ({}): fewer replicas per host, or a "
+        "larger batch per step",
+        missed, parts);
+  }
 }
 
 Verdict Judge(const run::RunReport& r, double step_time_ms, std::optional<double> target) {
@@ -112,8 +175,12 @@ Verdict Judge(const run::RunReport& r, double step_time_ms, std::optional<double
   if (target) {
     const double rate = SteadyStepsPerSecond(r);
     v.meets_target = r.steady_steps > 0 && rate >= *target;
-    v.target_text = fmt::format("{} the target of {:g} global steps/s: {:.1f} in the steady state",
-                                *v.meets_target ? "meets" : "misses", *target, rate);
+    if (*v.meets_target) {
+      v.target_text = fmt::format(
+          "meets the target of {:g} global steps/s: {:.1f} in the steady state", *target, rate);
+    } else {
+      JudgeMiss(r, step_time_ms, *target, rate, v);
+    }
   }
   return v;
 }
@@ -166,7 +233,16 @@ nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::order
   out["wait_per_step_ms"] = {{"p50", r.wait_p50_seconds * 1e3}, {"p99", r.wait_p99_seconds * 1e3}};
   if (verdict.keeps_up) out["keeps_up"] = *verdict.keeps_up;
   if (!verdict.text.empty()) out["verdict"] = verdict.text;
-  if (verdict.meets_target) out["meets_target"] = *verdict.meets_target;
+  if (r.step_mean_seconds > 0) {
+    out["step_ms"] = {{"mean", r.step_mean_seconds * 1e3}, {"p99", r.step_p99_seconds * 1e3}};
+  }
+  if (verdict.meets_target) {
+    out["meets_target"] = *verdict.meets_target;
+    out["target"] = {
+        {"text", verdict.target_text},
+        {"cause", verdict.target_cause.empty() ? nlohmann::ordered_json(nullptr)
+                                               : nlohmann::ordered_json(verdict.target_cause)}};
+  }
   out["verified"] = r.verified;
   out["warnings"] = WarningTexts(r.decision);
   out["replicas"] = nlohmann::ordered_json::array();
@@ -282,6 +358,10 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
              Compact(Rate(static_cast<double>(r.steady_records), r.steady_seconds)));
   fmt::print("input wait per step: p50 {:.3f} ms, p99 {:.3f} ms ({:.0f}% of the run)\n",
              r.wait_p50_seconds * 1e3, r.wait_p99_seconds * 1e3, 100 * share);
+  if (r.step_mean_seconds > 0) {
+    fmt::print("simulated step: mean {:.3f} ms, p99 {:.3f} ms\n", r.step_mean_seconds * 1e3,
+               r.step_p99_seconds * 1e3);
+  }
   if (!verdict.text.empty()) {
     fmt::print("verdict: {}\n", verdict.text);
   } else {
@@ -380,7 +460,7 @@ int RunRun(const RunArgs& o) {
   } else {
     PrintReport(*report, verdict, resolved->source_text, TraceHeader(*loaded));
   }
-  // For CI: an input that cannot feed the target rate fails the run.
+  // For CI: a run short of the target rate fails, whatever the cause.
   if (verdict.meets_target && !*verdict.meets_target) return kExitTooSlow;
   return 0;
 }
@@ -422,12 +502,14 @@ void AddRunCommand(CLI::App& app, Action* action) {
                 "Check every batch: a checksum on the device (or the host replica) against "
                 "the host's");
   cmd->add_option("--target-steps-per-s", o->target_steps_per_s,
-                  "Exit 4 when the steady state delivers fewer global steps per second than "
-                  "this (for CI)")
+                  "Exit 4 when the steady state runs fewer global steps per second than this, "
+                  "with the simulated step when given (for CI); the report says whether the "
+                  "input, the step alone or the loop is the cause")
       ->check(Finite())
       ->check(CLI::PositiveNumber);
   cmd->add_option("--step-time-ms", o->step_time_ms,
-                  "Simulate a training step of this many milliseconds: does the input keep up?")
+                  "Simulate a training step of this many milliseconds: does the input keep up? "
+                  "(the report gives the step's measured mean and p99)")
       ->check(Finite());
   cmd->add_option("--pack-threads", o->pack_threads,
                   "Threads packing or parsing batches into staging slots; 0: each worker's "

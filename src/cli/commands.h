@@ -15,6 +15,7 @@ using Action = std::function<int()>;
 // Each subcommand adds itself to `app` and, when chosen, sets *action.
 void AddCountCommand(CLI::App& app, Action* action);
 void AddVerifyCommand(CLI::App& app, Action* action);
+void AddDigestCommand(CLI::App& app, Action* action);
 void AddCatCommand(CLI::App& app, Action* action);
 void AddGenCommand(CLI::App& app, Action* action);
 void AddTakeCommand(CLI::App& app, Action* action);

@@ -119,6 +119,7 @@ int Run(int argc, char** argv) {
   tfdist::cli::Action action;
   tfdist::cli::AddCountCommand(app, &action);
   tfdist::cli::AddVerifyCommand(app, &action);
+  tfdist::cli::AddDigestCommand(app, &action);
   tfdist::cli::AddCatCommand(app, &action);
   tfdist::cli::AddGenCommand(app, &action);
   tfdist::cli::AddIndexCommand(app, &action);

@@ -458,8 +458,21 @@ RecordCount ScanRange(const std::string& path, const RecordReaderOptions& option
   return ScanReader(RecordReader::Open(path, options), options, stop, end);
 }
 
-// The first offset in [from, to) at which a whole valid record starts,
-// looking at no more than kMaxSyncSearch bytes.
+struct Part {
+  std::optional<uint64_t> begin;
+  uint64_t end = 0;
+  RecordCount count;
+};
+
+void Add(RecordCount& total, const RecordCount& part) {
+  total.records += part.records;
+  total.payload_bytes += part.payload_bytes;
+  total.status = part.status;
+  total.error_offset = part.error_offset;
+}
+
+}  // namespace
+
 std::optional<uint64_t> FindRecordStart(const std::string& path, const RecordReaderOptions& options,
                                         uint64_t from, uint64_t to) {
   constexpr uint64_t kMaxSyncSearch = uint64_t{16} << 20;
@@ -496,21 +509,6 @@ std::optional<uint64_t> FindRecordStart(const std::string& path, const RecordRea
   }
   return std::nullopt;
 }
-
-struct Part {
-  std::optional<uint64_t> begin;
-  uint64_t end = 0;
-  RecordCount count;
-};
-
-void Add(RecordCount& total, const RecordCount& part) {
-  total.records += part.records;
-  total.payload_bytes += part.payload_bytes;
-  total.status = part.status;
-  total.error_offset = part.error_offset;
-}
-
-}  // namespace
 
 RecordCount CountRecords(const std::string& path, const RecordReaderOptions& options,
                          uint64_t min_part_size, size_t max_parts) {

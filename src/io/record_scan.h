@@ -6,6 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tfdist/io/record_reader.h"
 
 namespace tfdist::io {
 
@@ -29,6 +33,15 @@ ScanResult ScanRecords(const char* data, size_t n, size_t stop, bool verify);
 // length CRC, or n when there is none. Used to find where records start in
 // the middle of a file; independent positions keep the crc32 unit busy.
 size_t FindValidHeader(const char* data, size_t n);
+
+// The first offset in [from, to) of the uncompressed file `path` at which a
+// whole valid record (both CRCs) starts, looking at no more than 16 MiB;
+// nullopt when there is none or the file cannot be read. Where a scan in
+// parallel parts starts each part after the first (record_reader.cc,
+// record_digest.cc); a wrong guess (odds 2^-64) only costs the sequential
+// fallback, since the parts are joined only where one ends at the next's start.
+std::optional<uint64_t> FindRecordStart(const std::string& path, const RecordReaderOptions& options,
+                                        uint64_t from, uint64_t to);
 
 }  // namespace tfdist::io
 

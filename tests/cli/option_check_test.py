@@ -19,7 +19,8 @@ CASES = [
     # Every unsigned option.
     (["gen", "-o", "x", "--files", "-1", "--records", "0"], "--files: must be at least 1; got -1"),
     (["gen", "-o", "x", "--files", "0"], "--files: must be at least 1; got 0"),
-    (["gen", "-o", "x", "--records", "-1"], "--records: must be at least 0; got -1"),
+    (["gen", "-o", "x", "--records", "-1"],
+     "--records: '-1' is not a count (100, 10k) or a range (100-1000)"),
     (["gen", "-o", "x", "--seed", "-1"], "--seed: must be at least 0; got -1"),
     (["gen", "-o", "x", "--seed", "18446744073709551616"],
      "--seed: must be at most 18446744073709551615; got 18446744073709551616"),

@@ -113,8 +113,37 @@ def main():
           timed["verdict"].startswith("input keeps up" if timed["keeps_up"] else "input-bound"),
           f"a simulated step gets a verdict: {timed.get('verdict')}")
     check(timed["steady"]["steps_per_s"] <= 500, f"2 ms steps: {timed['steady']}")
-    tfdist("run", long, "--device", "cpu", "--target-steps-per-s", "1e12", expect=4)
-    tfdist("run", long, "--device", "cpu", "--target-steps-per-s", "1")
+    check(timed["step_ms"]["mean"] >= 2 and timed["step_ms"]["p99"] >= 2,
+          f"the simulated step's measured length: {timed.get('step_ms')}")
+    # A missed target names its cause, whatever this machine's load: a 20 ms
+    # step can never make 1000 steps/s, and no line says the input keeps up
+    # and the target is missed without saying why.
+    for args in (["--json"], []):
+        proc = tfdist("run", long, "--device", "cpu", "--step-time-ms", "20", "--steps", "4",
+                      "--target-steps-per-s", "1000", *args, expect=4)
+        if args:
+            slow = json.loads(proc.stdout)
+            check(slow["meets_target"] is False and slow["target"]["cause"] == "step",
+                  f"the step alone is the cause: {slow.get('target')}")
+            continue
+        target = [line for line in proc.stdout.splitlines() if line.startswith("target:")]
+        check(len(target) == 1 and "misses the target of 1000" in target[0] and
+              "the cause is the simulated step alone: a 20 ms step allows at most 50.0 steps/s"
+              in target[0] and "--step-time-ms (below 1 ms" in target[0],
+              f"the target line names the step as the cause: {proc.stdout}")
+        check("simulated step: mean " in proc.stdout, f"the step's length: {proc.stdout}")
+    # Without a step, a missed target is the input's or the loop's.
+    proc = tfdist("run", long, "--device", "cpu", "--target-steps-per-s", "1e12", "--json",
+                  expect=4)
+    cause = json.loads(proc.stdout)["target"]
+    check(cause["cause"] in ("input", "loop") and "the cause is the" in cause["text"],
+          f"a missed target without a step: {cause}")
+    # A target far below what the step allows is met.
+    met = json.loads(tfdist("run", long, "--device", "cpu", "--step-time-ms", "1",
+                            "--target-steps-per-s", "10", "--json").stdout)
+    check(met["meets_target"] is True and met["target"]["cause"] is None and
+          met["target"]["text"].startswith("meets the target of 10 global steps/s"),
+          f"a reachable target: {met.get('target')}")
     cold = tfdist("run", TEXT + ".batch(4)", "--cold", "--device", "cpu")
     check("cache:    cold: each input file was evicted" in cold.stdout,
           f"run --cold says the page cache was cold: {cold.stdout}")

@@ -137,6 +137,11 @@ struct RunReport {
   // The loop's wait for each step's input after the first: quantiles.
   double wait_p50_seconds = 0;
   double wait_p99_seconds = 0;
+  double steady_wait_seconds = 0;  // the waits of the steps after the first, summed
+  // With step_time_ms: the simulated step's length as measured, its mean
+  // and p99 (to the microsecond up to 10 ms over step_time_ms) over every step.
+  double step_mean_seconds = 0;
+  double step_p99_seconds = 0;
   bool verified = false;
   std::vector<ReplicaReport> replicas;
   // Per worker run (as `workers`): framed record bytes read from its files,

@@ -1,0 +1,174 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// RecordDigest: XXH3-64 per record, a sum and a polynomial over them.
+
+#include "tfdist/io/record_digest.h"
+
+#include <tbb/parallel_for.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <limits>
+#include <thread>
+#include <type_traits>
+
+#include "record_scan.h"
+
+namespace tfdist::io {
+namespace {
+
+using Modulus = std::integral_constant<uint64_t, RecordDigest::kOrderedModulus>;
+__extension__ typedef unsigned __int128 Wide;  // GCC's and Clang's
+
+// a * b modulo 2^61 - 1. REQUIRES: a, b < 2^61 - 1.
+uint64_t MulMod(uint64_t a, uint64_t b) {
+  const Wide p = static_cast<Wide>(a) * b;
+  uint64_t r = static_cast<uint64_t>(p & Modulus::value) + static_cast<uint64_t>(p >> 61);
+  if (r >= Modulus::value) r -= Modulus::value;
+  return r;
+}
+
+uint64_t AddMod(uint64_t a, uint64_t b) {
+  uint64_t r = a + b;  // < 2^62: no overflow
+  if (r >= Modulus::value) r -= Modulus::value;
+  return r;
+}
+
+// b^e modulo 2^61 - 1.
+uint64_t PowMod(uint64_t b, uint64_t e) {
+  uint64_t r = 1;
+  for (; e > 0; e >>= 1) {
+    if (e & 1) r = MulMod(r, b);
+    b = MulMod(b, b);
+  }
+  return r;
+}
+
+uint64_t Reduce(uint64_t h) {
+  const uint64_t r = (h & Modulus::value) + (h >> 61);
+  return r >= Modulus::value ? r - Modulus::value : r;
+}
+
+// Digests the records of `path` from options.start_offset until the first
+// one that starts at or after `stop` (or the end); `end` receives the offset
+// where it stopped.
+FileDigest DigestRange(const std::string& path, const RecordReaderOptions& options, uint64_t stop,
+                       uint64_t* end) {
+  FileDigest out;
+  out.compression = options.compression;
+  *end = options.start_offset;
+  Result<std::unique_ptr<RecordReader>> reader = RecordReader::Open(path, options);
+  if (!reader.ok()) {
+    out.status = reader.status();
+    return out;
+  }
+  RecordReader& r = **reader;
+  std::string_view record;
+  while (r.position() < stop && r.ReadRecord(record)) out.digest.Add(record);
+  out.compression = r.compression();
+  out.status = r.status();
+  out.error_offset = r.error_offset();
+  *end = r.position();
+  return out;
+}
+
+struct Part {
+  std::optional<uint64_t> begin;
+  uint64_t end = 0;
+  FileDigest digest;
+};
+
+// A large uncompressed file in parallel parts, as CountRecords counts one:
+// each part after the first starts at the first whole valid record after
+// its cut, and the parts are joined only where each ends at the next's
+// start; anywhere else the digest goes on sequentially. The result is that
+// of one sequential read, in memory bounded by one reader per part.
+FileDigest DigestFile(const std::string& path, const RecordReaderOptions& options,
+                      uint64_t min_part_size, size_t max_parts) {
+  RecordReaderOptions opts = options;
+  std::optional<uint64_t> size;
+  if (path != "-" && options.start_offset == 0) {
+    Result<std::unique_ptr<ByteSource>> source = OpenFileSource(path);
+    if (source.ok()) {
+      size = (*source)->size();
+      if (size && opts.compression == Compression::kAuto) {
+        std::string prefix(64 * 1024, '\0');
+        Result<size_t> n = (*source)->Read(prefix);
+        if (n.ok()) opts.compression = DetectCompression(prefix.substr(0, *n));
+      }
+    }
+  }
+  if (max_parts == 0) max_parts = std::max(1u, std::thread::hardware_concurrency());
+  const size_t num_parts = size ? static_cast<size_t>(std::min<uint64_t>(
+                                      max_parts, *size / std::max<uint64_t>(min_part_size, 1)))
+                                : 0;
+  uint64_t end;
+  if (opts.compression != Compression::kNone || num_parts < 2) {
+    return DigestRange(path, options, std::numeric_limits<uint64_t>::max(), &end);
+  }
+  std::vector<Part> parts(num_parts);
+  auto cut = [&](size_t k) { return *size / num_parts * k; };
+  tbb::parallel_for(size_t{0}, num_parts, [&](size_t k) {
+    Part& part = parts[k];
+    part.begin =
+        k == 0 ? std::optional<uint64_t>(0) : FindRecordStart(path, opts, cut(k), cut(k + 1));
+    if (!part.begin) return;
+    RecordReaderOptions o = opts;
+    o.start_offset = *part.begin;
+    const uint64_t stop = k + 1 == num_parts ? std::numeric_limits<uint64_t>::max() : cut(k + 1);
+    part.digest = DigestRange(path, o, stop, &part.end);
+  });
+  FileDigest total;
+  total.compression = Compression::kNone;
+  uint64_t position = 0;
+  for (size_t k = 0; k < num_parts; ++k) {
+    const FileDigest* next = &parts[k].digest;
+    FileDigest rest;
+    const bool meets = parts[k].begin == position;
+    if (!meets) {
+      // The parts do not meet: go on sequentially from where the last one ended.
+      RecordReaderOptions o = opts;
+      o.start_offset = position;
+      rest = DigestRange(path, o, std::numeric_limits<uint64_t>::max(), &end);
+      next = &rest;
+    }
+    total.digest.Append(next->digest);
+    total.status = next->status;
+    total.error_offset = next->error_offset;
+    if (!meets || !total.status.ok()) break;
+    position = parts[k].end;
+  }
+  return total;
+}
+
+}  // namespace
+
+uint64_t RecordHash(std::string_view payload) {
+  return XXH3_64bits(payload.data(), payload.size());
+}
+
+void RecordDigest::Add(std::string_view payload) {
+  const uint64_t h = RecordHash(payload);
+  ++records;
+  payload_bytes += payload.size();
+  unordered += h;
+  ordered = AddMod(MulMod(ordered, kOrderedBase), Reduce(h));
+}
+
+void RecordDigest::Append(const RecordDigest& next) {
+  records += next.records;
+  payload_bytes += next.payload_bytes;
+  unordered += next.unordered;
+  ordered = AddMod(MulMod(ordered, PowMod(kOrderedBase, next.records)), next.ordered);
+}
+
+std::vector<FileDigest> DigestFiles(std::span<const std::string> files,
+                                    const RecordReaderOptions& options, uint64_t min_part_size,
+                                    size_t max_parts) {
+  std::vector<FileDigest> out(files.size());
+  tbb::parallel_for(size_t{0}, files.size(), [&](size_t i) {
+    out[i] = DigestFile(files[i], options, min_part_size, max_parts);
+  });
+  return out;
+}
+
+}  // namespace tfdist::io
