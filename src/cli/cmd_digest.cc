@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
+#include "vocabulary.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/record_digest.h"
 
@@ -19,7 +20,7 @@ namespace {
 
 struct DigestOptions {
   FileArgs inputs;
-  bool json = false;
+  FormatArgs format;
 };
 
 constexpr std::string_view kHashName = "xxh3-64";
@@ -46,7 +47,7 @@ nlohmann::ordered_json FileJson(const std::string& path, const io::FileDigest& f
 
 int RunDigest(const DigestOptions& o) {
   Result<ResolvedFiles> inputs = ResolveFileArgs(o.inputs);
-  if (!inputs.ok()) return ReportError(inputs.status(), o.json);
+  if (!inputs.ok()) return ReportError(inputs.status(), o.format.json());
   io::RecordReaderOptions options;
   options.compression = inputs->compression;
   const std::vector<io::FileDigest> digests = io::DigestFiles(inputs->files, options);
@@ -65,7 +66,7 @@ int RunDigest(const DigestOptions& o) {
     }
   }
 
-  if (o.json) {
+  if (o.format.json()) {
     nlohmann::ordered_json out;
     out["hash"] = kHashName;
     out["files"] = nlohmann::ordered_json::array();
@@ -124,7 +125,7 @@ void AddDigestCommand(CLI::App& app, Action* action) {
       "Count the records and digest their payloads (XXH3-64 per record), in order and "
       "regardless of order, to compare two datasets across reshard and convert (CRCs checked)");
   AddFileArgs(*cmd, &o->inputs);
-  cmd->add_flag("--json", o->json, "Print one JSON object (see the manual)");
+  AddFormatOptions(*cmd, &o->format, "a line per file, then the total and the hash used");
   cmd->footer(
       "Each record's hash h is XXH3-64 (xxHash, seed 0) of its payload alone, so neither digest "
       "depends on the framing, the compression or how the records are cut into files. "

@@ -15,6 +15,22 @@
 #include "tfdist/io/index_location.h"
 
 namespace tfdist::cli {
+namespace {
+
+// A folder that must be there: "DIR: the output folder does not exist", as
+// every writer words it (io::OutputSet), or "DIR: is not a folder".
+CLI::Validator ExistingFolder(std::string what) {
+  return CLI::Validator(
+      [what](std::string& dir) -> std::string {
+        struct stat st;
+        if (stat(dir.c_str(), &st) != 0) return fmt::format("{}: the {} does not exist", dir, what);
+        if (!S_ISDIR(st.st_mode)) return fmt::format("{}: is not a folder", dir);
+        return {};
+      },
+      "");
+}
+
+}  // namespace
 
 Status CheckOutputName(const std::string& output, std::string_view needs) {
   if (!output.empty() && output.back() != '/') return Status::OK();
@@ -43,19 +59,6 @@ CLI::Option* AddOutputCompressionOption(CLI::App& cmd, std::string* compression,
       .add_option("--output-compression", *compression,
                   fmt::format("Compression of the files written: none, gzip or zlib{}", what))
       ->check(CLI::IsMember({"none", "gzip", "zlib"}, CLI::ignore_case));
-}
-
-// A folder that must be there: "DIR: the output folder does not exist", as
-// every writer words it (io::OutputSet), or "DIR: is not a folder".
-CLI::Validator ExistingFolder(std::string what) {
-  return CLI::Validator(
-      [what](std::string& dir) -> std::string {
-        struct stat st;
-        if (stat(dir.c_str(), &st) != 0) return fmt::format("{}: the {} does not exist", dir, what);
-        if (!S_ISDIR(st.st_mode)) return fmt::format("{}: is not a folder", dir);
-        return {};
-      },
-      "");
 }
 
 void AddIndexDirOption(CLI::App& cmd, bool write) {

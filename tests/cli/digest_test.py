@@ -32,13 +32,13 @@ def main():
 
         # Reshard: 3 GZIP shards, shuffled by a seed; then convert them back.
         os.mkdir(f"{tmp}/gz")
-        tfdist("reshard", "-o", f"{tmp}/gz/r", "-n", "3", "--seed", "11", "--compression", "gzip",
+        tfdist("reshard", "-o", f"{tmp}/gz/r", "--num-shards", "3", "--seed", "11", "--output-compression", "gzip",
                f"{tmp}/d-*")
         shuffled = digest(f"{tmp}/gz/r-*")
         check(all(f["compression"] == "GZIP" for f in shuffled["files"]) and
               len(shuffled["files"]) == 3, f"three GZIP shards: {shuffled['files']}")
         os.mkdir(f"{tmp}/back")
-        tfdist("convert", "--compression", "none", "--output-dir", f"{tmp}/back", f"{tmp}/gz/r-*")
+        tfdist("convert", "--output-compression", "none", "--output-dir", f"{tmp}/back", f"{tmp}/gz/r-*")
         back = digest(f"{tmp}/back/r-*")
         for name, d in (("the shuffled GZIP reshard", shuffled), ("its conversion back", back)):
             check(d["records"] == src["records"] and d["bytes"] == src["bytes"] and
@@ -49,7 +49,7 @@ def main():
 
         # Without a seed the order is kept: the ordered digest is the same
         # across another number of files.
-        tfdist("reshard", "-o", f"{tmp}/gz/k", "-n", "7", "--compression", "gzip", f"{tmp}/d-*")
+        tfdist("reshard", "-o", f"{tmp}/gz/k", "--num-shards", "7", "--output-compression", "gzip", f"{tmp}/d-*")
         kept = digest(f"{tmp}/gz/k-*")
         check(kept["ordered"] == src["ordered"] and kept["unordered"] == src["unordered"],
               f"7 shards in order: the same digests: {kept} vs {src}")
@@ -78,7 +78,7 @@ def main():
           f"a corrupt record names file and offset: {proc.stderr}")
     check("1 bad: no digest" in proc.stdout, f"no total digest with a bad file: {proc.stdout}")
     # A GZIP file read as uncompressed, and a pattern matching nothing: usage errors.
-    tfdist("digest", "--compression", "none", "testdata/examples.tfrecord.gz", expect=2)
+    tfdist("digest", "--input-compression", "none", "testdata/examples.tfrecord.gz", expect=2)
     tfdist("digest", "testdata/no-such-*.tfrecord", expect=2)
     return checks.finish()
 
