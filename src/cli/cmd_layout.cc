@@ -710,12 +710,15 @@ int RunLayout(const LayoutOptions& o) {
     JsonSink sink(d, notes, mode);
     dist::LayoutOptions lo;
     lo.list_files = true;
+    lo.labels = mode == data::LabelMode::kPayload;
     Status s = dist::StreamLayout(pipeline, d, build, sink, lo);
     if (!s.ok() && !sink.Fail(s)) return ReportPipelineError(s, pipeline.text, json);
     return ExitCodeFor(s);
   }
   TableSink sink(d.topology, d.worker, d.epochs, mode, notes);
-  Status s = dist::StreamLayout(pipeline, d, build, sink);
+  dist::LayoutOptions lo;
+  lo.labels = mode == data::LabelMode::kPayload;
+  Status s = dist::StreamLayout(pipeline, d, build, sink, lo);
   if (!s.ok()) sink.Abort();
   FlushStdout();
   if (!s.ok()) return ReportPipelineError(s, pipeline.text, json);

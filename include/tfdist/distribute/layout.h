@@ -138,6 +138,9 @@ class LayoutSink {
 struct LayoutOptions {
   // WorkerSummary::file_names filled in (memory: one name per file read).
   bool list_files = false;
+  // Records keep their labels (LabelMode::kPayload; data::Payloads::kLabels),
+  // else their ids alone (kIds). A layout never holds a payload.
+  bool labels = false;
 };
 
 // The distribution of `pipeline`, streamed: every worker's stream
@@ -145,7 +148,9 @@ struct LayoutOptions {
 // they are made, and the summary kept as they go. Memory holds one step
 // and one row per worker, whatever the data or the steps; every worker runs
 // (the steps and the checks need them all), options.worker only selects
-// what `sink` is shown. Reads the data: layouts show real elements. With
+// what `sink` is shown. Reads the data: layouts show real elements, each
+// record read and checked, and held as its id (and label) without its
+// payload, whatever build.payloads says (LayoutOptions::labels). With
 // max_steps, at most that many steps (an unbatched pipeline: elements a
 // worker).
 // REQUIRES: options.worker and options.max_steps as DistributeOptions says.
@@ -157,8 +162,8 @@ Status StreamLayout(const data::Pipeline& pipeline, const DistributeOptions& opt
                     const data::BuildOptions& build, LayoutSink& sink,
                     const LayoutOptions& layout_options = {});
 
-// StreamLayout collected whole, for tests and small tools (memory grows
-// with the layout).
+// StreamLayout collected whole, with labels, for tests and small tools
+// (memory grows with the layout).
 Result<Layout> PlanLayout(const data::Pipeline& pipeline, const DistributeOptions& options,
                           const data::BuildOptions& build);
 
