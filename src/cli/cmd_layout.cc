@@ -557,12 +557,15 @@ Result<dist::LayoutSummary> Summary(const data::Pipeline& pipeline,
     }
   };
   // One epoch's counts: the files' records are its arithmetic.
+  std::string why_run;
   if (d.epochs == 1) {
     TFDIST_ASSIGN_OR_RETURN(std::optional<dist::LayoutSummary> fast,
-                            dist::SummarizeFiles(pipeline, all, build, progress));
+                            dist::SummarizeFiles(pipeline, all, build, progress, &why_run));
     if (fast) return std::move(*fast);
   }
-  return dist::SummarizeLayout(pipeline, d, build);
+  TFDIST_ASSIGN_OR_RETURN(dist::LayoutSummary summary, dist::SummarizeLayout(pipeline, d, build));
+  if (!why_run.empty()) summary.records_source += fmt::format(", as {}", why_run);
+  return summary;
 }
 
 std::string ReadPerWorker(const dist::LayoutSummary& l) {
