@@ -87,6 +87,44 @@ bool IsPrintableUtf8(std::string_view s) {
 
 namespace {
 
+// The bytes of the UTF-8 sequence that lead byte `c` starts (1 for a byte
+// that starts none: Utf8Length rejects it).
+size_t SequenceLength(unsigned char c) {
+  if ((c & 0xe0) == 0xc0) return 2;
+  if ((c & 0xf0) == 0xe0) return 3;
+  if ((c & 0xf8) == 0xf0) return 4;
+  return 1;
+}
+
+}  // namespace
+
+void PrintableUtf8Scan::Add(std::string_view piece) {
+  if (!printable_) return;
+  if (!pending_.empty()) {  // the character the last piece cut, finished
+    const size_t need = SequenceLength(static_cast<unsigned char>(pending_[0]));
+    const size_t take = std::min(need - pending_.size(), piece.size());
+    pending_.append(piece.substr(0, take));
+    piece.remove_prefix(take);
+    if (pending_.size() < need) return;
+    printable_ = IsPrintableUtf8(pending_);
+    pending_.clear();
+    if (!printable_) return;
+  }
+  // A character cut at the end waits for the next piece: a lead byte in the
+  // last 3 whose sequence runs past the end.
+  size_t end = piece.size();
+  for (size_t k = 1; k <= 3 && k <= piece.size(); ++k) {
+    const auto c = static_cast<unsigned char>(piece[piece.size() - k]);
+    if ((c & 0xc0) == 0x80) continue;  // a continuation byte
+    if (SequenceLength(c) > k) end = piece.size() - k;
+    break;
+  }
+  printable_ = IsPrintableUtf8(piece.substr(0, end));
+  if (printable_) pending_.assign(piece.substr(end));
+}
+
+namespace {
+
 void AppendHexEscape(std::string& out, unsigned char c) {
   out += "\\x";
   out += kHex[c >> 4];

@@ -560,12 +560,15 @@ Result<dist::LayoutSummary> Summary(const data::Pipeline& pipeline,
     }
   };
   // One epoch's counts: the files' records are its arithmetic.
+  std::string why_run;
   if (d.epochs == 1) {
     TFDIST_ASSIGN_OR_RETURN(std::optional<dist::LayoutSummary> fast,
-                            dist::SummarizeFiles(pipeline, all, build, progress));
+                            dist::SummarizeFiles(pipeline, all, build, progress, &why_run));
     if (fast) return std::move(*fast);
   }
-  return dist::SummarizeLayout(pipeline, d, build);
+  TFDIST_ASSIGN_OR_RETURN(dist::LayoutSummary summary, dist::SummarizeLayout(pipeline, d, build));
+  if (!why_run.empty()) summary.records_source += fmt::format(", as {}", why_run);
+  return summary;
 }
 
 std::string ReadPerWorker(const dist::LayoutSummary& l) {
@@ -798,12 +801,15 @@ int RunLayout(const LayoutOptions& o) {
     JsonSink sink(d, notes, mode);
     dist::LayoutOptions lo;
     lo.list_files = true;
+    lo.labels = mode == data::LabelMode::kPayload;
     Status s = dist::StreamLayout(pipeline, d, build, sink, lo);
     if (!s.ok() && !sink.Fail(s)) return ReportPipelineError(s, pipeline.text, json);
     return ExitCodeFor(s);
   }
   TableSink sink(d.topology, d.worker, d.epochs, mode, notes);
-  Status s = dist::StreamLayout(pipeline, d, build, sink);
+  dist::LayoutOptions lo;
+  lo.labels = mode == data::LabelMode::kPayload;
+  Status s = dist::StreamLayout(pipeline, d, build, sink, lo);
   if (!s.ok()) sink.Abort();
   FlushStdout();
   if (!s.ok()) return ReportPipelineError(s, pipeline.text, json);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_set>
 
@@ -44,11 +45,29 @@ std::string Element::Label(LabelMode mode) const {
     case Kind::kPair:
       return fmt::format("{}:{}", value, items.empty() ? std::string() : items[0].Label(mode));
     case Kind::kRecordRef:
+      if (mode == LabelMode::kPayload && ref == Ref::kLabelled) return bytes;
       return fmt::format("{}:{}", origin.file ? *origin.file : std::string("?"), origin.index);
     case Kind::kBatch:
       break;
   }
   return "[batch]";
+}
+
+void RecordLabel::Add(std::string_view piece) {
+  scan_.Add(piece);
+  // Past kLabelChars characters by this many bytes or more, whatever they are.
+  constexpr size_t kKeep = 4 * (kLabelChars + 1);
+  if (prefix_.size() < kKeep) {
+    prefix_.append(piece.substr(0, std::min(piece.size(), kKeep - prefix_.size())));
+  }
+}
+
+bool RecordLabel::Finish(std::string& label) {
+  const bool printable = scan_.printable();
+  if (printable) label = Abbreviate(prefix_, kLabelChars);
+  scan_ = PrintableUtf8Scan();
+  prefix_.clear();
+  return printable;
 }
 
 uint64_t Element::Leaves() const { return kind != Kind::kBatch ? 1 : data::Leaves(items); }

@@ -70,8 +70,9 @@ class SequentialInterleave final : public Iterator {
           counter = &options_.counters->bytes_read;
         }
         Result<std::unique_ptr<Iterator>> opened =
-            options_.deferred ? OpenDeferredRecords(name, options_.compression, counter)
-                              : OpenRecords(name, options_.compression, 0, counter);
+            options_.deferred
+                ? OpenDeferredRecords(name, options_.compression, counter, options_.payloads)
+                : OpenRecords(name, options_.compression, 0, counter, options_.payloads);
         if (!opened.ok()) {
           if (!IgnoresError(options_, opened.status())) return opened.status();
           Advance();  // ignore_errors(): a file that cannot be read ends at once
@@ -118,8 +119,10 @@ class ParallelInterleave final : public Iterator {
         capacity_(static_cast<size_t>(std::max<int64_t>(2 * o.block_length, 4096))),
         futures_capacity_(std::min<size_t>(slots_.size(),
                                            2 * static_cast<size_t>(std::max<int64_t>(o.parallelism, 1)))),
-        byte_capacity_(std::clamp<uint64_t>(kReadAheadBytes / (slots_.size() + futures_capacity_),
-                                            uint64_t{16} << 10, uint64_t{8} << 20)),
+        ids_(o.payloads != Payloads::kKeep),
+        byte_capacity_(std::clamp<uint64_t>(
+            (ids_ ? kIdReadAheadBytes : kReadAheadBytes) / (slots_.size() + futures_capacity_),
+            uint64_t{16} << 10, uint64_t{8} << 20)),
         packet_bytes_(std::min<size_t>(256 * 1024, byte_capacity_ / 2)) {
     for (int64_t i = 0; i < std::max<int64_t>(o.parallelism, 1); ++i) {
       threads_.emplace_back([this] { Work(); });
@@ -205,13 +208,17 @@ class ParallelInterleave final : public Iterator {
   // Records read by one task in one go: their payloads side by side in one
   // buffer, which the Elements handed out view and keep alive. One handover
   // and one allocation per packet, not per record: per record, the lock and
-  // another thread's frees cost more than reading a small record.
+  // another thread's frees cost more than reading a small record. Record
+  // ids (InterleaveOptions::payloads) hold their labels there instead, which
+  // the Elements copy: a packet is free again as soon as it is taken.
   struct Packet {
     struct Item {
       size_t begin;
       size_t size;
       uint64_t index;
       uint64_t offset;
+      uint64_t payload_size = 0;  // record ids: the payload's size
+      bool labelled = false;      // record ids: data[begin, begin + size) is its label
     };
     std::string data;
     std::vector<Item> items;
@@ -225,6 +232,7 @@ class ParallelInterleave final : public Iterator {
     Element input;                              // the file name
     const std::string* path = nullptr;          // interned input.bytes
     std::unique_ptr<io::RecordReader> reader;   // touched only by the task filling it
+    std::unique_ptr<RecordIdReader> ids;        // the same; record ids: reads them
     std::deque<std::shared_ptr<Packet>> queue;  // read ahead (under mu_)
     std::deque<std::shared_ptr<Packet>> local;  // taken from queue (consumer only)
     size_t next = 0;                            // next item of local.front()
@@ -245,10 +253,19 @@ class ParallelInterleave final : public Iterator {
   void Take(Slot& s, Element& out) {
     const std::shared_ptr<Packet>& p = s.local.front();
     const Packet::Item& item = p->items[s.next];
-    out.kind = Element::Kind::kRecord;
-    out.bytes.clear();
-    out.storage = p;
-    out.view = std::string_view(p->data.data() + item.begin, item.size);
+    if (ids_) {
+      out.kind = Element::Kind::kRecordRef;
+      out.ref = item.labelled ? Element::Ref::kLabelled : Element::Ref::kChecked;
+      out.bytes.assign(p->data, item.begin, item.size);
+      out.value = static_cast<int64_t>(item.payload_size);
+      out.storage.reset();
+      out.view = {};
+    } else {
+      out.kind = Element::Kind::kRecord;
+      out.bytes.clear();
+      out.storage = p;
+      out.view = std::string_view(p->data.data() + item.begin, item.size);
+    }
     out.items.clear();
     out.origin.file = s.path;
     out.origin.index = item.index;
@@ -335,9 +352,10 @@ class ParallelInterleave final : public Iterator {
     Status status;
     if (!s.reader) {
       Result<std::unique_ptr<io::RecordReader>> reader =
-          OpenRecordReader(s.input, options_.compression, 0);
+          OpenRecordReader(s.input, options_.compression, 0, options_.payloads);
       if (reader.ok()) {
         s.reader = std::move(*reader);
+        if (ids_) s.ids = std::make_unique<RecordIdReader>(options_.payloads);
       } else {
         status = reader.status();
       }
@@ -356,21 +374,25 @@ class ParallelInterleave final : public Iterator {
       }
       if (!packet) {
         packet = std::make_shared<Packet>();
-        packet->data.reserve(packet_bytes_ + 4096);
+        if (!ids_) packet->data.reserve(packet_bytes_ + 4096);
       }
       packet->data.clear();
       packet->items.clear();
       bool end = false;
       std::string_view record;
+      std::string label;  // record ids: the last one's
       while (status.ok() && packet->items.size() < kPacketRecords &&
              packet->data.size() < packet_bytes_) {
-        if (!s.reader->ReadRecord(record)) {
+        bool labelled = false;
+        if (ids_ ? !s.ids->Next(*s.reader, labelled, label) : !s.reader->ReadRecord(record)) {
           status = s.reader->status();
           end = status.ok();
           break;
         }
+        if (ids_) record = labelled ? std::string_view(label) : std::string_view();
         packet->items.push_back({packet->data.size(), record.size(), s.reader->records_read() - 1,
-                                 s.reader->last_record_offset()});
+                                 s.reader->last_record_offset(), s.reader->last_record_size(),
+                                 labelled});
         packet->data.append(record);
       }
       if (!status.ok() && IgnoresError(options_, status)) {
@@ -379,7 +401,9 @@ class ParallelInterleave final : public Iterator {
       }
       std::lock_guard<std::mutex> lock(mu_);
       if (!packet->items.empty()) {
-        s.queue_bytes += packet->data.size();
+        // Record ids: their items count, as they are most of what is held.
+        s.queue_bytes +=
+            packet->data.size() + (ids_ ? packet->items.size() * sizeof(Packet::Item) : 0);
         s.queue_records += packet->items.size();
         s.queue.push_back(std::move(packet));
       }
@@ -414,8 +438,12 @@ class ParallelInterleave final : public Iterator {
   // slower for uncompressed records and no faster for GZIP. The kernel reads
   // ahead of each file on its own.
   static constexpr uint64_t kReadAheadBytes = uint64_t{8} << 20;
+  // Record ids hold no payload: 1 MiB of ids and labels is thousands of
+  // records ahead per input.
+  static constexpr uint64_t kIdReadAheadBytes = uint64_t{1} << 20;
   const size_t capacity_;
   const size_t futures_capacity_;
+  const bool ids_;  // InterleaveOptions::payloads: record ids
   const uint64_t byte_capacity_;
   const size_t packet_bytes_;
   size_t cycle_ = 0;

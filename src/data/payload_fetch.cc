@@ -60,7 +60,7 @@ Status FetchByScanning(const std::string& path, const std::string& index_path,
 
 void PayloadFetcher::Add(Element& e) {
   if (e.kind == Element::Kind::kRecordRef) {
-    pending_.push_back(&e);
+    if (e.ref == Element::Ref::kUnread) pending_.push_back(&e);
     return;
   }
   for (Element& item : e.items) Add(item);
@@ -73,6 +73,7 @@ Status PayloadFetcher::Fetch() {
   });
   std::vector<io::FetchRequest> requests;
   std::vector<uint64_t> indexes;  // each request's record index in its file
+  RecordLabel label;
   for (size_t first = 0; first < pending_.size();) {
     const std::string* file = pending_[first]->origin.file;
     size_t last = first;
@@ -110,6 +111,15 @@ Status PayloadFetcher::Fetch() {
     for (size_t k = first; k < last; ++k) {
       Element& e = *pending_[k];
       io::FetchRequest& r = requests[k - first];
+      if (payloads_ != Payloads::kKeep) {  // read and checked: its id stays
+        e.ref = Element::Ref::kChecked;
+        e.bytes.clear();
+        if (payloads_ == Payloads::kLabels) {
+          label.Add(r.payload);
+          if (label.Finish(e.bytes)) e.ref = Element::Ref::kLabelled;
+        }
+        continue;
+      }
       e.kind = Element::Kind::kRecord;
       e.value = 0;
       e.bytes.clear();

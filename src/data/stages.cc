@@ -126,6 +126,40 @@ class RecordsIterator final : public Iterator {
   std::atomic<uint64_t>* bytes_read_;
 };
 
+// A file's records read and checked, as record ids (BuildOptions::payloads).
+class RecordIdsIterator final : public Iterator {
+ public:
+  RecordIdsIterator(std::unique_ptr<io::RecordReader> reader, const std::string* file,
+                    std::atomic<uint64_t>* bytes_read, Payloads payloads)
+      : reader_(std::move(reader)), file_(file), bytes_read_(bytes_read), ids_(payloads) {}
+  ~RecordIdsIterator() override {
+    if (bytes_read_ != nullptr) bytes_read_->fetch_add(reader_->position());
+  }
+
+  Status GetNext(Element& out, bool& end) override {
+    bool labelled = false;
+    end = !ids_.Next(*reader_, labelled, out.bytes);
+    if (end) return reader_->status();
+    out.kind = Element::Kind::kRecordRef;
+    out.ref = labelled ? Element::Ref::kLabelled : Element::Ref::kChecked;
+    if (!labelled) out.bytes.clear();
+    out.value = static_cast<int64_t>(reader_->last_record_size());
+    out.storage.reset();
+    out.view = {};
+    out.items.clear();
+    out.origin.file = file_;
+    out.origin.index = reader_->records_read() - 1;
+    out.origin.offset = reader_->last_record_offset();
+    return Status::OK();
+  }
+
+ private:
+  std::unique_ptr<io::RecordReader> reader_;
+  const std::string* file_;
+  std::atomic<uint64_t>* bytes_read_;
+  RecordIdReader ids_;
+};
+
 // A file's records from its index, without payloads.
 class DeferredRecordsIterator final : public Iterator {
  public:
@@ -137,6 +171,7 @@ class DeferredRecordsIterator final : public Iterator {
     if (end) return Status::OK();
     const io::RecordExtent& e = extents_[next_];
     out.kind = Element::Kind::kRecordRef;
+    out.ref = Element::Ref::kUnread;
     out.bytes.clear();
     out.storage.reset();
     out.view = {};
@@ -479,7 +514,7 @@ DatasetPtr NewRangeDataset(int64_t start, int64_t stop, int64_t step) {
 
 Result<std::unique_ptr<io::RecordReader>> OpenRecordReader(const Element& name,
                                                            io::Compression compression,
-                                                           int read_ahead) {
+                                                           int read_ahead, Payloads payloads) {
   if (name.kind != Element::Kind::kName) {
     return Status::InvalidArgument(
         "tfrecord needs file names as input; this element is not one (is the reader applied "
@@ -488,19 +523,40 @@ Result<std::unique_ptr<io::RecordReader>> OpenRecordReader(const Element& name,
   io::RecordReaderOptions options;
   options.compression = compression;
   options.read_ahead = read_ahead;
+  if (payloads != Payloads::kKeep) options.block_size = kIdBlockBytes;
   return io::RecordReader::Open(name.bytes, options);
 }
 
+RecordIdReader::RecordIdReader(Payloads payloads)
+    : payloads_(payloads), add_([this](std::string_view piece) { label_.Add(piece); }) {}
+
+bool RecordIdReader::Next(io::RecordReader& reader, bool& labelled, std::string& label) {
+  labelled = false;
+  if (payloads_ != Payloads::kLabels) return reader.SkipRecord();
+  if (!reader.ScanRecord(add_)) {
+    label_.Finish(label);  // a record that does not count: its pieces forgotten
+    return false;
+  }
+  labelled = label_.Finish(label);
+  return true;
+}
+
 Result<std::unique_ptr<Iterator>> OpenRecords(const Element& name, io::Compression compression,
-                                              int read_ahead, std::atomic<uint64_t>* bytes_read) {
-  TFDIST_ASSIGN_OR_RETURN(auto reader, OpenRecordReader(name, compression, read_ahead));
+                                              int read_ahead, std::atomic<uint64_t>* bytes_read,
+                                              Payloads payloads) {
+  TFDIST_ASSIGN_OR_RETURN(auto reader, OpenRecordReader(name, compression, read_ahead, payloads));
+  if (payloads != Payloads::kKeep) {
+    return std::unique_ptr<Iterator>(std::make_unique<RecordIdsIterator>(
+        std::move(reader), InternPath(name.bytes), bytes_read, payloads));
+  }
   return std::unique_ptr<Iterator>(
       std::make_unique<RecordsIterator>(std::move(reader), InternPath(name.bytes), bytes_read));
 }
 
 Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
                                                       io::Compression compression,
-                                                      std::atomic<uint64_t>* bytes_read) {
+                                                      std::atomic<uint64_t>* bytes_read,
+                                                      Payloads payloads) {
   if (name.kind == Element::Kind::kName &&
       (compression == io::Compression::kNone || compression == io::Compression::kAuto)) {
     std::string stale;
@@ -511,7 +567,7 @@ Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
           std::make_unique<DeferredRecordsIterator>(std::move(*extents), InternPath(name.bytes)));
     }
   }
-  return OpenRecords(name, compression, 0, bytes_read);
+  return OpenRecords(name, compression, 0, bytes_read, payloads);
 }
 
 DatasetPtr NewShardDataset(DatasetPtr input, int64_t num_shards, int64_t index,

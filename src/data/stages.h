@@ -29,26 +29,55 @@ DatasetPtr NewIntsDataset(std::vector<int64_t> values);
 // range(start, stop, step). REQUIRES: step != 0.
 DatasetPtr NewRangeDataset(int64_t start, int64_t stop, int64_t step);
 
-// The reader of one file named by `name`, as the interleave function opens it.
+// The reader of one file named by `name`, as the interleave function opens
+// it: blocks of kIdBlockBytes unless `payloads` keeps them.
 // Error: InvalidArgument when `name` is not a file name; NotFound.
 Result<std::unique_ptr<io::RecordReader>> OpenRecordReader(const Element& name,
                                                            io::Compression compression,
-                                                           int read_ahead);
+                                                           int read_ahead,
+                                                           Payloads payloads = Payloads::kKeep);
 
-// The records of one file, as the interleave function opens them.
+// The block a reader of record ids reads at a time: as it keeps no payload,
+// memory holds this much per open file, whatever the records' sizes.
+inline constexpr size_t kIdBlockBytes = size_t{64} << 10;
+
+// A reader's records without their payloads (BuildOptions::payloads):
+// each read and checked as ReadRecord would, its label made on the way
+// with Payloads::kLabels. REQUIRES: payloads != kKeep.
+class RecordIdReader {
+ public:
+  explicit RecordIdReader(Payloads payloads);
+  RecordIdReader(const RecordIdReader&) = delete;
+  RecordIdReader& operator=(const RecordIdReader&) = delete;
+
+  // The next record of `reader`: returns as RecordReader::ReadRecord; on
+  // success sets `labelled` and, when set, `label` (RecordLabel).
+  bool Next(io::RecordReader& reader, bool& labelled, std::string& label);
+
+ private:
+  Payloads payloads_;
+  RecordLabel label_;
+  std::function<void(std::string_view)> add_;
+};
+
+// The records of one file, as the interleave function opens them: records,
+// or record ids (Element::Kind::kRecordRef) as `payloads` says.
 // `read_ahead`: see RecordReaderOptions. `bytes_read` (when not null) gets
 // the bytes the reader consumed once the iterator is destroyed.
 // Error: NotFound/DataLoss.
 Result<std::unique_ptr<Iterator>> OpenRecords(const Element& name, io::Compression compression,
                                               int read_ahead,
-                                              std::atomic<uint64_t>* bytes_read = nullptr);
+                                              std::atomic<uint64_t>* bytes_read = nullptr,
+                                              Payloads payloads = Payloads::kKeep);
 
-// The records of one file without their payloads (Element::Kind::kRecordRef),
-// from its up-to-date index, when the file is uncompressed (or `compression`
-// is kAuto) and has one; otherwise OpenRecords(name, compression, 0, bytes_read).
+// The records of one file without their payloads (Element::Kind::kRecordRef,
+// Ref::kUnread), from its up-to-date index, when the file is uncompressed
+// (or `compression` is kAuto) and has one; otherwise OpenRecords(name,
+// compression, 0, bytes_read, payloads).
 Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
                                                       io::Compression compression,
-                                                      std::atomic<uint64_t>* bytes_read);
+                                                      std::atomic<uint64_t>* bytes_read,
+                                                      Payloads payloads = Payloads::kKeep);
 
 // Called with the number of elements of an input too short for a shard that
 // must not be empty; returns the error to report.
@@ -100,6 +129,8 @@ struct InterleaveOptions {
   // Records without payloads where an index allows (BuildOptions::
   // deferred_payloads); read sequentially, as nothing is read ahead.
   bool deferred = false;
+  // BuildOptions::payloads: what the records read hold.
+  Payloads payloads = Payloads::kKeep;
   // BuildOptions::counters: bytes read and files taken.
   std::shared_ptr<ReadCounters> counters;
   // ignore_errors() follows: a file that fails to open or read ends where

@@ -203,6 +203,7 @@ Result<Execution> Execution::Plan(const data::Pipeline& original, const Distribu
   // DATA with index files: the workers' pipelines give records without
   // payloads; each worker reads those it keeps (WorkerStream::Next).
   ex.deferred_ = dist.build.deferred_payloads;
+  ex.payloads_ = dist.build.payloads;
   ex.same_for_all_ = dist.SamePipelineForAll(options);
   if (options.worker) {
     ex.workers_.push_back(*options.worker);
@@ -270,6 +271,7 @@ std::unique_ptr<WorkerStream> Execution::NewStream(int64_t worker,
   std::unique_ptr<WorkerStream> stream(new WorkerStream);
   stream->batched_ = decision_.batched;
   stream->deferred_ = deferred_;
+  stream->fetcher_ = data::PayloadFetcher(payloads_);
   if (decision_.batched) {
     stream->rule_.emplace(SplitRule::For(decision_, topology_, worker));
     if (options.audit_split && decision_.split == Split::kBatchSizes) {

@@ -389,7 +389,9 @@ Status StreamLayout(const data::Pipeline& pipeline, const DistributeOptions& opt
   // need them all; options.worker only selects what is shown.
   DistributeOptions all = options;
   all.worker.reset();
-  TFDIST_ASSIGN_OR_RETURN(const Execution ex, Execution::Plan(pipeline, all, build));
+  data::BuildOptions ids = build;
+  ids.payloads = layout_options.labels ? data::Payloads::kLabels : data::Payloads::kIds;
+  TFDIST_ASSIGN_OR_RETURN(const Execution ex, Execution::Plan(pipeline, all, ids));
   Streamer streamer(ex, options, layout_options, sink);
   return streamer.Run();
 }
@@ -402,6 +404,7 @@ Result<Layout> PlanLayout(const data::Pipeline& pipeline, const DistributeOption
   Collector collector(layout, options.worker);
   LayoutOptions lo;
   lo.list_files = true;
+  lo.labels = true;
   TFDIST_RETURN_IF_ERROR(StreamLayout(pipeline, options, build, collector, lo));
   return layout;
 }

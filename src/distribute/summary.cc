@@ -21,22 +21,51 @@ namespace {
 // File names a summary lists (a repeat() forever before the reader would never end).
 constexpr uint64_t kMaxNames = 100'000'000;
 
-// Whether the records a pipeline of `s` yields are its files' records in
-// one batch(G): only shuffles and prefetches besides.
-bool CountsSuffice(const data::Pipeline& p, const PipelineShape& s) {
-  if (!s.batched || !s.global_batch_size || !s.reader) return false;
-  if (*s.global_batch_size < 1) return false;  // the full layout reports it
-  int batches = 0;
+// Stages after the reader that give one element for each they take, so
+// that the records of the files are the records in the batches: reordering
+// (shuffle), buffering (prefetch, cache: one epoch), and a function applied
+// to each element (map, parse_example included). (enumerate() is one too,
+// but after the reader it rules FILE sharding out.)
+bool OneToOne(const data::Op& op) {
+  return std::holds_alternative<data::ShuffleOp>(op.params) ||
+         std::holds_alternative<data::PrefetchOp>(op.params) ||
+         std::holds_alternative<data::CacheOp>(op.params) ||
+         std::holds_alternative<data::MapOp>(op.params);
+}
+
+// Whether a pipeline of `s` yields its files' records in one batch(G), by
+// one-to-one stages (OneToOne) besides: then G (a literal), else nullopt.
+// Where a stage after the reader is why not, `why` names it.
+std::optional<int64_t> CountedBatch(const data::Pipeline& p, const PipelineShape& s,
+                                    std::string& why) {
+  if (!s.batched || !s.reader) return std::nullopt;
+  const data::BatchOp* batch = nullptr;
   for (size_t i = *s.reader + 1; i < p.ops.size(); ++i) {
-    const auto& op = p.ops[i];
-    if (std::holds_alternative<data::BatchOp>(op.params)) {
-      ++batches;
-    } else if (!std::holds_alternative<data::ShuffleOp>(op.params) &&
-               !std::holds_alternative<data::PrefetchOp>(op.params)) {
-      return false;
+    const data::Op& op = p.ops[i];
+    const std::string where =
+        fmt::format("{}() ({})", op.name, data::DescribePosition(p.text, op.pos));
+    if (const auto* b = std::get_if<data::BatchOp>(&op.params); b != nullptr && batch == nullptr) {
+      batch = b;
+    } else if (const auto* f = std::get_if<data::FilterOp>(&op.params)) {
+      why = fmt::format(
+          "filter({}) ({}) keeps the records its predicate picks, which record counts cannot tell",
+          f->function, data::DescribePosition(p.text, op.pos));
+      return std::nullopt;
+    } else if (std::holds_alternative<data::IgnoreErrorsOp>(op.params)) {
+      why = fmt::format("{} ends a damaged file at its first error, which only reading it finds",
+                        where);
+      return std::nullopt;
+    } else if (!OneToOne(op)) {
+      why = fmt::format("{} changes the number of elements, which the record counts do not model",
+                        where);
+      return std::nullopt;
     }
   }
-  return batches == 1;
+  if (batch == nullptr || batch->batch_size.symbol != data::IntArg::Symbol::kLiteral ||
+      batch->batch_size.value < 1) {  // the full layout reports a bad size
+    return std::nullopt;
+  }
+  return batch->batch_size.value;
 }
 
 // The file names in reading order before any shuffle: shuffles of names
@@ -99,11 +128,12 @@ DistinctFiles Distinct(const StringList& files) {
 // a row per worker and a total per global step.
 // Error: Cancelled when interrupted.
 Status Arithmetic(const StringList& files, const DistinctFiles& distinct,
-                  const std::vector<io::FileRecords>& counts, LayoutSummary& out) {
+                  const std::vector<io::FileRecords>& counts, int64_t batch_size,
+                  LayoutSummary& out) {
   Decision& d = out.decision;
   const Topology& t = out.topology;
   const uint64_t R = static_cast<uint64_t>(t.replicas);
-  const uint64_t G = static_cast<uint64_t>(*d.global_batch_size);
+  const uint64_t G = static_cast<uint64_t>(batch_size);
   out.workers.resize(static_cast<size_t>(t.workers));
   std::vector<uint64_t> read(out.workers.size(), 0);  // records per worker
   // One pass in file order (a pass per worker, striding W files, missed the
@@ -166,8 +196,11 @@ Status Arithmetic(const StringList& files, const DistinctFiles& distinct,
     r.empty_batches += steps * R - lengths[w];
     r.idle_steps = steps - (lengths[w] + R - 1) / R;
   }
-  out.short_steps = static_cast<uint64_t>(std::count_if(step_total.begin(), step_total.end(),
-                                                        [&](uint64_t total) { return total < G; }));
+  // Short of the static global batch size only (as the layout counts them).
+  if (d.global_batch_size) {
+    out.short_steps = static_cast<uint64_t>(std::count_if(
+        step_total.begin(), step_total.end(), [&](uint64_t total) { return total < G; }));
+  }
   out.steps = steps;
   const uint64_t fewest = *std::min_element(lengths.begin(), lengths.end());
   const uint64_t padded_steps = steps - std::min(steps, fewest / R);
@@ -184,17 +217,20 @@ Status Arithmetic(const StringList& files, const DistinctFiles& distinct,
 
 Result<std::optional<LayoutSummary>> SummarizeFiles(
     const data::Pipeline& original, const DistributeOptions& options,
-    const data::BuildOptions& build_in, const std::function<void(uint64_t, uint64_t)>& progress) {
+    const data::BuildOptions& build_in, const std::function<void(uint64_t, uint64_t)>& progress,
+    std::string* why_run) {
   using None = std::optional<LayoutSummary>;
   if (options.api != Api::kDistribute || options.max_steps || options.worker) return None();
   const PipelineShape early = Analyze(original);
-  if (!CountsSuffice(original, early)) return None();
+  std::string why;
+  const std::optional<int64_t> batch_size = CountedBatch(original, early, why);
+  if (!batch_size && why.empty()) return None();
   // The folders' directory indexes are read first, where the summary will
   // likely apply: list_files may then take a folder's names from one, while
   // their entries are checked on another thread.
   std::span<const std::string> patterns;
   if (const auto* l = std::get_if<data::ListFilesOp>(&original.ops[0].params);
-      l != nullptr &&
+      l != nullptr && batch_size &&
       (options.policy == AutoShardPolicy::kFile ||
        (options.policy == AutoShardPolicy::kAuto && early.file_blocker.empty())) &&
       std::holds_alternative<data::InterleaveOp>(original.ops[*early.reader].params) &&
@@ -210,6 +246,11 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
   if (dist.decision.applied != AutoShardPolicy::kFile) return None();
   // One worker with static batches may drop its last step: that takes the layout.
   if (DropsShortStep(dist.decision, options.topology)) return None();
+  // The summary would apply but for a stage: the layout runs, and says why.
+  if (!batch_size) {
+    if (why_run != nullptr) *why_run = std::move(why);
+    return None();
+  }
   LayoutSummary out;
   out.topology = options.topology;
   out.decision = dist.decision;
@@ -229,7 +270,7 @@ Result<std::optional<LayoutSummary>> SummarizeFiles(
                       std::move(ignored.advice));
   }
   out.records_source = counts.SourcesText();
-  TFDIST_RETURN_IF_ERROR(Arithmetic(files, distinct, counts.counts, out));
+  TFDIST_RETURN_IF_ERROR(Arithmetic(files, distinct, counts.counts, *batch_size, out));
   return std::optional<LayoutSummary>(std::move(out));
 }
 

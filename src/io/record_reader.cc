@@ -264,7 +264,8 @@ size_t RecordReader::ReadBytes(char* dst, size_t n) {
   });
 }
 
-bool RecordReader::Next(std::string_view* record) {
+bool RecordReader::Next(std::string_view* record,
+                        const std::function<void(std::string_view)>* piece) {
   if (!status_.ok()) return false;
   // Fast path: the whole record lies in the current block and checks out.
   // Anything else (a record across blocks, damage) takes the general path,
@@ -283,6 +284,7 @@ bool RecordReader::Next(std::string_view* record) {
       ++records_read_;
       last_record_elided_ = false;
       if (record != nullptr) *record = std::string_view(p + kRecordHeaderSize, length);
+      if (piece != nullptr) (*piece)(std::string_view(p + kRecordHeaderSize, length));
       block_.remove_prefix(kRecordHeaderSize + length + kRecordFooterSize);
       return true;
     }
@@ -344,6 +346,7 @@ bool RecordReader::Next(std::string_view* record) {
     payload = block_.substr(0, length);  // the common case: no copy
     block_.remove_prefix(length);
     if (verify_checksums_) crc = crc32c::Value(payload.data(), payload.size());
+    if (piece != nullptr) (*piece)(payload);
   } else {
     // Keep no more than a record may hold, and only what arrives: memory
     // follows the bytes the input really yields, never the declared length.
@@ -351,11 +354,12 @@ bool RecordReader::Next(std::string_view* record) {
                           : length <= max_record_size_ ? length
                                                        : kElidedRecordPrefix;
     scratch_.clear();
-    const size_t consumed = ConsumeBytes(length, [&](std::string_view piece) {
-      if (verify_checksums_) crc = crc32c::Extend(crc, piece.data(), piece.size());
+    const size_t consumed = ConsumeBytes(length, [&](std::string_view part) {
+      if (verify_checksums_) crc = crc32c::Extend(crc, part.data(), part.size());
       if (scratch_.size() < keep) {
-        scratch_.append(piece.substr(0, std::min<uint64_t>(piece.size(), keep - scratch_.size())));
+        scratch_.append(part.substr(0, std::min<uint64_t>(part.size(), keep - scratch_.size())));
       }
+      if (piece != nullptr) (*piece)(part);
     });
     if (!status_.ok()) return false;
     if (consumed < length) return truncated(consumed);
@@ -403,6 +407,10 @@ bool RecordReader::ReadRecord(std::string& record) {
 }
 
 bool RecordReader::SkipRecord() { return Next(nullptr); }
+
+bool RecordReader::ScanRecord(const std::function<void(std::string_view)>& piece) {
+  return Next(nullptr, &piece);
+}
 
 uint64_t RecordReader::SkipRecords(uint64_t stop) {
   uint64_t bytes = 0;

@@ -22,6 +22,37 @@ TEST_CASE("UTF-8 validity and printability are told apart") {
   CHECK(IsValidUtf8("a\nb"));
 }
 
+TEST_CASE("printability of a text in pieces is that of the whole, wherever it is cut") {
+  const std::string texts[] = {
+      "plain",
+      "caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x98\x80!",  // 2-, 3- and 4-byte characters
+      "a\nb",                                        // a control
+      "a\xe2\x80\xae-cba",                           // U+202E split anywhere
+      "\xc3",                                        // cut short at the end
+      "\xc3\xa9\xa9",                                // a stray continuation byte
+      "\xed\xa0\x80",                                // a surrogate
+      "\xf0\x9f\x98",                                // a 4-byte character cut short
+      "\xff",
+      "",
+  };
+  for (const std::string& t : texts) {
+    CAPTURE(t);
+    // Every cut into two and three pieces, and one piece per byte.
+    for (size_t i = 0; i <= t.size(); ++i) {
+      for (size_t j = i; j <= t.size(); ++j) {
+        PrintableUtf8Scan scan;
+        scan.Add(std::string_view(t).substr(0, i));
+        scan.Add(std::string_view(t).substr(i, j - i));
+        scan.Add(std::string_view(t).substr(j));
+        CHECK(scan.printable() == IsPrintableUtf8(t));
+      }
+    }
+    PrintableUtf8Scan bytes;
+    for (char c : t) bytes.Add(std::string_view(&c, 1));
+    CHECK(bytes.printable() == IsPrintableUtf8(t));
+  }
+}
+
 TEST_CASE("Abbreviate keeps the first characters, never cutting one in two") {
   CHECK(Abbreviate("short", 5) == "short");
   CHECK(Abbreviate("longer", 4) == "long...");

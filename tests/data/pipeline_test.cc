@@ -12,6 +12,7 @@
 #include <set>
 
 #include "test_util.h"
+#include "tfdist/base/text.h"
 #include "tfdist/distribute/layout.h"
 #include "tfdist/io/record_writer.h"
 #include "tfdist/proto/synthetic.h"
@@ -413,6 +414,172 @@ TEST_CASE("records carry their origin; non-text payloads are labelled file:index
   Run r = Evaluate("tfrecord(\"" + bad + "\")");
   CHECK(r.status.code() == StatusCode::kDataLoss);
   CHECK(r.status.message().find("corrupted record at 18") != std::string::npos);
+}
+
+// An element as its id: "file:index@offset/size" (a record or a record id),
+// then its label (LabelMode::kPayload); batches looked through.
+std::string IdText(const Element& e) {
+  if (e.kind == Element::Kind::kBatch) {
+    std::string out = "[";
+    for (const Element& item : e.items) out += IdText(item) + ",";
+    return out + "]";
+  }
+  if (e.kind != Element::Kind::kRecord && e.kind != Element::Kind::kRecordRef) return e.Label();
+  return fmt::format("{}:{}@{}/{} {}", *e.origin.file, e.origin.index, e.origin.offset,
+                     e.PayloadBytes(), e.Label());
+}
+
+// The elements of `expr` as IdText shows them, or the error that ends them.
+std::vector<std::string> Ids(const std::string& expr, Payloads payloads) {
+  BuildOptions options;
+  options.default_seed = 1;
+  options.cpus = 3;
+  options.payloads = payloads;
+  auto p = ParsePipeline(expr);
+  REQUIRE(p.ok());
+  auto ds = BuildDataset(*p, options);
+  REQUIRE(ds.ok());
+  auto it = (*ds)->MakeIterator();
+  REQUIRE(it.ok());
+  std::vector<std::string> out;
+  for (;;) {
+    Element e;
+    bool end = false;
+    Status s = (*it)->GetNext(e, end);
+    if (!s.ok()) {
+      out.push_back("error: " + s.ToString());
+      break;
+    }
+    if (end) break;
+    if (payloads != Payloads::kKeep) {
+      for (const Element* leaf = &e; leaf != nullptr;
+           leaf = leaf->items.empty() ? nullptr : &leaf->items.front()) {
+        CHECK(leaf->kind != Element::Kind::kRecord);  // no payload held
+      }
+    }
+    out.push_back(IdText(e));
+  }
+  return out;
+}
+
+TEST_CASE("record ids: the records' origins, sizes and labels, read and checked as records are") {
+  Files f;
+  Rng rng(3);
+  std::vector<std::string> names;
+  for (int i = 0; i < 12; ++i) {
+    std::vector<std::string> records;
+    const uint64_t n = rng.Uniform(0, 40);
+    for (uint64_t r = 0; r < n; ++r) {
+      switch (rng.Uniform(0, 4)) {
+        case 0:  // short text: its label
+          records.push_back(fmt::format("f{}r{}", i, r));
+          break;
+        case 1:  // long text, across reading blocks: its first kLabelChars characters
+          records.push_back(std::string(rng.Uniform(60, 200000), 'a') + "\xc3\xa9");
+          break;
+        case 2: {  // binary, of any size
+          std::string b(rng.Uniform(0, 300000), '\0');
+          for (char& c : b) c = static_cast<char>(rng.Next());
+          records.push_back(b);
+          break;
+        }
+        default:  // text, then a control character at the end
+          records.push_back(std::string(rng.Uniform(0, 100000), 't') + "\n");
+      }
+    }
+    names.push_back(f.Add(fmt::format("ids{:02}", i), records,
+                          i % 4 == 3 ? io::Compression::kGzip : io::Compression::kNone));
+  }
+  // A damaged file last: a payload byte of its 3rd record, which only its CRC tells.
+  const std::string good = f.Add("damaged", {"one", "two", std::string(70000, 'x'), "four"});
+  std::string bytes = testing::ReadFile(good);
+  bytes[2 * 19 + 12 + 500] ^= 1;
+  const std::string damaged = f.dir() + "/damaged.bad";
+  testing::WriteFile(damaged, bytes);
+  for (bool with_damage : {false, true}) {
+    std::vector<std::string> files = names;
+    if (with_damage) files.push_back(damaged);
+    for (const char* reader :
+         {"interleave(tfrecord(compression_type=\"auto\"), cycle_length=3)",
+          "interleave(tfrecord(compression_type=\"auto\"), cycle_length=3, num_parallel_calls=2)",
+          "interleave(tfrecord(compression_type=\"auto\"), cycle_length=4, num_parallel_calls=3)"
+          ".batch(5)"}) {
+      CAPTURE(reader);
+      CAPTURE(with_damage);
+      const std::string expr = "from_tensor_slices(" + List(files) + ")." + reader;
+      const std::vector<std::string> kept = Ids(expr, Payloads::kKeep);
+      // Labels as layouts cut them: at kLabelChars characters.
+      std::vector<std::string> want;
+      for (const std::string& k : kept) {
+        if (k.starts_with("error: ")) {
+          want.push_back(k);
+          continue;
+        }
+        std::string w;
+        for (size_t at = 0; at < k.size();) {
+          const size_t space = k.find(' ', at);
+          if (space == std::string::npos) {
+            w += k.substr(at);
+            break;
+          }
+          w += k.substr(at, space + 1 - at);
+          const size_t stop = std::min(k.find(',', space), k.size());
+          const std::string label = k.substr(space + 1, stop - space - 1);
+          // A payload's label, not a "file:index" one (the paths are absolute).
+          w += label.starts_with('/') ? label : Abbreviate(label, kLabelChars);
+          at = stop;
+        }
+        want.push_back(w);
+      }
+      const std::vector<std::string> labelled = Ids(expr, Payloads::kLabels);
+      REQUIRE(labelled.size() == want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        const bool same = labelled[i] == want[i];
+        CHECK_MESSAGE(same, i, ": ", Abbreviate(labelled[i], 300),
+                      " != ", Abbreviate(want[i], 300));
+      }
+      // Without labels: "file:index" for every record.
+      std::vector<std::string> ids = Ids(expr, Payloads::kIds);
+      REQUIRE(ids.size() == kept.size());
+      if (with_damage) {
+        CHECK(kept.back().find("corrupted record at 50") != std::string::npos);
+        CHECK(ids.back() == kept.back());
+      }
+    }
+  }
+}
+
+TEST_CASE("a record label in pieces: printable payloads up to kLabelChars characters") {
+  auto label = [](const std::string& payload, size_t piece) {
+    RecordLabel l;
+    for (size_t at = 0; at < payload.size(); at += piece) {
+      l.Add(std::string_view(payload).substr(at, piece));
+    }
+    std::string out = "(none)";
+    if (!l.Finish(out)) return std::string("(not printable)");
+    return out;
+  };
+  const std::string e = "\xc3\xa9";  // one character of two bytes
+  std::string sixty_four;
+  for (size_t i = 0; i < kLabelChars; ++i) sixty_four += e;
+  for (size_t piece : {size_t{1}, size_t{3}, size_t{1000}}) {
+    CAPTURE(piece);
+    CHECK(label("", piece) == "");
+    CHECK(label("abc", piece) == "abc");
+    CHECK(label(sixty_four, piece) == sixty_four);
+    CHECK(label(sixty_four + "z", piece) == sixty_four + "...");
+    CHECK(label(std::string(1 << 20, 'q'), piece) == std::string(kLabelChars, 'q') + "...");
+    CHECK(label(std::string(300, 'q') + "\x01", piece) == "(not printable)");
+    CHECK(label(std::string(300, 'q') + "\xc3", piece) == "(not printable)");
+  }
+  // Ready for the next payload after Finish.
+  RecordLabel l;
+  l.Add("\x01");
+  std::string out;
+  CHECK_FALSE(l.Finish(out));
+  l.Add("next");
+  CHECK(l.Finish(out));
+  CHECK(out == "next");
 }
 
 TEST_CASE("expressions accept what TensorFlow users paste") {

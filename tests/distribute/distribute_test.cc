@@ -452,9 +452,22 @@ TEST_CASE("the FILE summary from record counts equals the summary of the full la
       while ((*r)->ReadRecord(record)) ++total_records;
     }
     const bool drop = rng.Uniform(0, 2) == 0;
+    // Stages that give an element for each they take, which the counts go
+    // through: before the shuffle, between it and the batch, after the batch.
+    static constexpr const char* kParse =
+        "map(parse_example({\"x\": tf.io.VarLenFeature(tf.int64)}))";
+    const std::string stages[][3] = {
+        {"", "", ""},
+        {".map(opaque(\"f\"))", "", ".prefetch(2)"},
+        {"", ".cache()", fmt::format(".{}", kParse)},
+        {fmt::format(".{}", kParse), ".prefetch(1)", ""},
+        {"", "", ".map(opaque(\"g\"), num_parallel_calls=2).prefetch(1)"},
+    };
+    const auto& [before, between, after] = stages[trial % 5];
     const std::string expr = fmt::format(
-        "list_files(\"{}/u{}f*\").interleave(tfrecord, cycle_length=2).shuffle(5).batch({}{})",
-        dir.path(), trial, G, drop ? ", drop_remainder=True" : "");
+        "list_files(\"{}/u{}f*\").interleave(tfrecord, "
+        "cycle_length=2){}.shuffle(5){}.batch({}{}){}",
+        dir.path(), trial, before, between, G, drop ? ", drop_remainder=True" : "", after);
     for (Split split : {Split::kAuto, Split::kLegacy, Split::kNone}) {
       CAPTURE(expr);
       CAPTURE(W);
@@ -527,13 +540,41 @@ TEST_CASE("the FILE summary takes record counts from up-to-date index files") {
   CHECK((*s)->workers[1].records == 4);
 }
 
-TEST_CASE("the FILE summary declines pipelines whose counts need the data") {
-  auto p = data::ParsePipeline("tfrecord([\"a\"]).take(3).batch(2)");
-  REQUIRE(p.ok());
-  DistributeOptions o;
-  auto s = SummarizeFiles(*p, o, {});
-  REQUIRE(s.ok());
-  CHECK_FALSE(s->has_value());
+TEST_CASE("the FILE summary declines pipelines whose counts need the data, and names the stage") {
+  testing::TempDir dir;
+  for (const char* name : {"a", "b"}) testing::WriteFile(dir.File(name), testing::Frame({"r"}));
+  const std::string files = fmt::format("tfrecord([\"{0}/a\", \"{0}/b\"])", dir.path());
+  // The tail after the reader, the op blamed (its last occurrence) and why.
+  const std::string declined[][3] = {
+      {".take(3).batch(2)", "take", "take() (column {}) changes the number of elements"},
+      {".batch(2).filter(ok)", "filter",
+       "filter(ok) (column {}) keeps the records its predicate picks, which record counts cannot "
+       "tell"},
+      {".repeat(2).batch(2)", "repeat", "repeat() (column {}) changes the number of elements"},
+      {".batch(2).rebatch(1)", "rebatch", "rebatch() (column {}) changes the number"},
+      {".batch(2).batch(1)", "batch", "batch() (column {}) changes the number of elements"},
+      {".batch(2).skip(1)", "skip", "skip() (column {}) changes the number of elements"},
+  };
+  for (const auto& [tail, op, why] : declined) {
+    CAPTURE(tail);
+    const std::string expr = files + tail;
+    auto p = data::ParsePipeline(expr);
+    REQUIRE(p.ok());
+    DistributeOptions o;
+    o.topology = {2, 1};
+    std::string why_run;
+    auto s = SummarizeFiles(*p, o, {}, nullptr, &why_run);
+    REQUIRE(s.ok());
+    CHECK_FALSE(s->has_value());
+    CHECK(why_run.rfind(fmt::format(fmt::runtime(why), expr.rfind(op) + 1), 0) == 0);
+    // Where the summary would not apply anyway (DATA), no stage is blamed.
+    o.policy = AutoShardPolicy::kData;
+    why_run.clear();
+    s = SummarizeFiles(*p, o, {}, nullptr, &why_run);
+    REQUIRE(s.ok());
+    CHECK_FALSE(s->has_value());
+    CHECK(why_run.empty());
+  }
 }
 
 TEST_CASE("every record read is received or dropped, under DATA and OFF; streamed = collected") {

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <functional>
 #include <limits>
 #include <string>
 #include <thread>
@@ -36,7 +37,7 @@ struct ReadOutcome {
   std::optional<uint64_t> error_offset;
 };
 
-enum class Mode { kView, kCopy, kSkip };
+enum class Mode { kView, kCopy, kSkip, kScan };
 
 ReadOutcome ReadAll(const std::string& bytes, RecordReaderOptions options,
                     Mode mode = Mode::kView) {
@@ -46,6 +47,9 @@ ReadOutcome ReadAll(const std::string& bytes, RecordReaderOptions options,
   RecordReader& r = **reader;
   std::string_view view;
   std::string copy;
+  const std::function<void(std::string_view)> join = [&copy](std::string_view piece) {
+    copy.append(piece);
+  };
   for (;;) {
     bool ok = false;
     switch (mode) {
@@ -59,6 +63,11 @@ ReadOutcome ReadAll(const std::string& bytes, RecordReaderOptions options,
       case Mode::kSkip:
         ok = r.SkipRecord();
         view = {};
+        break;
+      case Mode::kScan:  // the pieces joined
+        copy.clear();
+        ok = r.ScanRecord(join);
+        view = copy;
         break;
     }
     if (!ok) break;
@@ -90,7 +99,7 @@ TEST_CASE("records round-trip through every compression, block size and read mod
   for (Compression c : {Compression::kNone, Compression::kGzip, Compression::kZlib}) {
     for (size_t block : {size_t{64}, size_t{777}, size_t{1} << 20}) {
       for (int read_ahead : {0, 2}) {
-        for (Mode mode : {Mode::kView, Mode::kCopy, Mode::kSkip}) {
+        for (Mode mode : {Mode::kView, Mode::kCopy, Mode::kSkip, Mode::kScan}) {
           CAPTURE(CompressionName(c));
           CAPTURE(block);
           CAPTURE(read_ahead);
@@ -172,7 +181,7 @@ std::vector<Damage> Damages() {
 TEST_CASE("every kind of damage is DataLoss at TensorFlow's offset, in every mode") {
   for (const Damage& d : Damages()) {
     for (Compression c : {Compression::kNone, Compression::kGzip, Compression::kZlib}) {
-      for (Mode mode : {Mode::kView, Mode::kSkip}) {
+      for (Mode mode : {Mode::kView, Mode::kSkip, Mode::kScan}) {
         for (size_t block : {size_t{7}, size_t{1} << 20}) {
           CAPTURE(d.what);
           CAPTURE(CompressionName(c));
@@ -234,8 +243,11 @@ TEST_CASE("a record longer than max_record_size is read through, then refused or
   CHECK(out.status.code() == StatusCode::kResourceExhausted);
   CHECK(out.status.message().find("record at 17 holds 10000 bytes, more than the 100") !=
         std::string::npos);
-  // Skipping holds nothing, so it has no limit.
+  // Skipping and scanning hold nothing, so they have no limit.
   CHECK(ReadAll(Frame({"a", big, "b"}), options, Mode::kSkip).status.ok());
+  out = ReadAll(Frame({"a", big, "b"}), options, Mode::kScan);
+  CHECK(out.status.ok());
+  CHECK(out.records == std::vector<std::string>{"a", big, "b"});
 
   options.elide_large_records = true;
   auto reader = RecordReader::FromSource(NewMemorySource("mem", Frame({"a", big, "b"})), options);

@@ -18,6 +18,20 @@ bool IsValidUtf8(std::string_view s);
 // controls): safe to print as a label.
 bool IsPrintableUtf8(std::string_view s);
 
+// IsPrintableUtf8 of a text given in pieces, cut anywhere (a character may
+// be split between pieces): memory holds at most one unfinished character.
+class PrintableUtf8Scan {
+ public:
+  // The next piece of the text.
+  void Add(std::string_view piece);
+  // Whether the pieces so far, joined, are printable UTF-8.
+  bool printable() const { return printable_ && pending_.empty(); }
+
+ private:
+  bool printable_ = true;
+  std::string pending_;  // the bytes of a character the last piece cut (at most 3)
+};
+
 // `s` between double quotes with C escapes (\n, \", \\, \xNN for bytes that
 // are not printable UTF-8).
 std::string QuoteBytes(std::string_view s);

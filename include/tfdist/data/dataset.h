@@ -13,6 +13,7 @@
 
 #include "tfdist/base/result.h"
 #include "tfdist/base/status.h"
+#include "tfdist/base/text.h"
 
 namespace tfdist::data {
 
@@ -35,17 +36,50 @@ enum class LabelMode {
   kRef,      // always "file:index" for records
 };
 
+// The characters of a printable payload that a layout's label shows: a
+// longer one shows its first kLabelChars and "..." (RecordLabel).
+inline constexpr size_t kLabelChars = 64;
+
+// The label LabelMode::kPayload gives a record in a layout, made as its
+// payload is read, in pieces (io::RecordReader::ScanRecord): memory holds
+// what the label shows (at most 4 * kLabelChars + 4 bytes), whatever the
+// record's size.
+class RecordLabel {
+ public:
+  // The next piece of the payload.
+  void Add(std::string_view piece);
+  // Whether the payload is printable UTF-8; if so, `label` is set to it, or
+  // to its first kLabelChars characters and "..." when it has more. Then
+  // ready for the next payload.
+  bool Finish(std::string& label);
+
+ private:
+  PrintableUtf8Scan scan_;
+  std::string prefix_;
+};
+
 // One element of a pipeline: a file name, a record, an integer (range), a
 // batch of elements, or an (index, element) pair made by enumerate(); or a
-// record not read yet (BuildOptions::deferred_payloads): its origin and, in
-// `value`, its payload size, read later by a PayloadFetcher.
+// record without its payload (Kind::kRecordRef): its origin and, in
+// `value`, its payload size. Such a record is not read yet
+// (BuildOptions::deferred_payloads: a PayloadFetcher reads it later), or
+// was read and checked and its payload dropped (BuildOptions::payloads: a
+// layout's record ids).
 struct Element {
   enum class Kind { kName, kRecord, kInt, kBatch, kPair, kRecordRef };
+  // kRecordRef: what became of the payload.
+  enum class Ref : uint8_t {
+    kUnread,    // not read yet: a PayloadFetcher reads it
+    kChecked,   // read, checked and dropped
+    kLabelled,  // the same, and `bytes` holds its label (RecordLabel): it is printable UTF-8
+  };
 
   Kind kind = Kind::kInt;
-  std::string bytes;           // kName: the file name; kRecord: the payload (unless shared)
-  int64_t value = 0;           // kInt: the value; kPair: the index
-  Origin origin;               // kRecord only
+  Ref ref = Ref::kUnread;      // kRecordRef only
+  std::string bytes;           // kName: the file name; kRecord: the payload (unless shared);
+                               // kRecordRef (kLabelled): the payload's label
+  int64_t value = 0;           // kInt: the value; kPair: the index; kRecordRef: the payload size
+  Origin origin;               // kRecord and kRecordRef only
   std::vector<Element> items;  // kBatch: the elements; kPair: the one element
   // kRecord read by a parallel interleave: the payload is `view`, inside a
   // buffer shared with the records read in the same go (kept alive here).
@@ -60,17 +94,20 @@ struct Element {
 
   // The label of doc/semantics.md, "Elements and labels": a file name as is; a record's payload
   // (printable UTF-8) or "file:index"; an integer in decimal; "index:label"
-  // for a pair; "file:index" for a record not read yet. A batch has no
-  // single label: REQUIRES kind != kBatch.
+  // for a pair; for a record without its payload, the label kept with it
+  // (Ref::kLabelled), else "file:index". A batch has no single label:
+  // REQUIRES kind != kBatch.
   std::string Label(LabelMode mode = LabelMode::kPayload) const;
 
   // Leaf elements held: 1, or those of a batch's items (batches of batches
   // counted through).
   uint64_t Leaves() const;
 
-  // Payload bytes held (records, names), batches summed. Inline for the
-  // common leaf (a record), which callers sum over whole batches.
+  // Payload bytes (records, names; a record without its payload counts its
+  // size), batches summed. Inline for the common leaf (a record), which
+  // callers sum over whole batches.
   uint64_t PayloadBytes() const {
+    if (kind == Kind::kRecordRef) return static_cast<uint64_t>(value);
     return payload().size() + (items.empty() ? 0 : ItemsPayloadBytes());
   }
   // PayloadBytes() of the items, summed.
@@ -81,12 +118,23 @@ struct Element {
 uint64_t Leaves(std::span<const Element> elements);
 uint64_t PayloadBytes(std::span<const Element> elements);
 
-// Reads the payloads of records not read yet (Kind::kRecordRef) by offset
-// and turns them into records (Kind::kRecord, the payload shared with the
-// records read in the same go). Used after DATA sharding's filter, so that a
-// worker reads only the records it keeps. Not thread-safe.
+// What the records of a built pipeline hold (BuildOptions::payloads).
+enum class Payloads {
+  kKeep,    // their payloads (take, run)
+  kLabels,  // none: record ids (Kind::kRecordRef), each with its label when printable
+  kIds,     // none: record ids alone
+};
+
+// Reads the payloads of records not read yet (Kind::kRecordRef, Ref::kUnread)
+// by offset and turns them into records (Kind::kRecord, the payload shared
+// with the records read in the same go), or, unless `payloads` is kKeep,
+// into record ids read and checked (Ref::kChecked, or kLabelled). Used after
+// DATA sharding's filter, so that a worker reads only the records it keeps.
+// Not thread-safe.
 class PayloadFetcher {
  public:
+  explicit PayloadFetcher(Payloads payloads = Payloads::kKeep) : payloads_(payloads) {}
+
   // Notes the records not read yet in `e` (batches and pairs looked through).
   // `e` must stay in place until Fetch().
   void Add(Element& e);
@@ -112,6 +160,7 @@ class PayloadFetcher {
   const std::vector<std::string>& notes() const { return notes_; }
 
  private:
+  Payloads payloads_;
   std::vector<Element*> pending_;
   uint64_t bytes_read_ = 0;
   std::vector<std::string> notes_;

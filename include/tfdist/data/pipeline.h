@@ -265,6 +265,14 @@ struct BuildOptions {
   // compressed) are read as usual. Only for pipelines whose ops after the
   // reader never look at payloads (all of tfdist's do not).
   bool deferred_payloads = false;
+  // What records hold (layouts: none, doc/semantics.md, "Layouts hold no
+  // payloads"). Unless kKeep, the readers read and check every record as
+  // they would (the same errors, at the same records), then keep its id
+  // (Element::Kind::kRecordRef: file, index, offset, size) and, with
+  // kLabels, its label; a file is read a small block at a time. No stage
+  // needs a payload to count its elements: map() passes records through
+  // and filter() keeps them all.
+  Payloads payloads = Payloads::kKeep;
   // When set, the stages count what they read and drop (ReadCounters).
   std::shared_ptr<ReadCounters> counters;
   // The pipeline is built inside one whose ops after it ignore errors (a

@@ -168,6 +168,7 @@ class Execution {
   Decision decision_;
   Topology topology_;
   bool deferred_ = false;
+  data::Payloads payloads_ = data::Payloads::kKeep;  // what fetched records keep
   bool same_for_all_ = false;  // every worker runs the same pipeline
   std::vector<int64_t> workers_;
   std::vector<WorkerPlan> plans_;

@@ -96,8 +96,9 @@ struct LayoutSummary {
   // rata of their files' payload (SummarizeFiles counts records, not their
   // sizes).
   bool bytes_estimated = false;
-  // How records were counted: by running the pipeline, or (SummarizeFiles)
-  // "N files from index files, M by scanning".
+  // How records were counted: by running the pipeline (and why, where a
+  // stage kept SummarizeFiles from applying: ", as filter(f) (column C)
+  // ..."), or (SummarizeFiles) "N files from index files, M by scanning".
   std::string records_source = "counted by running the pipeline";
 
   // Every worker runs the whole of the same pipeline (DATA or OFF over
@@ -138,6 +139,9 @@ class LayoutSink {
 struct LayoutOptions {
   // WorkerSummary::file_names filled in (memory: one name per file read).
   bool list_files = false;
+  // Records keep their labels (LabelMode::kPayload; data::Payloads::kLabels),
+  // else their ids alone (kIds). A layout never holds a payload.
+  bool labels = false;
 };
 
 // The distribution of `pipeline`, streamed: every worker's stream
@@ -145,7 +149,9 @@ struct LayoutOptions {
 // they are made, and the summary kept as they go. Memory holds one step
 // and one row per worker, whatever the data or the steps; every worker runs
 // (the steps and the checks need them all), options.worker only selects
-// what `sink` is shown. Reads the data: layouts show real elements. With
+// what `sink` is shown. Reads the data: layouts show real elements, each
+// record read and checked, and held as its id (and label) without its
+// payload, whatever build.payloads says (LayoutOptions::labels). With
 // max_steps, at most that many steps (an unbatched pipeline: elements a
 // worker).
 // REQUIRES: options.worker and options.max_steps as DistributeOptions says.
@@ -157,8 +163,8 @@ Status StreamLayout(const data::Pipeline& pipeline, const DistributeOptions& opt
                     const data::BuildOptions& build, LayoutSink& sink,
                     const LayoutOptions& layout_options = {});
 
-// StreamLayout collected whole, for tests and small tools (memory grows
-// with the layout).
+// StreamLayout collected whole, with labels, for tests and small tools
+// (memory grows with the layout).
 Result<Layout> PlanLayout(const data::Pipeline& pipeline, const DistributeOptions& options,
                           const data::BuildOptions& build);
 
@@ -183,14 +189,19 @@ void AddAccountingWarnings(LayoutSummary& summary);
 // records of each file (from the folder's directory index or the file's
 // FILE.idx when up to date, else by scanning the file) and arithmetic over
 // them with the same split and step rules: the pipeline itself is not run.
-// Applies when the ops after the reader are only shuffle, prefetch and one
-// batch(G) (drop_remainder or not), for all workers and steps; nullopt
-// otherwise. `progress` is called with the files counted so far and the
-// total.
+// Applies when the ops after the reader are one batch(G) (a number;
+// drop_remainder or not) and stages that give an element for each they
+// take (shuffle, prefetch, cache, map, parse_example), for all
+// workers and steps; nullopt otherwise. Where a stage is all that keeps it
+// from applying (filter, ignore_errors, or one that changes the number of
+// elements: take, skip, repeat, shard, unbatch, rebatch, a second batch,
+// concatenate), `why_run` (when given) is set to a sentence naming it.
+// `progress` is called with the files counted so far and the total.
 Result<std::optional<LayoutSummary>> SummarizeFiles(
     const data::Pipeline& pipeline, const DistributeOptions& options,
     const data::BuildOptions& build,
-    const std::function<void(uint64_t, uint64_t)>& progress = nullptr);
+    const std::function<void(uint64_t, uint64_t)>& progress = nullptr,
+    std::string* why_run = nullptr);
 
 }  // namespace tfdist::dist
 

@@ -5,6 +5,7 @@
 #define TFDIST_IO_RECORD_READER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,6 +103,13 @@ class RecordReader {
   // Return values as ReadRecord.
   bool SkipRecord();
 
+  // Reads past the next record as SkipRecord() does (memory bounded by the
+  // block size, both CRCs checked, no max_record_size), handing its payload
+  // to `piece` in order, as one or more pieces, as they are read: a record
+  // found damaged after some were given returns false, and they count for
+  // nothing. Return values as ReadRecord.
+  bool ScanRecord(const std::function<void(std::string_view)>& piece);
+
   // Skips records as SkipRecord() does until the next one would start at or
   // after stream offset `stop`, the input ends, or a record is bad (see
   // status()). Returns the payload bytes skipped. Whole records inside a
@@ -149,7 +157,8 @@ class RecordReader {
   template <typename Sink>
   size_t ConsumeBytes(size_t n, Sink&& sink);
   bool NextBlock();
-  bool Next(std::string_view* record);
+  // `piece`: see ScanRecord (`record` is then null).
+  bool Next(std::string_view* record, const std::function<void(std::string_view)>* piece = nullptr);
   bool Fail(Status status, std::optional<uint64_t> offset = std::nullopt);
 
   std::unique_ptr<Blocks> blocks_;
