@@ -131,6 +131,7 @@ def test_counted_summary(tmp):
     os.makedirs(data)
     gen("-o", os.path.join(data, "part"), "--files", "6", "--records", "25", "--size", "200")
     index_dir = os.path.join(tmp, "idx")
+    os.makedirs(index_dir)  # index --index-dir, as every writer, wants its folder there
     checks.tfdist("index", "--index-dir", index_dir, *sorted(
         os.path.join(data, f) for f in os.listdir(data)))
     source = f'list_files("{data}/part-*").interleave(tfrecord, cycle_length=2, num_parallel_calls=2)'
