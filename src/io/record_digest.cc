@@ -71,12 +71,6 @@ FileDigest DigestRange(const std::string& path, const RecordReaderOptions& optio
   return out;
 }
 
-struct Part {
-  std::optional<uint64_t> begin;
-  uint64_t end = 0;
-  FileDigest digest;
-};
-
 // A large uncompressed file in parallel parts, as CountRecords counts one:
 // each part after the first starts at the first whole valid record after
 // its cut, and the parts are joined only where each ends at the next's
@@ -105,38 +99,19 @@ FileDigest DigestFile(const std::string& path, const RecordReaderOptions& option
   if (opts.compression != Compression::kNone || num_parts < 2) {
     return DigestRange(path, options, std::numeric_limits<uint64_t>::max(), &end);
   }
-  std::vector<Part> parts(num_parts);
-  auto cut = [&](size_t k) { return *size / num_parts * k; };
-  tbb::parallel_for(size_t{0}, num_parts, [&](size_t k) {
-    Part& part = parts[k];
-    part.begin =
-        k == 0 ? std::optional<uint64_t>(0) : FindRecordStart(path, opts, cut(k), cut(k + 1));
-    if (!part.begin) return;
-    RecordReaderOptions o = opts;
-    o.start_offset = *part.begin;
-    const uint64_t stop = k + 1 == num_parts ? std::numeric_limits<uint64_t>::max() : cut(k + 1);
-    part.digest = DigestRange(path, o, stop, &part.end);
-  });
   FileDigest total;
   total.compression = Compression::kNone;
-  uint64_t position = 0;
-  for (size_t k = 0; k < num_parts; ++k) {
-    const FileDigest* next = &parts[k].digest;
-    FileDigest rest;
-    const bool meets = parts[k].begin == position;
-    if (!meets) {
-      // The parts do not meet: go on sequentially from where the last one ended.
-      RecordReaderOptions o = opts;
-      o.start_offset = position;
-      rest = DigestRange(path, o, std::numeric_limits<uint64_t>::max(), &end);
-      next = &rest;
-    }
-    total.digest.Append(next->digest);
-    total.status = next->status;
-    total.error_offset = next->error_offset;
-    if (!meets || !total.status.ok()) break;
-    position = parts[k].end;
-  }
+  ReadInParts(
+      path, opts, *size, num_parts,
+      [&path](const RecordReaderOptions& o, uint64_t stop, uint64_t* part_end) {
+        return DigestRange(path, o, stop, part_end);
+      },
+      [&total](const FileDigest& part) {
+        total.digest.Append(part.digest);
+        total.status = part.status;
+        total.error_offset = part.error_offset;
+        return total.status.ok();
+      });
   return total;
 }
 

@@ -466,12 +466,6 @@ RecordCount ScanRange(const std::string& path, const RecordReaderOptions& option
   return ScanReader(RecordReader::Open(path, options), options, stop, end);
 }
 
-struct Part {
-  std::optional<uint64_t> begin;
-  uint64_t end = 0;
-  RecordCount count;
-};
-
 void Add(RecordCount& total, const RecordCount& part) {
   total.records += part.records;
   total.payload_bytes += part.payload_bytes;
@@ -557,35 +551,17 @@ RecordCount CountRecords(const std::string& path, const RecordReaderOptions& opt
   // halves beat one core reading while another checks.
   opts.read_ahead = 0;
   opts.block_size = 256 * 1024;
-  std::vector<Part> parts(num_parts);
-  auto cut = [&](size_t k) { return *size / num_parts * k; };
-  tbb::parallel_for(size_t{0}, num_parts, [&](size_t k) {
-    Part& part = parts[k];
-    part.begin =
-        k == 0 ? std::optional<uint64_t>(0) : FindRecordStart(path, opts, cut(k), cut(k + 1));
-    if (!part.begin) return;
-    RecordReaderOptions o = opts;
-    o.start_offset = *part.begin;
-    const uint64_t stop = k + 1 == num_parts ? std::numeric_limits<uint64_t>::max() : cut(k + 1);
-    part.count = ScanRange(path, o, stop, &part.end);
-  });
-
   RecordCount total;
   total.compression = Compression::kNone;
-  uint64_t position = 0;
-  for (size_t k = 0; k < num_parts; ++k) {
-    if (parts[k].begin != position) {
-      // The parts do not meet: go on sequentially from where the last one ended.
-      RecordReaderOptions o = opts;
-      o.start_offset = position;
-      uint64_t end;
-      Add(total, ScanRange(path, o, std::numeric_limits<uint64_t>::max(), &end));
-      return total;
-    }
-    Add(total, parts[k].count);
-    if (!total.status.ok()) return total;
-    position = parts[k].end;
-  }
+  ReadInParts(
+      path, opts, *size, num_parts,
+      [&path](const RecordReaderOptions& o, uint64_t stop, uint64_t* end) {
+        return ScanRange(path, o, stop, end);
+      },
+      [&total](const RecordCount& part) {
+        Add(total, part);
+        return total.status.ok();
+      });
   return total;
 }
 

@@ -4,10 +4,14 @@
 #ifndef TFDIST_IO_RECORD_SCAN_H_
 #define TFDIST_IO_RECORD_SCAN_H_
 
+#include <tbb/parallel_for.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tfdist/io/record_reader.h"
 
@@ -42,6 +46,51 @@ size_t FindValidHeader(const char* data, size_t n);
 // fallback, since the parts are joined only where one ends at the next's start.
 std::optional<uint64_t> FindRecordStart(const std::string& path, const RecordReaderOptions& options,
                                         uint64_t from, uint64_t to);
+
+// Reads the uncompressed file `path` of `size` bytes in `num_parts` (2 or
+// more) parallel parts, with the result of one sequential read: part k is
+// read from the first whole valid record at or after its cut (FindRecordStart)
+// up to the first record starting at or after the next cut, by
+// `read(options, stop, &end)` (a range reader: a Result of the records from
+// options.start_offset that start before `stop`, and in `end` the position
+// after the last). The parts are handed to `join(result)` in order, which
+// returns false to stop (an error). Where a part does not start where the
+// one before it ended (a wrong guess of FindRecordStart, a damaged region),
+// the rest of the file is read sequentially from there and joined instead.
+template <typename ReadRange, typename Join>
+void ReadInParts(const std::string& path, const RecordReaderOptions& options, uint64_t size,
+                 size_t num_parts, ReadRange read, Join join) {
+  using PartResult = decltype(read(options, uint64_t{0}, static_cast<uint64_t*>(nullptr)));
+  struct Part {
+    std::optional<uint64_t> begin;
+    uint64_t end = 0;
+    PartResult result{};
+  };
+  constexpr uint64_t kToTheEnd = std::numeric_limits<uint64_t>::max();
+  std::vector<Part> parts(num_parts);
+  auto cut = [&](size_t k) { return size / num_parts * k; };
+  tbb::parallel_for(size_t{0}, num_parts, [&](size_t k) {
+    Part& part = parts[k];
+    part.begin = k == 0 ? std::optional<uint64_t>(0)
+                        : FindRecordStart(path, options, cut(k), cut(k + 1));
+    if (!part.begin) return;
+    RecordReaderOptions o = options;
+    o.start_offset = *part.begin;
+    part.result = read(o, k + 1 == num_parts ? kToTheEnd : cut(k + 1), &part.end);
+  });
+  uint64_t position = 0;
+  for (Part& part : parts) {
+    if (part.begin != position) {
+      RecordReaderOptions o = options;
+      o.start_offset = position;
+      uint64_t end;
+      join(read(o, kToTheEnd, &end));
+      return;
+    }
+    if (!join(part.result)) return;
+    position = part.end;
+  }
+}
 
 }  // namespace tfdist::io
 
