@@ -304,7 +304,7 @@ Result<int64_t> Builder::AtLeast(const IntArg& a, int64_t min, std::string_view 
 
 InterleaveOptions Builder::ReaderOptions() const {
   InterleaveOptions o;
-  o.deferred = options_.deferred_payloads;
+  o.read_by_index = options_.read_by_index;
   o.payloads = options_.payloads;
   o.counters = options_.counters;
   o.end_file_on_error = IgnoresErrors();

@@ -70,8 +70,8 @@ class SequentialInterleave final : public Iterator {
           counter = &options_.counters->bytes_read;
         }
         Result<std::unique_ptr<Iterator>> opened =
-            options_.deferred
-                ? OpenDeferredRecords(name, options_.compression, counter, options_.payloads)
+            options_.read_by_index
+                ? OpenRecordIdsByIndex(name, options_.compression, counter, options_.payloads)
                 : OpenRecords(name, options_.compression, 0, counter, options_.payloads);
         if (!opened.ok()) {
           if (!IgnoresError(options_, opened.status())) return opened.status();
@@ -468,7 +468,7 @@ class InterleaveDataset final : public Dataset {
 
   Result<std::unique_ptr<Iterator>> MakeIterator() const override {
     TFDIST_ASSIGN_OR_RETURN(auto in, input_->MakeIterator());
-    if (options_.parallelism > 0 && !options_.deferred) {
+    if (options_.parallelism > 0 && !options_.read_by_index) {
       return std::unique_ptr<Iterator>(
           std::make_unique<ParallelInterleave>(std::move(in), options_));
     }

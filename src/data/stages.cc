@@ -161,9 +161,9 @@ class RecordIdsIterator final : public Iterator {
 };
 
 // A file's records from its index, without payloads.
-class DeferredRecordsIterator final : public Iterator {
+class RecordIdsByIndexIterator final : public Iterator {
  public:
-  DeferredRecordsIterator(std::vector<io::RecordExtent> extents, const std::string* file)
+  RecordIdsByIndexIterator(std::vector<io::RecordExtent> extents, const std::string* file)
       : extents_(std::move(extents)), file_(file) {}
 
   Status GetNext(Element& out, bool& end) override {
@@ -553,7 +553,7 @@ Result<std::unique_ptr<Iterator>> OpenRecords(const Element& name, io::Compressi
       std::make_unique<RecordsIterator>(std::move(reader), InternPath(name.bytes), bytes_read));
 }
 
-Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
+Result<std::unique_ptr<Iterator>> OpenRecordIdsByIndex(const Element& name,
                                                       io::Compression compression,
                                                       std::atomic<uint64_t>* bytes_read,
                                                       Payloads payloads) {
@@ -564,7 +564,7 @@ Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
         io::ReadRecordExtents(name.bytes, &stale);
     if (extents) {
       return std::unique_ptr<Iterator>(
-          std::make_unique<DeferredRecordsIterator>(std::move(*extents), InternPath(name.bytes)));
+          std::make_unique<RecordIdsByIndexIterator>(std::move(*extents), InternPath(name.bytes)));
     }
   }
   return OpenRecords(name, compression, 0, bytes_read, payloads);

@@ -74,7 +74,7 @@ Result<std::unique_ptr<Iterator>> OpenRecords(const Element& name, io::Compressi
 // Ref::kUnread), from its up-to-date index, when the file is uncompressed
 // (or `compression` is kAuto) and has one; otherwise OpenRecords(name,
 // compression, 0, bytes_read, payloads).
-Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
+Result<std::unique_ptr<Iterator>> OpenRecordIdsByIndex(const Element& name,
                                                       io::Compression compression,
                                                       std::atomic<uint64_t>* bytes_read,
                                                       Payloads payloads = Payloads::kKeep);
@@ -126,9 +126,9 @@ struct InterleaveOptions {
   // is the sequential one unless !deterministic.
   int64_t parallelism = 0;
   bool deterministic = true;
-  // Records without payloads where an index allows (BuildOptions::
-  // deferred_payloads); read sequentially, as nothing is read ahead.
-  bool deferred = false;
+  // Read by index: record ids from the index where one allows (BuildOptions::
+  // read_by_index); read sequentially, as nothing is read ahead.
+  bool read_by_index = false;
   // BuildOptions::payloads: what the records read hold.
   Payloads payloads = Payloads::kKeep;
   // BuildOptions::counters: bytes read and files taken.

@@ -62,7 +62,7 @@ class RecordLabel {
 // batch of elements, or an (index, element) pair made by enumerate(); or a
 // record without its payload (Kind::kRecordRef): its origin and, in
 // `value`, its payload size. Such a record is not read yet
-// (BuildOptions::deferred_payloads: a PayloadFetcher reads it later), or
+// (BuildOptions::read_by_index: a PayloadFetcher reads it later), or
 // was read and checked and its payload dropped (BuildOptions::payloads: a
 // layout's record ids).
 struct Element {

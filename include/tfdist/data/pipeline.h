@@ -228,7 +228,8 @@ struct InputContext {
 // with them; runs report the bytes.
 struct ReadCounters {
   // Bytes of the records the readers consumed: framed, added per file as
-  // it is closed; not the reads of deferred payloads.
+  // it is closed; not the payloads fetched after a read by index
+  // (PayloadFetcher).
   std::atomic<uint64_t> bytes_read{0};
   // File names the readers took (each file opened once per name).
   std::atomic<uint64_t> files{0};
@@ -258,13 +259,14 @@ struct BuildOptions {
   // (random in TensorFlow). Default: a random one per run, as TensorFlow's
   // unseeded shuffles differ run to run.
   std::optional<uint64_t> default_seed;
-  // The readers (tfrecord, interleave, flat_map) give the records of a file
-  // with an up-to-date index (io::ReadRecordExtents) without reading them:
+  // Read by index: the readers (tfrecord, interleave, flat_map) give the
+  // records of a file with an up-to-date index (io::ReadRecordExtents) as
+  // record ids, without reading them:
   // Element::Kind::kRecordRef, in the order and with the origins reading
   // would give, for a PayloadFetcher to read later. Files without one (or
   // compressed) are read as usual. Only for pipelines whose ops after the
   // reader never look at payloads (all of tfdist's do not).
-  bool deferred_payloads = false;
+  bool read_by_index = false;
   // What records hold (layouts: none, doc/semantics.md, "Layouts hold no
   // payloads"). Unless kKeep, the readers read and check every record as
   // they would (the same errors, at the same records), then keep its id

@@ -44,7 +44,7 @@ struct WorkerLayout {
   std::vector<data::Element> elements;              // unbatched pipelines: its element stream
   std::vector<std::vector<data::Element>> batches;  // batched: its per-replica batches in order
   // Bytes it reads from the files: the framed records its readers consume,
-  // plus (DATA with index files) the reads of its own records' payloads.
+  // plus (DATA read by index) the reads of its own records' payloads.
   uint64_t bytes_read = 0;
 };
 
