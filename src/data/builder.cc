@@ -305,7 +305,7 @@ Result<int64_t> Builder::AtLeast(const IntArg& a, int64_t min, std::string_view 
 InterleaveOptions Builder::ReaderOptions() const {
   InterleaveOptions o;
   o.read_by_index = options_.read_by_index;
-  o.payloads = options_.payloads;
+  o.record_ids = options_.record_ids;
   o.counters = options_.counters;
   o.end_file_on_error = IgnoresErrors();
   return o;

@@ -44,8 +44,8 @@ std::string Element::Label(LabelMode mode) const {
       return fmt::format("{}", value);
     case Kind::kPair:
       return fmt::format("{}:{}", value, items.empty() ? std::string() : items[0].Label(mode));
-    case Kind::kRecordRef:
-      if (mode == LabelMode::kPayload && ref == Ref::kLabelled) return bytes;
+    case Kind::kRecordId:
+      if (mode == LabelMode::kPayload && payload_state == PayloadState::kLabelled) return bytes;
       return fmt::format("{}:{}", origin.file ? *origin.file : std::string("?"), origin.index);
     case Kind::kBatch:
       break;

@@ -200,10 +200,10 @@ Result<Execution> Execution::Plan(const data::Pipeline& original, const Distribu
   Execution ex;
   ex.topology_ = options.topology;
   ex.decision_ = dist.decision;
-  // DATA read by index: the workers' pipelines give records without
-  // payloads; each worker reads those it keeps (WorkerStream::Next).
+  // DATA read by index: the workers' pipelines give record ids; each worker
+  // fetches the payloads of those it keeps (WorkerStream::Next).
   ex.read_by_index_ = dist.build.read_by_index;
-  ex.payloads_ = dist.build.payloads;
+  ex.record_ids_ = dist.build.record_ids;
   ex.same_for_all_ = dist.SamePipelineForAll(options);
   if (options.worker) {
     ex.workers_.push_back(*options.worker);
@@ -271,7 +271,7 @@ std::unique_ptr<WorkerStream> Execution::NewStream(int64_t worker,
   std::unique_ptr<WorkerStream> stream(new WorkerStream);
   stream->batched_ = decision_.batched;
   stream->read_by_index_ = read_by_index_;
-  stream->fetcher_ = data::PayloadFetcher(payloads_);
+  stream->fetcher_ = data::PayloadFetcher(record_ids_);
   if (decision_.batched) {
     stream->rule_.emplace(SplitRule::For(decision_, topology_, worker));
     if (options.audit_split && decision_.split == Split::kBatchSizes) {

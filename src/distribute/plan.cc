@@ -175,8 +175,8 @@ Result<Distribution> PlanDistribution(const data::Pipeline& original,
     TFDIST_RETURN_IF_ERROR(CheckFileCount(*d.num_files, t.workers));
     TFDIST_RETURN_IF_ERROR(CheckJoinedFileCounts(out.pipeline, out.shape, out.build, t.workers));
   }
-  // DATA read by index: the pipeline runs over records without their
-  // payloads, and each worker reads only those it keeps.
+  // DATA read by index: the pipeline runs over record ids, and each worker
+  // fetches the payloads of only those it keeps.
   TFDIST_ASSIGN_OR_RETURN(out.build.read_by_index,
                           PlanReadByIndex(out.pipeline, out.shape, options, out.build, d));
   return out;

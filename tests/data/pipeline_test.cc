@@ -424,17 +424,17 @@ std::string IdText(const Element& e) {
     for (const Element& item : e.items) out += IdText(item) + ",";
     return out + "]";
   }
-  if (e.kind != Element::Kind::kRecord && e.kind != Element::Kind::kRecordRef) return e.Label();
+  if (e.kind != Element::Kind::kRecord && e.kind != Element::Kind::kRecordId) return e.Label();
   return fmt::format("{}:{}@{}/{} {}", *e.origin.file, e.origin.index, e.origin.offset,
                      e.PayloadBytes(), e.Label());
 }
 
 // The elements of `expr` as IdText shows them, or the error that ends them.
-std::vector<std::string> Ids(const std::string& expr, Payloads payloads) {
+std::vector<std::string> Ids(const std::string& expr, RecordIds record_ids) {
   BuildOptions options;
   options.default_seed = 1;
   options.cpus = 3;
-  options.payloads = payloads;
+  options.record_ids = record_ids;
   auto p = ParsePipeline(expr);
   REQUIRE(p.ok());
   auto ds = BuildDataset(*p, options);
@@ -451,7 +451,7 @@ std::vector<std::string> Ids(const std::string& expr, Payloads payloads) {
       break;
     }
     if (end) break;
-    if (payloads != Payloads::kKeep) {
+    if (record_ids != RecordIds::kNone) {
       for (const Element* leaf = &e; leaf != nullptr;
            leaf = leaf->items.empty() ? nullptr : &leaf->items.front()) {
         CHECK(leaf->kind != Element::Kind::kRecord);  // no payload held
@@ -507,7 +507,7 @@ TEST_CASE("record ids: the records' origins, sizes and labels, read and checked 
       CAPTURE(reader);
       CAPTURE(with_damage);
       const std::string expr = "from_tensor_slices(" + List(files) + ")." + reader;
-      const std::vector<std::string> kept = Ids(expr, Payloads::kKeep);
+      const std::vector<std::string> kept = Ids(expr, RecordIds::kNone);
       // Labels as layouts cut them: at kLabelChars characters.
       std::vector<std::string> want;
       for (const std::string& k : kept) {
@@ -531,7 +531,7 @@ TEST_CASE("record ids: the records' origins, sizes and labels, read and checked 
         }
         want.push_back(w);
       }
-      const std::vector<std::string> labelled = Ids(expr, Payloads::kLabels);
+      const std::vector<std::string> labelled = Ids(expr, RecordIds::kLabelled);
       REQUIRE(labelled.size() == want.size());
       for (size_t i = 0; i < want.size(); ++i) {
         const bool same = labelled[i] == want[i];
@@ -539,7 +539,7 @@ TEST_CASE("record ids: the records' origins, sizes and labels, read and checked 
                       " != ", Abbreviate(want[i], 300));
       }
       // Without labels: "file:index" for every record.
-      std::vector<std::string> ids = Ids(expr, Payloads::kIds);
+      std::vector<std::string> ids = Ids(expr, RecordIds::kPlain);
       REQUIRE(ids.size() == kept.size());
       if (with_damage) {
         CHECK(kept.back().find("corrupted record at 50") != std::string::npos);

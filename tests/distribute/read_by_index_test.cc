@@ -33,8 +33,8 @@ std::string Text(const data::Element& e, bool ids = false) {
       for (unsigned char c : e.payload()) hex += fmt::format("{:02x}", c);
       return fmt::format("{}={}", e.Label(data::LabelMode::kRef), hex);
     }
-    case data::Element::Kind::kRecordRef:
-      if (e.ref == data::Element::Ref::kUnread) return "?";
+    case data::Element::Kind::kRecordId:
+      if (e.payload_state == data::Element::PayloadState::kUnread) return "?";
       return fmt::format("{}/{}", e.Label(data::LabelMode::kRef), e.PayloadBytes());
     case data::Element::Kind::kPair:
       return fmt::format("{}:({})", e.value, e.items.empty() ? "" : Text(e.items[0], ids));
@@ -96,7 +96,7 @@ uint64_t OwnRecordBytes(const WorkerLayout& wl) {
   std::set<std::pair<const std::string*, uint64_t>> seen;
   uint64_t bytes = 0;
   auto add = [&](const data::Element& e, auto&& self) -> void {
-    if (e.kind == data::Element::Kind::kRecord || e.kind == data::Element::Kind::kRecordRef) {
+    if (e.kind == data::Element::Kind::kRecord || e.kind == data::Element::Kind::kRecordId) {
       if (seen.insert({e.origin.file, e.origin.offset}).second) bytes += e.PayloadBytes() + 16;
     }
     for (const auto& item : e.items) self(item, self);

@@ -262,19 +262,19 @@ struct BuildOptions {
   // Read by index: the readers (tfrecord, interleave, flat_map) give the
   // records of a file with an up-to-date index (io::ReadRecordExtents) as
   // record ids, without reading them:
-  // Element::Kind::kRecordRef, in the order and with the origins reading
+  // Element::Kind::kRecordId, in the order and with the origins reading
   // would give, for a PayloadFetcher to read later. Files without one (or
   // compressed) are read as usual. Only for pipelines whose ops after the
   // reader never look at payloads (all of tfdist's do not).
   bool read_by_index = false;
-  // What records hold (layouts: none, doc/semantics.md, "Layouts hold no
-  // payloads"). Unless kKeep, the readers read and check every record as
+  // Whether records are record ids (layouts: doc/semantics.md, "Layouts hold
+  // no payloads"). Unless kNone, the readers read and check every record as
   // they would (the same errors, at the same records), then keep its id
-  // (Element::Kind::kRecordRef: file, index, offset, size) and, with
-  // kLabels, its label; a file is read a small block at a time. No stage
+  // (Element::Kind::kRecordId: file, index, offset, size) and, with
+  // kLabelled, its label; a file is read a small block at a time. No stage
   // needs a payload to count its elements: map() passes records through
   // and filter() keeps them all.
-  Payloads payloads = Payloads::kKeep;
+  RecordIds record_ids = RecordIds::kNone;
   // When set, the stages count what they read and drop (ReadCounters).
   std::shared_ptr<ReadCounters> counters;
   // The pipeline is built inside one whose ops after it ignore errors (a

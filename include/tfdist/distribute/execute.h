@@ -94,8 +94,8 @@ class WorkerStream {
   uint64_t elements_read_ = 0;
   bool input_done_ = false;
   double split_seconds_ = 0;
-  // DATA read by index: the pipeline gives records without payloads,
-  // read here once the DATA filter kept them.
+  // DATA read by index: the pipeline gives record ids, whose payloads are
+  // fetched here once the DATA filter kept them.
   bool read_by_index_ = false;
   data::PayloadFetcher fetcher_;
 };
@@ -168,7 +168,7 @@ class Execution {
   Decision decision_;
   Topology topology_;
   bool read_by_index_ = false;
-  data::Payloads payloads_ = data::Payloads::kKeep;  // what fetched records keep
+  data::RecordIds record_ids_ = data::RecordIds::kNone;  // what fetched records keep
   bool same_for_all_ = false;  // every worker runs the same pipeline
   std::vector<int64_t> workers_;
   std::vector<WorkerPlan> plans_;

@@ -139,7 +139,7 @@ class LayoutSink {
 struct LayoutOptions {
   // WorkerSummary::file_names filled in (memory: one name per file read).
   bool list_files = false;
-  // Records keep their labels (LabelMode::kPayload; data::Payloads::kLabels),
+  // Records keep their labels (LabelMode::kPayload; data::RecordIds::kLabelled),
   // else their ids alone (kIds). A layout never holds a payload.
   bool labels = false;
 };
@@ -151,7 +151,7 @@ struct LayoutOptions {
 // (the steps and the checks need them all), options.worker only selects
 // what `sink` is shown. Reads the data: layouts show real elements, each
 // record read and checked, and held as its id (and label) without its
-// payload, whatever build.payloads says (LayoutOptions::labels). With
+// payload, whatever build.record_ids says (LayoutOptions::labels). With
 // max_steps, at most that many steps (an unbatched pipeline: elements a
 // worker).
 // REQUIRES: options.worker and options.max_steps as DistributeOptions says.
