@@ -257,7 +257,7 @@ class ParallelInterleave final : public Iterator {
       out.kind = Element::Kind::kRecordId;
       out.payload_state = item.labelled ? Element::PayloadState::kLabelled : Element::PayloadState::kChecked;
       out.bytes.assign(p->data, item.begin, item.size);
-      out.value = static_cast<int64_t>(item.payload_size);
+      out.set_payload_size(item.payload_size);
       out.storage.reset();
       out.view = {};
     } else {

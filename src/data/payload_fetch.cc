@@ -82,7 +82,7 @@ Status PayloadFetcher::Fetch() {
     for (; last < pending_.size() && pending_[last]->origin.file == file; ++last) {
       io::FetchRequest r;
       r.offset = pending_[last]->origin.offset;
-      r.payload_size = static_cast<uint64_t>(pending_[last]->value);
+      r.payload_size = pending_[last]->payload_size();
       requests.push_back(std::move(r));
       indexes.push_back(pending_[last]->origin.index);
     }
@@ -121,7 +121,6 @@ Status PayloadFetcher::Fetch() {
         continue;
       }
       e.kind = Element::Kind::kRecord;
-      e.value = 0;
       e.bytes.clear();
       e.storage = std::move(r.storage);
       e.view = r.payload;

@@ -143,7 +143,7 @@ class RecordIdsIterator final : public Iterator {
     out.kind = Element::Kind::kRecordId;
     out.payload_state = labelled ? Element::PayloadState::kLabelled : Element::PayloadState::kChecked;
     if (!labelled) out.bytes.clear();
-    out.value = static_cast<int64_t>(reader_->last_record_size());
+    out.set_payload_size(reader_->last_record_size());
     out.storage.reset();
     out.view = {};
     out.items.clear();
@@ -176,7 +176,7 @@ class RecordIdsByIndexIterator final : public Iterator {
     out.storage.reset();
     out.view = {};
     out.items.clear();
-    out.value = static_cast<int64_t>(e.size - 16);
+    out.set_payload_size(e.size - 16);
     out.origin.file = file_;
     out.origin.index = next_++;
     out.origin.offset = e.offset;
@@ -358,7 +358,7 @@ class EnumerateIterator final : public Iterator {
     if (end) return Status::OK();
     out = Element();
     out.kind = Element::Kind::kPair;
-    out.value = next_++;
+    out.set_pair_index(next_++);
     out.items.push_back(std::move(inner));
     return Status::OK();
   }

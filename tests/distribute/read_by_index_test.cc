@@ -37,7 +37,7 @@ std::string Text(const data::Element& e, bool ids = false) {
       if (e.payload_state == data::Element::PayloadState::kUnread) return "?";
       return fmt::format("{}/{}", e.Label(data::LabelMode::kRef), e.PayloadBytes());
     case data::Element::Kind::kPair:
-      return fmt::format("{}:({})", e.value, e.items.empty() ? "" : Text(e.items[0], ids));
+      return fmt::format("{}:({})", e.pair_index(), e.items.empty() ? "" : Text(e.items[0], ids));
     case data::Element::Kind::kBatch: {
       std::string out = "[";
       for (const auto& item : e.items) out += Text(item, ids) + ",";

@@ -4,6 +4,7 @@
 #ifndef TFDIST_DATA_DATASET_H_
 #define TFDIST_DATA_DATASET_H_
 
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -61,7 +62,7 @@ class RecordLabel {
 // One element of a pipeline: a file name, a record, an integer (range), a
 // batch of elements, or an (index, element) pair made by enumerate(); or a
 // record id (Kind::kRecordId): a record carried without its payload, as its
-// origin and, in `value`, its payload's size. A record id's payload is not
+// origin and its payload's size. A record id's payload is not
 // read yet (read by index, BuildOptions::read_by_index: a PayloadFetcher
 // reads it later), or was read, checked and dropped (BuildOptions::
 // record_ids: a layout's records).
@@ -78,7 +79,6 @@ struct Element {
   PayloadState payload_state = PayloadState::kUnread;  // kRecordId only
   std::string bytes;           // kName: the file name; kRecord: the payload (unless shared);
                                // kRecordId (kLabelled): the payload's label
-  int64_t value = 0;           // kInt: the value; kPair: the index; kRecordId: the payload size
   Origin origin;               // kRecord and kRecordId only
   std::vector<Element> items;  // kBatch: the elements; kPair: the one element
   // kRecord read by a parallel interleave: the payload is `view`, inside a
@@ -88,6 +88,35 @@ struct Element {
 
   // A record's payload or a name: `view` when shared, else `bytes`.
   std::string_view payload() const { return storage ? view : std::string_view(bytes); }
+
+  // The number an element holds, one accessor per meaning; each asserts
+  // the kind. kInt: the integer.
+  int64_t int_value() const {
+    assert(kind == Kind::kInt);
+    return number_;
+  }
+  void set_int_value(int64_t v) {
+    assert(kind == Kind::kInt);
+    number_ = v;
+  }
+  // kPair: the index enumerate() gave the element.
+  int64_t pair_index() const {
+    assert(kind == Kind::kPair);
+    return number_;
+  }
+  void set_pair_index(int64_t i) {
+    assert(kind == Kind::kPair);
+    number_ = i;
+  }
+  // kRecordId: the size of the record's payload (read or not).
+  uint64_t payload_size() const {
+    assert(kind == Kind::kRecordId);
+    return static_cast<uint64_t>(number_);
+  }
+  void set_payload_size(uint64_t size) {
+    assert(kind == Kind::kRecordId);
+    number_ = static_cast<int64_t>(size);
+  }
 
   static Element Int(int64_t v);
   static Element Name(std::string name);
@@ -107,11 +136,16 @@ struct Element {
   // batches summed. Inline for the common leaf (a record), which
   // callers sum over whole batches.
   uint64_t PayloadBytes() const {
-    if (kind == Kind::kRecordId) return static_cast<uint64_t>(value);
+    if (kind == Kind::kRecordId) return payload_size();
     return payload().size() + (items.empty() ? 0 : ItemsPayloadBytes());
   }
   // PayloadBytes() of the items, summed.
   uint64_t ItemsPayloadBytes() const;
+
+ private:
+  // kInt: the integer; kPair: the index; kRecordId: the payload's size.
+  // Read and written only through the accessors above, which say which.
+  int64_t number_ = 0;
 };
 
 // Leaves() and PayloadBytes() summed over `elements` (a batch's items).
