@@ -1,5 +1,5 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Record-level DATA sharding with index files: the layout and the streams
+// DATA read by index (run --read-by-index): the layout and the streams
 // equal the scanning ones element for element, payloads included, while
 // each worker reads only its own records.
 
