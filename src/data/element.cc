@@ -43,7 +43,8 @@ std::string Element::Label(LabelMode mode) const {
     case Kind::kInt:
       return fmt::format("{}", int_value());
     case Kind::kPair:
-      return fmt::format("{}:{}", pair_index(), items.empty() ? std::string() : items[0].Label(mode));
+      return fmt::format("{}:{}", pair_index(),
+                         items.empty() ? std::string() : items[0].Label(mode));
     case Kind::kRecordId:
       if (mode == LabelMode::kPayload && payload_state == PayloadState::kLabelled) return bytes;
       return fmt::format("{}:{}", origin.file ? *origin.file : std::string("?"), origin.index);

@@ -117,8 +117,8 @@ class ParallelInterleave final : public Iterator {
         options_(o),
         slots_(static_cast<size_t>(o.cycle_length)),
         capacity_(static_cast<size_t>(std::max<int64_t>(2 * o.block_length, 4096))),
-        futures_capacity_(std::min<size_t>(slots_.size(),
-                                           2 * static_cast<size_t>(std::max<int64_t>(o.parallelism, 1)))),
+        futures_capacity_(std::min<size_t>(
+            slots_.size(), 2 * static_cast<size_t>(std::max<int64_t>(o.parallelism, 1)))),
         ids_(o.record_ids != RecordIds::kNone),
         byte_capacity_(std::clamp<uint64_t>(
             (ids_ ? kIdReadAheadBytes : kReadAheadBytes) / (slots_.size() + futures_capacity_),
@@ -255,7 +255,8 @@ class ParallelInterleave final : public Iterator {
     const Packet::Item& item = p->items[s.next];
     if (ids_) {
       out.kind = Element::Kind::kRecordId;
-      out.payload_state = item.labelled ? Element::PayloadState::kLabelled : Element::PayloadState::kChecked;
+      out.payload_state =
+          item.labelled ? Element::PayloadState::kLabelled : Element::PayloadState::kChecked;
       out.bytes.assign(p->data, item.begin, item.size);
       out.set_payload_size(item.payload_size);
       out.storage.reset();

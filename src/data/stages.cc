@@ -141,7 +141,8 @@ class RecordIdsIterator final : public Iterator {
     end = !ids_.Next(*reader_, labelled, out.bytes);
     if (end) return reader_->status();
     out.kind = Element::Kind::kRecordId;
-    out.payload_state = labelled ? Element::PayloadState::kLabelled : Element::PayloadState::kChecked;
+    out.payload_state =
+        labelled ? Element::PayloadState::kLabelled : Element::PayloadState::kChecked;
     if (!labelled) out.bytes.clear();
     out.set_payload_size(reader_->last_record_size());
     out.storage.reset();
@@ -554,9 +555,9 @@ Result<std::unique_ptr<Iterator>> OpenRecords(const Element& name, io::Compressi
 }
 
 Result<std::unique_ptr<Iterator>> OpenRecordIdsByIndex(const Element& name,
-                                                      io::Compression compression,
-                                                      std::atomic<uint64_t>* bytes_read,
-                                                      RecordIds record_ids) {
+                                                       io::Compression compression,
+                                                       std::atomic<uint64_t>* bytes_read,
+                                                       RecordIds record_ids) {
   if (name.kind == Element::Kind::kName &&
       (compression == io::Compression::kNone || compression == io::Compression::kAuto)) {
     std::string stale;

@@ -76,9 +76,9 @@ Result<std::unique_ptr<Iterator>> OpenRecords(const Element& name, io::Compressi
 // (or `compression` is kAuto) and has one; otherwise OpenRecords(name,
 // compression, 0, bytes_read, record_ids).
 Result<std::unique_ptr<Iterator>> OpenRecordIdsByIndex(const Element& name,
-                                                      io::Compression compression,
-                                                      std::atomic<uint64_t>* bytes_read,
-                                                      RecordIds record_ids = RecordIds::kNone);
+                                                       io::Compression compression,
+                                                       std::atomic<uint64_t>* bytes_read,
+                                                       RecordIds record_ids = RecordIds::kNone);
 
 // Called with the number of elements of an input too short for a shard that
 // must not be empty; returns the error to report.

@@ -33,8 +33,7 @@ Result<bool> PlanReadByIndex(const data::Pipeline& pipeline, const PipelineShape
                              const DistributeOptions& options, const data::BuildOptions& build,
                              Decision& d) {
   if (options.api != Api::kDistribute || !d.ShardsData(options.topology) ||
-      !options.read_by_index || !s.reader ||
-      !ReaderKeepsOrder(pipeline.ops[*s.reader])) {
+      !options.read_by_index || !s.reader || !ReaderKeepsOrder(pipeline.ops[*s.reader])) {
     return false;
   }
   // The distinct names the reader opens.

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <atomic>
+#include <csignal>
 #include <map>
 #include <set>
 
