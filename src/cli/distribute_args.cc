@@ -95,7 +95,7 @@ Result<ResolvedDistribute> ResolveDistributeArgs(const DistributeArgs& o, bool a
     }
     d.max_steps = *o.steps;
   }
-  d.use_record_index = o.read_by_index;
+  d.read_by_index = o.read_by_index;
   return r;
 }
 

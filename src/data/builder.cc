@@ -304,8 +304,8 @@ Result<int64_t> Builder::AtLeast(const IntArg& a, int64_t min, std::string_view 
 
 InterleaveOptions Builder::ReaderOptions() const {
   InterleaveOptions o;
-  o.deferred = options_.deferred_payloads;
-  o.payloads = options_.payloads;
+  o.read_by_index = options_.read_by_index;
+  o.record_ids = options_.record_ids;
   o.counters = options_.counters;
   o.end_file_on_error = IgnoresErrors();
   return o;

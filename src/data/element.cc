@@ -22,7 +22,7 @@ const std::string* InternPath(const std::string& path) {
 Element Element::Int(int64_t v) {
   Element e;
   e.kind = Kind::kInt;
-  e.value = v;
+  e.set_int_value(v);
   return e;
 }
 
@@ -41,11 +41,12 @@ std::string Element::Label(LabelMode mode) const {
       if (mode == LabelMode::kPayload && IsPrintableUtf8(payload())) return std::string(payload());
       return fmt::format("{}:{}", origin.file ? *origin.file : std::string("?"), origin.index);
     case Kind::kInt:
-      return fmt::format("{}", value);
+      return fmt::format("{}", int_value());
     case Kind::kPair:
-      return fmt::format("{}:{}", value, items.empty() ? std::string() : items[0].Label(mode));
-    case Kind::kRecordRef:
-      if (mode == LabelMode::kPayload && ref == Ref::kLabelled) return bytes;
+      return fmt::format("{}:{}", pair_index(),
+                         items.empty() ? std::string() : items[0].Label(mode));
+    case Kind::kRecordId:
+      if (mode == LabelMode::kPayload && payload_state == PayloadState::kLabelled) return bytes;
       return fmt::format("{}:{}", origin.file ? *origin.file : std::string("?"), origin.index);
     case Kind::kBatch:
       break;

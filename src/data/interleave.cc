@@ -70,9 +70,9 @@ class SequentialInterleave final : public Iterator {
           counter = &options_.counters->bytes_read;
         }
         Result<std::unique_ptr<Iterator>> opened =
-            options_.deferred
-                ? OpenDeferredRecords(name, options_.compression, counter, options_.payloads)
-                : OpenRecords(name, options_.compression, 0, counter, options_.payloads);
+            options_.read_by_index
+                ? OpenRecordIdsByIndex(name, options_.compression, counter, options_.record_ids)
+                : OpenRecords(name, options_.compression, 0, counter, options_.record_ids);
         if (!opened.ok()) {
           if (!IgnoresError(options_, opened.status())) return opened.status();
           Advance();  // ignore_errors(): a file that cannot be read ends at once
@@ -117,9 +117,9 @@ class ParallelInterleave final : public Iterator {
         options_(o),
         slots_(static_cast<size_t>(o.cycle_length)),
         capacity_(static_cast<size_t>(std::max<int64_t>(2 * o.block_length, 4096))),
-        futures_capacity_(std::min<size_t>(slots_.size(),
-                                           2 * static_cast<size_t>(std::max<int64_t>(o.parallelism, 1)))),
-        ids_(o.payloads != Payloads::kKeep),
+        futures_capacity_(std::min<size_t>(
+            slots_.size(), 2 * static_cast<size_t>(std::max<int64_t>(o.parallelism, 1)))),
+        ids_(o.record_ids != RecordIds::kNone),
         byte_capacity_(std::clamp<uint64_t>(
             (ids_ ? kIdReadAheadBytes : kReadAheadBytes) / (slots_.size() + futures_capacity_),
             uint64_t{16} << 10, uint64_t{8} << 20)),
@@ -209,7 +209,7 @@ class ParallelInterleave final : public Iterator {
   // buffer, which the Elements handed out view and keep alive. One handover
   // and one allocation per packet, not per record: per record, the lock and
   // another thread's frees cost more than reading a small record. Record
-  // ids (InterleaveOptions::payloads) hold their labels there instead, which
+  // ids (InterleaveOptions::record_ids) hold their labels there instead, which
   // the Elements copy: a packet is free again as soon as it is taken.
   struct Packet {
     struct Item {
@@ -254,10 +254,11 @@ class ParallelInterleave final : public Iterator {
     const std::shared_ptr<Packet>& p = s.local.front();
     const Packet::Item& item = p->items[s.next];
     if (ids_) {
-      out.kind = Element::Kind::kRecordRef;
-      out.ref = item.labelled ? Element::Ref::kLabelled : Element::Ref::kChecked;
+      out.kind = Element::Kind::kRecordId;
+      out.payload_state =
+          item.labelled ? Element::PayloadState::kLabelled : Element::PayloadState::kChecked;
       out.bytes.assign(p->data, item.begin, item.size);
-      out.value = static_cast<int64_t>(item.payload_size);
+      out.set_payload_size(item.payload_size);
       out.storage.reset();
       out.view = {};
     } else {
@@ -352,10 +353,10 @@ class ParallelInterleave final : public Iterator {
     Status status;
     if (!s.reader) {
       Result<std::unique_ptr<io::RecordReader>> reader =
-          OpenRecordReader(s.input, options_.compression, 0, options_.payloads);
+          OpenRecordReader(s.input, options_.compression, 0, options_.record_ids);
       if (reader.ok()) {
         s.reader = std::move(*reader);
-        if (ids_) s.ids = std::make_unique<RecordIdReader>(options_.payloads);
+        if (ids_) s.ids = std::make_unique<RecordIdReader>(options_.record_ids);
       } else {
         status = reader.status();
       }
@@ -443,7 +444,7 @@ class ParallelInterleave final : public Iterator {
   static constexpr uint64_t kIdReadAheadBytes = uint64_t{1} << 20;
   const size_t capacity_;
   const size_t futures_capacity_;
-  const bool ids_;  // InterleaveOptions::payloads: record ids
+  const bool ids_;  // InterleaveOptions::record_ids: record ids
   const uint64_t byte_capacity_;
   const size_t packet_bytes_;
   size_t cycle_ = 0;
@@ -468,7 +469,7 @@ class InterleaveDataset final : public Dataset {
 
   Result<std::unique_ptr<Iterator>> MakeIterator() const override {
     TFDIST_ASSIGN_OR_RETURN(auto in, input_->MakeIterator());
-    if (options_.parallelism > 0 && !options_.deferred) {
+    if (options_.parallelism > 0 && !options_.read_by_index) {
       return std::unique_ptr<Iterator>(
           std::make_unique<ParallelInterleave>(std::move(in), options_));
     }

@@ -1,5 +1,5 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// PayloadFetcher: the payloads of records planned from index files, read by
+// PayloadFetcher: the payloads of record ids read by index, fetched by
 // offset once DATA sharding has kept a worker's share.
 
 #include <fmt/format.h>
@@ -59,8 +59,8 @@ Status FetchByScanning(const std::string& path, const std::string& index_path,
 }  // namespace
 
 void PayloadFetcher::Add(Element& e) {
-  if (e.kind == Element::Kind::kRecordRef) {
-    if (e.ref == Element::Ref::kUnread) pending_.push_back(&e);
+  if (e.kind == Element::Kind::kRecordId) {
+    if (e.payload_state == Element::PayloadState::kUnread) pending_.push_back(&e);
     return;
   }
   for (Element& item : e.items) Add(item);
@@ -82,7 +82,7 @@ Status PayloadFetcher::Fetch() {
     for (; last < pending_.size() && pending_[last]->origin.file == file; ++last) {
       io::FetchRequest r;
       r.offset = pending_[last]->origin.offset;
-      r.payload_size = static_cast<uint64_t>(pending_[last]->value);
+      r.payload_size = pending_[last]->payload_size();
       requests.push_back(std::move(r));
       indexes.push_back(pending_[last]->origin.index);
     }
@@ -111,17 +111,16 @@ Status PayloadFetcher::Fetch() {
     for (size_t k = first; k < last; ++k) {
       Element& e = *pending_[k];
       io::FetchRequest& r = requests[k - first];
-      if (payloads_ != Payloads::kKeep) {  // read and checked: its id stays
-        e.ref = Element::Ref::kChecked;
+      if (record_ids_ != RecordIds::kNone) {  // read and checked: its id stays
+        e.payload_state = Element::PayloadState::kChecked;
         e.bytes.clear();
-        if (payloads_ == Payloads::kLabels) {
+        if (record_ids_ == RecordIds::kLabelled) {
           label.Add(r.payload);
-          if (label.Finish(e.bytes)) e.ref = Element::Ref::kLabelled;
+          if (label.Finish(e.bytes)) e.payload_state = Element::PayloadState::kLabelled;
         }
         continue;
       }
       e.kind = Element::Kind::kRecord;
-      e.value = 0;
       e.bytes.clear();
       e.storage = std::move(r.storage);
       e.view = r.payload;

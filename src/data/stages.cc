@@ -126,12 +126,12 @@ class RecordsIterator final : public Iterator {
   std::atomic<uint64_t>* bytes_read_;
 };
 
-// A file's records read and checked, as record ids (BuildOptions::payloads).
+// A file's records read and checked, as record ids (BuildOptions::record_ids).
 class RecordIdsIterator final : public Iterator {
  public:
   RecordIdsIterator(std::unique_ptr<io::RecordReader> reader, const std::string* file,
-                    std::atomic<uint64_t>* bytes_read, Payloads payloads)
-      : reader_(std::move(reader)), file_(file), bytes_read_(bytes_read), ids_(payloads) {}
+                    std::atomic<uint64_t>* bytes_read, RecordIds record_ids)
+      : reader_(std::move(reader)), file_(file), bytes_read_(bytes_read), ids_(record_ids) {}
   ~RecordIdsIterator() override {
     if (bytes_read_ != nullptr) bytes_read_->fetch_add(reader_->position());
   }
@@ -140,10 +140,11 @@ class RecordIdsIterator final : public Iterator {
     bool labelled = false;
     end = !ids_.Next(*reader_, labelled, out.bytes);
     if (end) return reader_->status();
-    out.kind = Element::Kind::kRecordRef;
-    out.ref = labelled ? Element::Ref::kLabelled : Element::Ref::kChecked;
+    out.kind = Element::Kind::kRecordId;
+    out.payload_state =
+        labelled ? Element::PayloadState::kLabelled : Element::PayloadState::kChecked;
     if (!labelled) out.bytes.clear();
-    out.value = static_cast<int64_t>(reader_->last_record_size());
+    out.set_payload_size(reader_->last_record_size());
     out.storage.reset();
     out.view = {};
     out.items.clear();
@@ -160,23 +161,23 @@ class RecordIdsIterator final : public Iterator {
   RecordIdReader ids_;
 };
 
-// A file's records from its index, without payloads.
-class DeferredRecordsIterator final : public Iterator {
+// Read by index: a file's records from its index, as record ids not read yet.
+class RecordIdsByIndexIterator final : public Iterator {
  public:
-  DeferredRecordsIterator(std::vector<io::RecordExtent> extents, const std::string* file)
+  RecordIdsByIndexIterator(std::vector<io::RecordExtent> extents, const std::string* file)
       : extents_(std::move(extents)), file_(file) {}
 
   Status GetNext(Element& out, bool& end) override {
     end = next_ >= extents_.size();
     if (end) return Status::OK();
     const io::RecordExtent& e = extents_[next_];
-    out.kind = Element::Kind::kRecordRef;
-    out.ref = Element::Ref::kUnread;
+    out.kind = Element::Kind::kRecordId;
+    out.payload_state = Element::PayloadState::kUnread;
     out.bytes.clear();
     out.storage.reset();
     out.view = {};
     out.items.clear();
-    out.value = static_cast<int64_t>(e.size - 16);
+    out.set_payload_size(e.size - 16);
     out.origin.file = file_;
     out.origin.index = next_++;
     out.origin.offset = e.offset;
@@ -358,7 +359,7 @@ class EnumerateIterator final : public Iterator {
     if (end) return Status::OK();
     out = Element();
     out.kind = Element::Kind::kPair;
-    out.value = next_++;
+    out.set_pair_index(next_++);
     out.items.push_back(std::move(inner));
     return Status::OK();
   }
@@ -514,7 +515,7 @@ DatasetPtr NewRangeDataset(int64_t start, int64_t stop, int64_t step) {
 
 Result<std::unique_ptr<io::RecordReader>> OpenRecordReader(const Element& name,
                                                            io::Compression compression,
-                                                           int read_ahead, Payloads payloads) {
+                                                           int read_ahead, RecordIds record_ids) {
   if (name.kind != Element::Kind::kName) {
     return Status::InvalidArgument(
         "tfrecord needs file names as input; this element is not one (is the reader applied "
@@ -523,16 +524,16 @@ Result<std::unique_ptr<io::RecordReader>> OpenRecordReader(const Element& name,
   io::RecordReaderOptions options;
   options.compression = compression;
   options.read_ahead = read_ahead;
-  if (payloads != Payloads::kKeep) options.block_size = kIdBlockBytes;
+  if (record_ids != RecordIds::kNone) options.block_size = kIdBlockBytes;
   return io::RecordReader::Open(name.bytes, options);
 }
 
-RecordIdReader::RecordIdReader(Payloads payloads)
-    : payloads_(payloads), add_([this](std::string_view piece) { label_.Add(piece); }) {}
+RecordIdReader::RecordIdReader(RecordIds record_ids)
+    : record_ids_(record_ids), add_([this](std::string_view piece) { label_.Add(piece); }) {}
 
 bool RecordIdReader::Next(io::RecordReader& reader, bool& labelled, std::string& label) {
   labelled = false;
-  if (payloads_ != Payloads::kLabels) return reader.SkipRecord();
+  if (record_ids_ != RecordIds::kLabelled) return reader.SkipRecord();
   if (!reader.ScanRecord(add_)) {
     label_.Finish(label);  // a record that does not count: its pieces forgotten
     return false;
@@ -543,20 +544,20 @@ bool RecordIdReader::Next(io::RecordReader& reader, bool& labelled, std::string&
 
 Result<std::unique_ptr<Iterator>> OpenRecords(const Element& name, io::Compression compression,
                                               int read_ahead, std::atomic<uint64_t>* bytes_read,
-                                              Payloads payloads) {
-  TFDIST_ASSIGN_OR_RETURN(auto reader, OpenRecordReader(name, compression, read_ahead, payloads));
-  if (payloads != Payloads::kKeep) {
+                                              RecordIds record_ids) {
+  TFDIST_ASSIGN_OR_RETURN(auto reader, OpenRecordReader(name, compression, read_ahead, record_ids));
+  if (record_ids != RecordIds::kNone) {
     return std::unique_ptr<Iterator>(std::make_unique<RecordIdsIterator>(
-        std::move(reader), InternPath(name.bytes), bytes_read, payloads));
+        std::move(reader), InternPath(name.bytes), bytes_read, record_ids));
   }
   return std::unique_ptr<Iterator>(
       std::make_unique<RecordsIterator>(std::move(reader), InternPath(name.bytes), bytes_read));
 }
 
-Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
-                                                      io::Compression compression,
-                                                      std::atomic<uint64_t>* bytes_read,
-                                                      Payloads payloads) {
+Result<std::unique_ptr<Iterator>> OpenRecordIdsByIndex(const Element& name,
+                                                       io::Compression compression,
+                                                       std::atomic<uint64_t>* bytes_read,
+                                                       RecordIds record_ids) {
   if (name.kind == Element::Kind::kName &&
       (compression == io::Compression::kNone || compression == io::Compression::kAuto)) {
     std::string stale;
@@ -564,10 +565,10 @@ Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
         io::ReadRecordExtents(name.bytes, &stale);
     if (extents) {
       return std::unique_ptr<Iterator>(
-          std::make_unique<DeferredRecordsIterator>(std::move(*extents), InternPath(name.bytes)));
+          std::make_unique<RecordIdsByIndexIterator>(std::move(*extents), InternPath(name.bytes)));
     }
   }
-  return OpenRecords(name, compression, 0, bytes_read, payloads);
+  return OpenRecords(name, compression, 0, bytes_read, record_ids);
 }
 
 DatasetPtr NewShardDataset(DatasetPtr input, int64_t num_shards, int64_t index,

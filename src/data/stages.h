@@ -30,23 +30,23 @@ DatasetPtr NewIntsDataset(std::vector<int64_t> values);
 DatasetPtr NewRangeDataset(int64_t start, int64_t stop, int64_t step);
 
 // The reader of one file named by `name`, as the interleave function opens
-// it: blocks of kIdBlockBytes unless `payloads` keeps them.
+// it: blocks of kIdBlockBytes when it gives `record_ids`.
 // Error: InvalidArgument when `name` is not a file name; NotFound.
 Result<std::unique_ptr<io::RecordReader>> OpenRecordReader(const Element& name,
                                                            io::Compression compression,
                                                            int read_ahead,
-                                                           Payloads payloads = Payloads::kKeep);
+                                                           RecordIds record_ids = RecordIds::kNone);
 
 // The block a reader of record ids reads at a time: as it keeps no payload,
 // memory holds this much per open file, whatever the records' sizes.
 inline constexpr size_t kIdBlockBytes = size_t{64} << 10;
 
-// A reader's records without their payloads (BuildOptions::payloads):
+// A reader's records as record ids (BuildOptions::record_ids):
 // each read and checked as ReadRecord would, its label made on the way
-// with Payloads::kLabels. REQUIRES: payloads != kKeep.
+// with RecordIds::kLabelled. REQUIRES: record_ids != kNone.
 class RecordIdReader {
  public:
-  explicit RecordIdReader(Payloads payloads);
+  explicit RecordIdReader(RecordIds record_ids);
   RecordIdReader(const RecordIdReader&) = delete;
   RecordIdReader& operator=(const RecordIdReader&) = delete;
 
@@ -55,29 +55,30 @@ class RecordIdReader {
   bool Next(io::RecordReader& reader, bool& labelled, std::string& label);
 
  private:
-  Payloads payloads_;
+  RecordIds record_ids_;
   RecordLabel label_;
   std::function<void(std::string_view)> add_;
 };
 
 // The records of one file, as the interleave function opens them: records,
-// or record ids (Element::Kind::kRecordRef) as `payloads` says.
+// or record ids (Element::Kind::kRecordId) as `record_ids` says.
 // `read_ahead`: see RecordReaderOptions. `bytes_read` (when not null) gets
 // the bytes the reader consumed once the iterator is destroyed.
 // Error: NotFound/DataLoss.
 Result<std::unique_ptr<Iterator>> OpenRecords(const Element& name, io::Compression compression,
                                               int read_ahead,
                                               std::atomic<uint64_t>* bytes_read = nullptr,
-                                              Payloads payloads = Payloads::kKeep);
+                                              RecordIds record_ids = RecordIds::kNone);
 
-// The records of one file without their payloads (Element::Kind::kRecordRef,
-// Ref::kUnread), from its up-to-date index, when the file is uncompressed
+// Read by index: the records of one file as record ids not read yet
+// (Element::Kind::kRecordId, PayloadState::kUnread), from its up-to-date
+// index, when the file is uncompressed
 // (or `compression` is kAuto) and has one; otherwise OpenRecords(name,
-// compression, 0, bytes_read, payloads).
-Result<std::unique_ptr<Iterator>> OpenDeferredRecords(const Element& name,
-                                                      io::Compression compression,
-                                                      std::atomic<uint64_t>* bytes_read,
-                                                      Payloads payloads = Payloads::kKeep);
+// compression, 0, bytes_read, record_ids).
+Result<std::unique_ptr<Iterator>> OpenRecordIdsByIndex(const Element& name,
+                                                       io::Compression compression,
+                                                       std::atomic<uint64_t>* bytes_read,
+                                                       RecordIds record_ids = RecordIds::kNone);
 
 // Called with the number of elements of an input too short for a shard that
 // must not be empty; returns the error to report.
@@ -126,11 +127,11 @@ struct InterleaveOptions {
   // is the sequential one unless !deterministic.
   int64_t parallelism = 0;
   bool deterministic = true;
-  // Records without payloads where an index allows (BuildOptions::
-  // deferred_payloads); read sequentially, as nothing is read ahead.
-  bool deferred = false;
-  // BuildOptions::payloads: what the records read hold.
-  Payloads payloads = Payloads::kKeep;
+  // Read by index: record ids from the index where one allows (BuildOptions::
+  // read_by_index); read sequentially, as nothing is read ahead.
+  bool read_by_index = false;
+  // BuildOptions::record_ids: what the records read hold.
+  RecordIds record_ids = RecordIds::kNone;
   // BuildOptions::counters: bytes read and files taken.
   std::shared_ptr<ReadCounters> counters;
   // ignore_errors() follows: a file that fails to open or read ends where

@@ -103,9 +103,9 @@ void WorkerStream::Piece(std::vector<data::Element> piece) {
   ++made_;
   if (!kept) return;
   ready_.push_back(std::move(piece));
-  // Index files: the kept records are read by offset (the deque keeps the
+  // Read by index: the kept records are fetched by offset (the deque keeps the
   // pieces in place until Fetch).
-  if (deferred_) fetcher_.Add(std::span(ready_.back()));
+  if (read_by_index_) fetcher_.Add(std::span(ready_.back()));
 }
 
 bool WorkerStream::CutPieces() {
@@ -127,7 +127,7 @@ bool WorkerStream::CutPieces() {
     const size_t before = ready_.size();
     Piece(std::move(current_));
     current_.clear();
-    if (ready_.size() > before && !deferred_) return true;
+    if (ready_.size() > before && !read_by_index_) return true;
   }
 }
 
@@ -182,7 +182,7 @@ Status WorkerStream::Next(std::vector<data::Element>& out, bool& end) {
       const bool cut = CutPieces();
       split_seconds_ +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (deferred_ && !ready_.empty()) TFDIST_RETURN_IF_ERROR(fetcher_.Fetch());
+      if (read_by_index_ && !ready_.empty()) TFDIST_RETURN_IF_ERROR(fetcher_.Fetch());
       if (cut || !ready_.empty()) continue;
     }
     if (input_done_) {
@@ -190,7 +190,7 @@ Status WorkerStream::Next(std::vector<data::Element>& out, bool& end) {
       return Status::OK();
     }
     TFDIST_RETURN_IF_ERROR(Read());
-    if (!batched_ && deferred_ && !ready_.empty()) TFDIST_RETURN_IF_ERROR(fetcher_.Fetch());
+    if (!batched_ && read_by_index_ && !ready_.empty()) TFDIST_RETURN_IF_ERROR(fetcher_.Fetch());
   }
 }
 
@@ -200,10 +200,10 @@ Result<Execution> Execution::Plan(const data::Pipeline& original, const Distribu
   Execution ex;
   ex.topology_ = options.topology;
   ex.decision_ = dist.decision;
-  // DATA with index files: the workers' pipelines give records without
-  // payloads; each worker reads those it keeps (WorkerStream::Next).
-  ex.deferred_ = dist.build.deferred_payloads;
-  ex.payloads_ = dist.build.payloads;
+  // DATA read by index: the workers' pipelines give record ids; each worker
+  // fetches the payloads of those it keeps (WorkerStream::Next).
+  ex.read_by_index_ = dist.build.read_by_index;
+  ex.record_ids_ = dist.build.record_ids;
   ex.same_for_all_ = dist.SamePipelineForAll(options);
   if (options.worker) {
     ex.workers_.push_back(*options.worker);
@@ -270,8 +270,8 @@ std::unique_ptr<WorkerStream> Execution::NewStream(int64_t worker,
                                                    const StreamOptions& options) const {
   std::unique_ptr<WorkerStream> stream(new WorkerStream);
   stream->batched_ = decision_.batched;
-  stream->deferred_ = deferred_;
-  stream->fetcher_ = data::PayloadFetcher(payloads_);
+  stream->read_by_index_ = read_by_index_;
+  stream->fetcher_ = data::PayloadFetcher(record_ids_);
   if (decision_.batched) {
     stream->rule_.emplace(SplitRule::For(decision_, topology_, worker));
     if (options.audit_split && decision_.split == Split::kBatchSizes) {

@@ -390,7 +390,7 @@ Status StreamLayout(const data::Pipeline& pipeline, const DistributeOptions& opt
   DistributeOptions all = options;
   all.worker.reset();
   data::BuildOptions ids = build;
-  ids.payloads = layout_options.labels ? data::Payloads::kLabels : data::Payloads::kIds;
+  ids.record_ids = layout_options.labels ? data::RecordIds::kLabelled : data::RecordIds::kPlain;
   TFDIST_ASSIGN_OR_RETURN(const Execution ex, Execution::Plan(pipeline, all, ids));
   Streamer streamer(ex, options, layout_options, sink);
   return streamer.Run();

@@ -175,10 +175,10 @@ Result<Distribution> PlanDistribution(const data::Pipeline& original,
     TFDIST_RETURN_IF_ERROR(CheckFileCount(*d.num_files, t.workers));
     TFDIST_RETURN_IF_ERROR(CheckJoinedFileCounts(out.pipeline, out.shape, out.build, t.workers));
   }
-  // DATA with index files: the pipeline runs over records without their
-  // payloads, and each worker reads only those it keeps.
-  TFDIST_ASSIGN_OR_RETURN(out.build.deferred_payloads,
-                          PlanRecordIndex(out.pipeline, out.shape, options, out.build, d));
+  // DATA read by index: the pipeline runs over record ids, and each worker
+  // fetches the payloads of only those it keeps.
+  TFDIST_ASSIGN_OR_RETURN(out.build.read_by_index,
+                          PlanReadByIndex(out.pipeline, out.shape, options, out.build, d));
   return out;
 }
 

@@ -32,7 +32,7 @@ struct Distribution {
   std::vector<data::Pipeline> worker_pipelines;
   PipelineShape shape;  // of `pipeline`
   Decision decision;
-  data::BuildOptions build;  // one seed for the run; deferred_payloads for DATA by index
+  data::BuildOptions build;  // one seed for the run; read_by_index for DATA by index
 
   // Worker w's own pipeline under FILE sharding (its share of the names),
   // or the one its input function gave it; nullopt where it runs
@@ -49,7 +49,7 @@ struct Distribution {
 // Expands list_files, checks the topology, picks the run's seed (so every
 // worker draws the same unseeded shuffles), decides the policy and the
 // split, counts the file names FILE sharding needs, and decides whether
-// DATA reads by index files.
+// DATA reads by index.
 // REQUIRES: options.worker and options.max_steps as DistributeOptions says.
 // Error: list_files matching nothing, CheckTopology's, Decide's,
 // CheckFileCount's, or the names pipeline's own.
@@ -58,15 +58,15 @@ Result<Distribution> PlanDistribution(const data::Pipeline& original,
                                       const data::BuildOptions& build,
                                       const io::FolderListings& listings = io::FolderListings());
 
-// DATA over several workers under Api::kDistribute, with use_record_index,
+// DATA over several workers under Api::kDistribute, with read_by_index,
 // a reader that is told no compression (or auto) and keeps its order, and
 // an up-to-date index for every file name reaching the reader (at most
-// 1,000,000 of them): sets d.record_index, says so in d.reason, drops the
+// 1,000,000 of them): sets d.read_by_index, says so in d.reason, drops the
 // warning that every worker reads the whole dataset, and returns true (build
-// the workers' pipelines with deferred_payloads and fetch the kept records).
+// the workers' pipelines with read_by_index and fetch the kept records).
 // A stale index is named in a warning (every file is read).
 // Error: the names pipeline's own errors.
-Result<bool> PlanRecordIndex(const data::Pipeline& pipeline, const PipelineShape& shape,
+Result<bool> PlanReadByIndex(const data::Pipeline& pipeline, const PipelineShape& shape,
                              const DistributeOptions& options, const data::BuildOptions& build,
                              Decision& d);
 

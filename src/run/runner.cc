@@ -231,7 +231,7 @@ struct Worker {
   std::vector<std::unique_ptr<Packer>> packers;  // none: the producer packs
   double read_seconds = 0;   // written by the producer, read after join
   double split_seconds = 0;  // of read_seconds, the split
-  uint64_t fetched_bytes = 0;  // payloads read by offset (DATA with index files)
+  uint64_t fetched_bytes = 0;  // payloads fetched by offset (DATA read by index)
   // Indexes found not to describe their files (read by scanning instead).
   std::vector<std::string> fetch_notes;
   uint64_t read_batches = 0;

@@ -5,7 +5,7 @@
 # file there is an error; the FILE summary takes its record counts from
 # FILE.idx files and then from the directory index, with the same table as a
 # scan; a file changed after indexing is scanned again
-# (its entry is stale); DATA with index files gives the same elements as
+# (its entry is stale); DATA read by index gives the same elements as
 # DATA without, while each worker reads only its own records.
 # Usage: index_layout_test.py TFDIST
 import glob
@@ -69,11 +69,11 @@ def main():
         check(table == scanned and records == "records: 2 files from index files, 0 by scanning",
               f"list_files(\"data/*\") over an indexed folder matches only the data: {table}")
 
-        # DATA with index files: the same elements, and a worker reads less.
+        # DATA read by index: the same elements, and a worker reads less.
         data_indexed = json.loads(tfdist("layout", pipeline, "--workers", "2", "--policy",
                                          "DATA", "--format", "json").stdout)
         check(data_indexed["steps"] == data_plain["steps"],
-              "DATA with index files gives the same steps and elements")
+              "DATA read by index gives the same steps and elements")
         # What TensorFlow reads: every worker the whole dataset, index files
         # or not (reading by index is tfdist run's own --read-by-index).
         _, _, read_indexed = summary(pipeline, "--policy", "DATA")
@@ -83,7 +83,7 @@ def main():
         out = tfdist("layout", pipeline, "--workers", "2", "--policy", "DATA", "--format",
                      "summary").stdout
         check("read amplification: 2x" in out and "warning:  DATA sharding: each of the 2" in out,
-              f"DATA with index files still reads 2x and says so:\n{out}")
+              f"DATA read by index still reads 2x and says so:\n{out}")
 
         # The directory index in the cache: counts, but no listing (that
         # needs the index in the folder, where the folder's clock is read).

@@ -72,7 +72,7 @@ def main():
           "the stages start with plan, setup and read")
 
     # Bytes read from the files: every worker reads everything under DATA,
-    # its own files under FILE, and under DATA with index files only the
+    # its own files under FILE, and under DATA read by index only the
     # records it keeps.
     framed = sum(f["file_bytes"] for f in total["files"])
     def bytes_read(pipeline, *flags):

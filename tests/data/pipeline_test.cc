@@ -5,9 +5,13 @@
 #include "tfdist/data/pipeline.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <map>
 #include <set>
 
@@ -317,7 +321,7 @@ TEST_CASE("prefetch reads at most buffer_size elements ahead, in order") {
   for (int64_t consumed = 1; consumed <= 20000; ++consumed) {
     bool end = false;
     REQUIRE((*it)->GetNext(e, end).ok());
-    REQUIRE(e.value == consumed - 1);
+    REQUIRE(e.int_value() == consumed - 1);
     // Queue of 8, plus the one being produced.
     REQUIRE(produced.load() - consumed <= 9);
   }
@@ -424,17 +428,17 @@ std::string IdText(const Element& e) {
     for (const Element& item : e.items) out += IdText(item) + ",";
     return out + "]";
   }
-  if (e.kind != Element::Kind::kRecord && e.kind != Element::Kind::kRecordRef) return e.Label();
+  if (e.kind != Element::Kind::kRecord && e.kind != Element::Kind::kRecordId) return e.Label();
   return fmt::format("{}:{}@{}/{} {}", *e.origin.file, e.origin.index, e.origin.offset,
                      e.PayloadBytes(), e.Label());
 }
 
 // The elements of `expr` as IdText shows them, or the error that ends them.
-std::vector<std::string> Ids(const std::string& expr, Payloads payloads) {
+std::vector<std::string> Ids(const std::string& expr, RecordIds record_ids) {
   BuildOptions options;
   options.default_seed = 1;
   options.cpus = 3;
-  options.payloads = payloads;
+  options.record_ids = record_ids;
   auto p = ParsePipeline(expr);
   REQUIRE(p.ok());
   auto ds = BuildDataset(*p, options);
@@ -451,7 +455,7 @@ std::vector<std::string> Ids(const std::string& expr, Payloads payloads) {
       break;
     }
     if (end) break;
-    if (payloads != Payloads::kKeep) {
+    if (record_ids != RecordIds::kNone) {
       for (const Element* leaf = &e; leaf != nullptr;
            leaf = leaf->items.empty() ? nullptr : &leaf->items.front()) {
         CHECK(leaf->kind != Element::Kind::kRecord);  // no payload held
@@ -507,7 +511,7 @@ TEST_CASE("record ids: the records' origins, sizes and labels, read and checked 
       CAPTURE(reader);
       CAPTURE(with_damage);
       const std::string expr = "from_tensor_slices(" + List(files) + ")." + reader;
-      const std::vector<std::string> kept = Ids(expr, Payloads::kKeep);
+      const std::vector<std::string> kept = Ids(expr, RecordIds::kNone);
       // Labels as layouts cut them: at kLabelChars characters.
       std::vector<std::string> want;
       for (const std::string& k : kept) {
@@ -531,7 +535,7 @@ TEST_CASE("record ids: the records' origins, sizes and labels, read and checked 
         }
         want.push_back(w);
       }
-      const std::vector<std::string> labelled = Ids(expr, Payloads::kLabels);
+      const std::vector<std::string> labelled = Ids(expr, RecordIds::kLabelled);
       REQUIRE(labelled.size() == want.size());
       for (size_t i = 0; i < want.size(); ++i) {
         const bool same = labelled[i] == want[i];
@@ -539,7 +543,7 @@ TEST_CASE("record ids: the records' origins, sizes and labels, read and checked 
                       " != ", Abbreviate(want[i], 300));
       }
       // Without labels: "file:index" for every record.
-      std::vector<std::string> ids = Ids(expr, Payloads::kIds);
+      std::vector<std::string> ids = Ids(expr, RecordIds::kPlain);
       REQUIRE(ids.size() == kept.size());
       if (with_damage) {
         CHECK(kept.back().find("corrupted record at 50") != std::string::npos);
@@ -547,6 +551,48 @@ TEST_CASE("record ids: the records' origins, sizes and labels, read and checked 
       }
     }
   }
+}
+
+// Runs `read` in a child process (its stderr discarded) and returns how it
+// ended: -signal when a signal ended it, else its exit status.
+template <typename Read>
+int InChild(Read read) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDERR_FILENO);
+    read();
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+TEST_CASE("an element's number is read as what its kind says it is, and only so") {
+  const Element i = Element::Int(-7);
+  CHECK(i.int_value() == -7);
+  Element pair;
+  pair.kind = Element::Kind::kPair;
+  pair.set_pair_index(3);
+  pair.items.push_back(Element::Int(9));
+  CHECK(pair.pair_index() == 3);
+  CHECK(pair.Label() == "3:9");
+  Element id;
+  id.kind = Element::Kind::kRecordId;
+  id.set_payload_size(uint64_t{5} << 32);
+  CHECK(id.payload_size() == uint64_t{5} << 32);
+  CHECK(id.PayloadBytes() == uint64_t{5} << 32);
+#ifndef NDEBUG
+  // Asking for another meaning is a bug that the assertions catch.
+  CHECK(InChild([&] { (void)id.int_value(); }) == -SIGABRT);
+  CHECK(InChild([&] { (void)i.payload_size(); }) == -SIGABRT);
+  CHECK(InChild([&] { (void)i.pair_index(); }) == -SIGABRT);
+  CHECK(InChild([&] { Element::Int(1).set_pair_index(2); }) == -SIGABRT);
+  CHECK(InChild([&] { (void)pair.int_value(); }) == -SIGABRT);
+  CHECK(InChild([&] { (void)i.int_value(); }) == 0);
+#endif
 }
 
 TEST_CASE("a record label in pieces: printable payloads up to kLabelChars characters") {

@@ -168,7 +168,7 @@ TEST_CASE("the split rule on sizes cuts as the splitter on elements, for every s
     std::vector<int64_t> order;
     for (const auto& piece : out) {
       element_sizes.push_back(piece.size());
-      for (const auto& e : piece) order.push_back(e.value);
+      for (const auto& e : piece) order.push_back(e.int_value());
     }
     CHECK(Sizes(SplitSizes(rule, input)) == Sizes(element_sizes));
     // Pieces keep the elements' order, losing at most a dropped remainder.

@@ -4,6 +4,7 @@
 #ifndef TFDIST_DATA_DATASET_H_
 #define TFDIST_DATA_DATASET_H_
 
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -60,26 +61,25 @@ class RecordLabel {
 
 // One element of a pipeline: a file name, a record, an integer (range), a
 // batch of elements, or an (index, element) pair made by enumerate(); or a
-// record without its payload (Kind::kRecordRef): its origin and, in
-// `value`, its payload size. Such a record is not read yet
-// (BuildOptions::deferred_payloads: a PayloadFetcher reads it later), or
-// was read and checked and its payload dropped (BuildOptions::payloads: a
-// layout's record ids).
+// record id (Kind::kRecordId): a record carried without its payload, as its
+// origin and its payload's size. A record id's payload is not
+// read yet (read by index, BuildOptions::read_by_index: a PayloadFetcher
+// reads it later), or was read, checked and dropped (BuildOptions::
+// record_ids: a layout's records).
 struct Element {
-  enum class Kind { kName, kRecord, kInt, kBatch, kPair, kRecordRef };
-  // kRecordRef: what became of the payload.
-  enum class Ref : uint8_t {
+  enum class Kind { kName, kRecord, kInt, kBatch, kPair, kRecordId };
+  // kRecordId: what became of the payload.
+  enum class PayloadState : uint8_t {
     kUnread,    // not read yet: a PayloadFetcher reads it
     kChecked,   // read, checked and dropped
     kLabelled,  // the same, and `bytes` holds its label (RecordLabel): it is printable UTF-8
   };
 
   Kind kind = Kind::kInt;
-  Ref ref = Ref::kUnread;      // kRecordRef only
+  PayloadState payload_state = PayloadState::kUnread;  // kRecordId only
   std::string bytes;           // kName: the file name; kRecord: the payload (unless shared);
-                               // kRecordRef (kLabelled): the payload's label
-  int64_t value = 0;           // kInt: the value; kPair: the index; kRecordRef: the payload size
-  Origin origin;               // kRecord and kRecordRef only
+                               // kRecordId (kLabelled): the payload's label
+  Origin origin;               // kRecord and kRecordId only
   std::vector<Element> items;  // kBatch: the elements; kPair: the one element
   // kRecord read by a parallel interleave: the payload is `view`, inside a
   // buffer shared with the records read in the same go (kept alive here).
@@ -89,13 +89,42 @@ struct Element {
   // A record's payload or a name: `view` when shared, else `bytes`.
   std::string_view payload() const { return storage ? view : std::string_view(bytes); }
 
+  // The number an element holds, one accessor per meaning; each asserts
+  // the kind. kInt: the integer.
+  int64_t int_value() const {
+    assert(kind == Kind::kInt);
+    return number_;
+  }
+  void set_int_value(int64_t v) {
+    assert(kind == Kind::kInt);
+    number_ = v;
+  }
+  // kPair: the index enumerate() gave the element.
+  int64_t pair_index() const {
+    assert(kind == Kind::kPair);
+    return number_;
+  }
+  void set_pair_index(int64_t i) {
+    assert(kind == Kind::kPair);
+    number_ = i;
+  }
+  // kRecordId: the size of the record's payload (read or not).
+  uint64_t payload_size() const {
+    assert(kind == Kind::kRecordId);
+    return static_cast<uint64_t>(number_);
+  }
+  void set_payload_size(uint64_t size) {
+    assert(kind == Kind::kRecordId);
+    number_ = static_cast<int64_t>(size);
+  }
+
   static Element Int(int64_t v);
   static Element Name(std::string name);
 
   // The label of doc/semantics.md, "Elements and labels": a file name as is; a record's payload
   // (printable UTF-8) or "file:index"; an integer in decimal; "index:label"
-  // for a pair; for a record without its payload, the label kept with it
-  // (Ref::kLabelled), else "file:index". A batch has no single label:
+  // for a pair; for a record id, the label kept with it
+  // (PayloadState::kLabelled), else "file:index". A batch has no single label:
   // REQUIRES kind != kBatch.
   std::string Label(LabelMode mode = LabelMode::kPayload) const;
 
@@ -103,39 +132,46 @@ struct Element {
   // counted through).
   uint64_t Leaves() const;
 
-  // Payload bytes (records, names; a record without its payload counts its
-  // size), batches summed. Inline for the common leaf (a record), which
+  // Payload bytes (records, names; a record id counts its payload's size),
+  // batches summed. Inline for the common leaf (a record), which
   // callers sum over whole batches.
   uint64_t PayloadBytes() const {
-    if (kind == Kind::kRecordRef) return static_cast<uint64_t>(value);
+    if (kind == Kind::kRecordId) return payload_size();
     return payload().size() + (items.empty() ? 0 : ItemsPayloadBytes());
   }
   // PayloadBytes() of the items, summed.
   uint64_t ItemsPayloadBytes() const;
+
+ private:
+  // kInt: the integer; kPair: the index; kRecordId: the payload's size.
+  // Read and written only through the accessors above, which say which.
+  int64_t number_ = 0;
 };
 
 // Leaves() and PayloadBytes() summed over `elements` (a batch's items).
 uint64_t Leaves(std::span<const Element> elements);
 uint64_t PayloadBytes(std::span<const Element> elements);
 
-// What the records of a built pipeline hold (BuildOptions::payloads).
-enum class Payloads {
-  kKeep,    // their payloads (take, run)
-  kLabels,  // none: record ids (Kind::kRecordRef), each with its label when printable
-  kIds,     // none: record ids alone
+// Whether the records of a built pipeline are record ids
+// (BuildOptions::record_ids).
+enum class RecordIds {
+  kNone,      // no: records hold their payloads (take, run)
+  kLabelled,  // record ids (Kind::kRecordId), each with its label when printable (layouts)
+  kPlain,     // record ids alone
 };
 
-// Reads the payloads of records not read yet (Kind::kRecordRef, Ref::kUnread)
-// by offset and turns them into records (Kind::kRecord, the payload shared
-// with the records read in the same go), or, unless `payloads` is kKeep,
-// into record ids read and checked (Ref::kChecked, or kLabelled). Used after
-// DATA sharding's filter, so that a worker reads only the records it keeps.
+// Reads the payloads of record ids not read yet (Kind::kRecordId,
+// PayloadState::kUnread) by offset and turns them into records (Kind::kRecord,
+// the payload shared with the records read in the same go), or, unless
+// `record_ids` is kNone, into record ids read and checked
+// (PayloadState::kChecked, or kLabelled). Used after DATA sharding's filter
+// when reading by index, so that a worker reads only the records it keeps.
 // Not thread-safe.
 class PayloadFetcher {
  public:
-  explicit PayloadFetcher(Payloads payloads = Payloads::kKeep) : payloads_(payloads) {}
+  explicit PayloadFetcher(RecordIds record_ids = RecordIds::kNone) : record_ids_(record_ids) {}
 
-  // Notes the records not read yet in `e` (batches and pairs looked through).
+  // Notes the record ids not read yet in `e` (batches and pairs looked through).
   // `e` must stay in place until Fetch().
   void Add(Element& e);
   void Add(std::span<Element> elements) {
@@ -160,7 +196,7 @@ class PayloadFetcher {
   const std::vector<std::string>& notes() const { return notes_; }
 
  private:
-  Payloads payloads_;
+  RecordIds record_ids_;
   std::vector<Element*> pending_;
   uint64_t bytes_read_ = 0;
   std::vector<std::string> notes_;

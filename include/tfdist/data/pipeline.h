@@ -228,7 +228,8 @@ struct InputContext {
 // with them; runs report the bytes.
 struct ReadCounters {
   // Bytes of the records the readers consumed: framed, added per file as
-  // it is closed; not the reads of deferred payloads.
+  // it is closed; not the payloads fetched after a read by index
+  // (PayloadFetcher).
   std::atomic<uint64_t> bytes_read{0};
   // File names the readers took (each file opened once per name).
   std::atomic<uint64_t> files{0};
@@ -258,21 +259,22 @@ struct BuildOptions {
   // (random in TensorFlow). Default: a random one per run, as TensorFlow's
   // unseeded shuffles differ run to run.
   std::optional<uint64_t> default_seed;
-  // The readers (tfrecord, interleave, flat_map) give the records of a file
-  // with an up-to-date index (io::ReadRecordExtents) without reading them:
-  // Element::Kind::kRecordRef, in the order and with the origins reading
+  // Read by index: the readers (tfrecord, interleave, flat_map) give the
+  // records of a file with an up-to-date index (io::ReadRecordExtents) as
+  // record ids, without reading them:
+  // Element::Kind::kRecordId, in the order and with the origins reading
   // would give, for a PayloadFetcher to read later. Files without one (or
   // compressed) are read as usual. Only for pipelines whose ops after the
   // reader never look at payloads (all of tfdist's do not).
-  bool deferred_payloads = false;
-  // What records hold (layouts: none, doc/semantics.md, "Layouts hold no
-  // payloads"). Unless kKeep, the readers read and check every record as
+  bool read_by_index = false;
+  // Whether records are record ids (layouts: doc/semantics.md, "Layouts hold
+  // no payloads"). Unless kNone, the readers read and check every record as
   // they would (the same errors, at the same records), then keep its id
-  // (Element::Kind::kRecordRef: file, index, offset, size) and, with
-  // kLabels, its label; a file is read a small block at a time. No stage
+  // (Element::Kind::kRecordId: file, index, offset, size) and, with
+  // kLabelled, its label; a file is read a small block at a time. No stage
   // needs a payload to count its elements: map() passes records through
   // and filter() keeps them all.
-  Payloads payloads = Payloads::kKeep;
+  RecordIds record_ids = RecordIds::kNone;
   // When set, the stages count what they read and drop (ReadCounters).
   std::shared_ptr<ReadCounters> counters;
   // The pipeline is built inside one whose ops after it ignore errors (a

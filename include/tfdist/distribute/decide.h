@@ -83,7 +83,7 @@ struct DistributeOptions {
   // several workers, when every file the reader opens has an up-to-date
   // index, each worker reads only its own records. Off: every worker reads
   // every file, as TensorFlow does (what layouts report).
-  bool use_record_index = false;
+  bool read_by_index = false;
 };
 
 // What a warning is about; its message says it in the API's terms and its
@@ -94,7 +94,7 @@ enum class WarningKind {
   kGuideVersusCode,            // the split differs from the guide's legacy split
   kUnevenFiles,                // FILE over files of uneven record counts
   kShardAfterUnseededShuffle,  // from-function: shard() after an unseeded shuffle of names
-  kIndexNotUsed,               // DATA with index files: a stale index
+  kIndexNotUsed,               // DATA read by index: a stale index
   kDirectoryIndexIgnored,      // a damaged directory index
   kFunctionDoesNotShard,       // from-function: every worker feeds the same records
   kRecordsDropped,             // records no replica receives in an epoch
@@ -133,9 +133,9 @@ struct Decision {
   std::optional<int64_t> global_batch_size;  // static G, when known
   bool drop_remainder = false;               // of the final batch
   std::optional<uint64_t> num_files;         // file names reaching the reader, counted up to W
-  // DATA with index files: each worker reads only the records it keeps, by
+  // DATA read by index: each worker reads only the records it keeps, by
   // offset.
-  bool record_index = false;
+  bool read_by_index = false;
   // from-function: the input function shards by its input context
   // (PipelineShape::shards_by_context).
   bool function_shards = false;

@@ -51,10 +51,10 @@ class WorkerStream {
   // far (complete once the stream ended); else null.
   const SplitAudit* audit() const { return audit_ ? &*audit_ : nullptr; }
 
-  // DATA with index files: bytes read by offset for the records this worker
+  // DATA read by index: bytes read by offset for the records this worker
   // keeps, so far (0 otherwise: the readers read whole files).
   uint64_t fetched_bytes() const { return fetcher_.bytes_read(); }
-  // DATA with index files: the indexes found not to describe their files,
+  // DATA read by index: the indexes found not to describe their files,
   // whose records were read by scanning instead (PayloadFetcher::notes).
   const std::vector<std::string>& fetch_notes() const { return fetcher_.notes(); }
 
@@ -64,7 +64,7 @@ class WorkerStream {
   // The next input element: into batch_ (batched) or as a piece of one.
   Status Read();
   // Cuts pieces of the input read so far into ready_, until one is kept
-  // (with deferred_: until the input batch is used up, so that the kept
+  // (with read_by_index_: until the input batch is used up, so that the kept
   // pieces' records are fetched together). False when the rule needs input.
   bool CutPieces();
   // Moves (or, from a shared batch, copies) the next n input elements to
@@ -94,9 +94,9 @@ class WorkerStream {
   uint64_t elements_read_ = 0;
   bool input_done_ = false;
   double split_seconds_ = 0;
-  // DATA with index files: the pipeline gives records without payloads,
-  // read here once the DATA filter kept them.
-  bool deferred_ = false;
+  // DATA read by index: the pipeline gives record ids, whose payloads are
+  // fetched here once the DATA filter kept them.
+  bool read_by_index_ = false;
   data::PayloadFetcher fetcher_;
 };
 
@@ -122,8 +122,8 @@ class Execution {
   const std::vector<int64_t>& workers() const { return workers_; }
   // DropsShortStep of this execution's decision (steps.h).
   bool drops_short_step() const;
-  // DATA with index files: each worker reads only the records it keeps.
-  bool reads_by_index() const { return deferred_; }
+  // DATA read by index: each worker reads only the records it keeps.
+  bool read_by_index() const { return read_by_index_; }
 
   // A fresh pass (epoch) over worker `worker`'s batches; unseeded and
   // reshuffling shuffles draw a new order each pass, as in TensorFlow.
@@ -167,8 +167,8 @@ class Execution {
 
   Decision decision_;
   Topology topology_;
-  bool deferred_ = false;
-  data::Payloads payloads_ = data::Payloads::kKeep;  // what fetched records keep
+  bool read_by_index_ = false;
+  data::RecordIds record_ids_ = data::RecordIds::kNone;  // what fetched records keep
   bool same_for_all_ = false;  // every worker runs the same pipeline
   std::vector<int64_t> workers_;
   std::vector<WorkerPlan> plans_;

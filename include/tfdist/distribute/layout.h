@@ -44,7 +44,7 @@ struct WorkerLayout {
   std::vector<data::Element> elements;              // unbatched pipelines: its element stream
   std::vector<std::vector<data::Element>> batches;  // batched: its per-replica batches in order
   // Bytes it reads from the files: the framed records its readers consume,
-  // plus (DATA with index files) the reads of its own records' payloads.
+  // plus (DATA read by index) the reads of its own records' payloads.
   uint64_t bytes_read = 0;
 };
 
@@ -139,7 +139,7 @@ class LayoutSink {
 struct LayoutOptions {
   // WorkerSummary::file_names filled in (memory: one name per file read).
   bool list_files = false;
-  // Records keep their labels (LabelMode::kPayload; data::Payloads::kLabels),
+  // Records keep their labels (LabelMode::kPayload; data::RecordIds::kLabelled),
   // else their ids alone (kIds). A layout never holds a payload.
   bool labels = false;
 };
@@ -151,7 +151,7 @@ struct LayoutOptions {
 // (the steps and the checks need them all), options.worker only selects
 // what `sink` is shown. Reads the data: layouts show real elements, each
 // record read and checked, and held as its id (and label) without its
-// payload, whatever build.payloads says (LayoutOptions::labels). With
+// payload, whatever build.record_ids says (LayoutOptions::labels). With
 // max_steps, at most that many steps (an unbatched pipeline: elements a
 // worker).
 // REQUIRES: options.worker and options.max_steps as DistributeOptions says.

@@ -1,7 +1,7 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Reading chosen records of an uncompressed TFRecord file by offset: the
 // positioned reads that fetch payloads at the offsets an up-to-date index
-// gives (ReadRecordExtents, file_index.h), for record-level DATA sharding.
+// gives (ReadRecordExtents, file_index.h), for DATA read by index.
 
 #ifndef TFDIST_IO_RECORD_FETCH_H_
 #define TFDIST_IO_RECORD_FETCH_H_

@@ -145,7 +145,7 @@ struct RunReport {
   bool verified = false;
   std::vector<ReplicaReport> replicas;
   // Per worker run (as `workers`): framed record bytes read from its files,
-  // the whole dataset under DATA without index files.
+  // the whole dataset under DATA without reading by index.
   std::vector<uint64_t> worker_bytes_read;
   std::vector<StageReport> stages;
 };

@@ -1,5 +1,5 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Record-level DATA sharding with index files: the layout and the streams
+// DATA read by index (run --read-by-index): the layout and the streams
 // equal the scanning ones element for element, payloads included, while
 // each worker reads only its own records.
 
@@ -33,11 +33,11 @@ std::string Text(const data::Element& e, bool ids = false) {
       for (unsigned char c : e.payload()) hex += fmt::format("{:02x}", c);
       return fmt::format("{}={}", e.Label(data::LabelMode::kRef), hex);
     }
-    case data::Element::Kind::kRecordRef:
-      if (e.ref == data::Element::Ref::kUnread) return "?";
+    case data::Element::Kind::kRecordId:
+      if (e.payload_state == data::Element::PayloadState::kUnread) return "?";
       return fmt::format("{}/{}", e.Label(data::LabelMode::kRef), e.PayloadBytes());
     case data::Element::Kind::kPair:
-      return fmt::format("{}:({})", e.value, e.items.empty() ? "" : Text(e.items[0], ids));
+      return fmt::format("{}:({})", e.pair_index(), e.items.empty() ? "" : Text(e.items[0], ids));
     case data::Element::Kind::kBatch: {
       std::string out = "[";
       for (const auto& item : e.items) out += Text(item, ids) + ",";
@@ -96,7 +96,7 @@ uint64_t OwnRecordBytes(const WorkerLayout& wl) {
   std::set<std::pair<const std::string*, uint64_t>> seen;
   uint64_t bytes = 0;
   auto add = [&](const data::Element& e, auto&& self) -> void {
-    if (e.kind == data::Element::Kind::kRecord || e.kind == data::Element::Kind::kRecordRef) {
+    if (e.kind == data::Element::Kind::kRecord || e.kind == data::Element::Kind::kRecordId) {
       if (seen.insert({e.origin.file, e.origin.offset}).second) bytes += e.PayloadBytes() + 16;
     }
     for (const auto& item : e.items) self(item, self);
@@ -187,9 +187,9 @@ TEST_CASE("an index-driven DATA layout and its streams equal the scanning ones")
       b.default_seed = 7;
       b.cpus = 2;
       DistributeOptions scan = o;
-      scan.use_record_index = false;
+      scan.read_by_index = false;
       DistributeOptions indexed = o;
-      indexed.use_record_index = true;
+      indexed.read_by_index = true;
       auto want = PlanLayout(*pipeline, scan, b);
       auto got = PlanLayout(*pipeline, indexed, b);
       REQUIRE(want.ok() == got.ok());
@@ -197,8 +197,8 @@ TEST_CASE("an index-driven DATA layout and its streams equal the scanning ones")
         CHECK(want.status().message() == got.status().message());
         continue;
       }
-      CHECK_FALSE(want->decision.record_index);
-      CHECK(got->decision.record_index);
+      CHECK_FALSE(want->decision.read_by_index);
+      CHECK(got->decision.read_by_index);
       ++indexed_trials;
       REQUIRE(got->workers.size() == want->workers.size());
       for (size_t w = 0; w < want->workers.size(); ++w) {
@@ -213,10 +213,10 @@ TEST_CASE("an index-driven DATA layout and its streams equal the scanning ones")
 
       auto ex = Execution::Plan(*pipeline, indexed, b);
       REQUIRE(ex.ok());
-      CHECK(ex->reads_by_index());
+      CHECK(ex->read_by_index());
       auto ex_scan = Execution::Plan(*pipeline, scan, b);
       REQUIRE(ex_scan.ok());
-      CHECK_FALSE(ex_scan->reads_by_index());
+      CHECK_FALSE(ex_scan->read_by_index());
       for (int64_t w = 0; w < W; ++w) {
         CAPTURE(w);
         uint64_t fetched = 0;
@@ -254,12 +254,12 @@ struct TwoFiles {
   }
 };
 
-// DATA over `workers`, reading by index files (tfdist's opt-in shortcut).
+// DATA over `workers`, reading by index (tfdist's opt-in shortcut).
 DistributeOptions Data(int64_t workers) {
   DistributeOptions o;
   o.policy = AutoShardPolicy::kData;
   o.topology = {workers, 1};
-  o.use_record_index = true;
+  o.read_by_index = true;
   return o;
 }
 
@@ -273,7 +273,7 @@ TEST_CASE(
   REQUIRE(io::StampIndex(f.a).ok());
   auto ex = Execution::Plan(f.Pipeline(), Data(2), {});
   REQUIRE(ex.ok());
-  REQUIRE(ex->reads_by_index());
+  REQUIRE(ex->read_by_index());
   auto w0 = Stream(*ex, 0, nullptr);
   REQUIRE_FALSE(w0.ok());
   CHECK(w0.status().code() == StatusCode::kDataLoss);
@@ -297,7 +297,7 @@ TEST_CASE("a truncated file under an index it no longer fits falls back to readi
   testing::WriteFile(f.b, testing::Frame({"b0", "b1", "b2", "b3", "b4"}));
   auto layout = PlanLayout(f.Pipeline(), Data(2), {});
   REQUIRE(layout.ok());
-  CHECK_FALSE(layout->decision.record_index);
+  CHECK_FALSE(layout->decision.read_by_index);
   bool warned = false;
   for (const Warning& w : layout->decision.warnings) {
     warned = warned || (w.kind == WarningKind::kIndexNotUsed &&
@@ -322,9 +322,9 @@ TEST_CASE("records not where a current-looking index says are read by scanning, 
   REQUIRE(io::StampIndex(f.a).ok());
   auto ex = Execution::Plan(f.Pipeline(), Data(2), {});
   REQUIRE(ex.ok());
-  REQUIRE(ex->reads_by_index());
+  REQUIRE(ex->read_by_index());
   DistributeOptions scanning = Data(2);
-  scanning.use_record_index = false;
+  scanning.read_by_index = false;
   auto reference = Execution::Plan(f.Pipeline(), scanning, {});
   REQUIRE(reference.ok());
   for (int64_t w : {0, 1}) {
@@ -353,7 +353,7 @@ TEST_CASE("records not where a current-looking index says are read by scanning, 
   REQUIRE(io::StampIndex(f.a).ok());
   auto fewer = Execution::Plan(f.Pipeline(), Data(2), {});
   REQUIRE(fewer.ok());
-  REQUIRE(fewer->reads_by_index());
+  REQUIRE(fewer->read_by_index());
   auto w0 = Stream(*fewer, 0, nullptr);
   REQUIRE_FALSE(w0.ok());
   CHECK(w0.status().code() == StatusCode::kDataLoss);
@@ -373,22 +373,22 @@ TEST_CASE("an index whose sizes wrap past 2^64 does not fit its file: it is read
   CHECK(stale.find("record 1 ends past the 72 bytes") != std::string::npos);
   auto layout = PlanLayout(f.Pipeline(), Data(2), {});
   REQUIRE(layout.ok());
-  CHECK_FALSE(layout->decision.record_index);
+  CHECK_FALSE(layout->decision.read_by_index);
   REQUIRE(layout->workers[1].elements.size() == 5);
   CHECK(layout->workers[1].elements.back().Label() == "b3");
   auto ex = Execution::Plan(f.Pipeline(), Data(2), {});
   REQUIRE(ex.ok());
-  CHECK_FALSE(ex->reads_by_index());
+  CHECK_FALSE(ex->read_by_index());
   auto w1 = Stream(*ex, 1, nullptr);
   REQUIRE(w1.ok());
   CHECK(w1->size() == 5);
 }
 
-TEST_CASE("reading by index files each worker reads its own records; by default, everything") {
+TEST_CASE("reading by index each worker reads its own records; by default, everything") {
   TwoFiles f;
   auto indexed = PlanLayout(f.Pipeline(), Data(3), {});
   REQUIRE(indexed.ok());
-  CHECK(indexed->decision.record_index);
+  CHECK(indexed->decision.read_by_index);
   CHECK(indexed->decision.reason.find("each worker reads only its own records") !=
         std::string::npos);
   CHECK_FALSE(indexed->decision.HasWarning(WarningKind::kDataReadsEverything));
@@ -397,10 +397,10 @@ TEST_CASE("reading by index files each worker reads its own records; by default,
   CHECK(indexed->workers[1].bytes_read == 3 * 18);
   CHECK(indexed->workers[2].bytes_read == 3 * 18);
   DistributeOptions as_tensorflow = Data(3);
-  as_tensorflow.use_record_index = DistributeOptions().use_record_index;
+  as_tensorflow.read_by_index = DistributeOptions().read_by_index;
   auto scanned = PlanLayout(f.Pipeline(), as_tensorflow, {});
   REQUIRE(scanned.ok());
-  CHECK_FALSE(scanned->decision.record_index);
+  CHECK_FALSE(scanned->decision.read_by_index);
   for (const auto& w : scanned->workers) CHECK(w.bytes_read == 10 * 18);
   const LayoutSummary summary = Summarize(*indexed);
   REQUIRE(summary.workers.size() == 3);
@@ -408,12 +408,12 @@ TEST_CASE("reading by index files each worker reads its own records; by default,
   // One worker, FILE, OFF or a compressed reader: no index.
   auto one = PlanLayout(f.Pipeline(), Data(1), {});
   REQUIRE(one.ok());
-  CHECK_FALSE(one->decision.record_index);
+  CHECK_FALSE(one->decision.read_by_index);
   DistributeOptions off = Data(2);
   off.policy = AutoShardPolicy::kOff;
   auto all = PlanLayout(f.Pipeline(), off, {});
   REQUIRE(all.ok());
-  CHECK_FALSE(all->decision.record_index);
+  CHECK_FALSE(all->decision.read_by_index);
 }
 
 TEST_CASE("FetchRecords reads records in any order, duplicates once, and finds truncation") {

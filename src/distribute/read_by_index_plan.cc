@@ -1,5 +1,6 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
-// Whether DATA sharding can seek to each worker's records with index files.
+// Read by index: whether DATA sharding can seek to each worker's records
+// with index files (run --read-by-index).
 
 #include "plan.h"
 
@@ -28,17 +29,16 @@ bool ReaderKeepsOrder(const data::Op& op) {
 
 }  // namespace
 
-Result<bool> PlanRecordIndex(const data::Pipeline& pipeline, const PipelineShape& s,
+Result<bool> PlanReadByIndex(const data::Pipeline& pipeline, const PipelineShape& s,
                              const DistributeOptions& options, const data::BuildOptions& build,
                              Decision& d) {
   if (options.api != Api::kDistribute || !d.ShardsData(options.topology) ||
-      !options.use_record_index || !s.reader ||
-      !ReaderKeepsOrder(pipeline.ops[*s.reader])) {
+      !options.read_by_index || !s.reader || !ReaderKeepsOrder(pipeline.ops[*s.reader])) {
     return false;
   }
   // The distinct names the reader opens.
   data::BuildOptions b = build;
-  b.deferred_payloads = false;
+  b.read_by_index = false;
   b.counters.reset();
   TFDIST_ASSIGN_OR_RETURN(auto names, data::BuildDataset(FileNames(pipeline, s), b));
   TFDIST_ASSIGN_OR_RETURN(auto it, names->MakeIterator());
@@ -64,9 +64,9 @@ Result<bool> PlanRecordIndex(const data::Pipeline& pipeline, const PipelineShape
       return false;
     }
   }
-  d.record_index = true;
+  d.read_by_index = true;
   d.reason += fmt::format(
-      "; DATA with index files: each worker reads only its own records ({} file{} indexed)",
+      "; DATA read by index: each worker reads only its own records ({} file{} indexed)",
       files.size(), files.size() == 1 ? "" : "s");
   std::erase_if(d.warnings,
                 [](const Warning& w) { return w.kind == WarningKind::kDataReadsEverything; });
