@@ -45,7 +45,12 @@ def quote_hint(name, expr, error):
     bare_word = isinstance(error, NameError) and re.fullmatch(r"[A-Za-z_]\w*", expr.strip())
     if not isinstance(error, SyntaxError) and not bare_word:
         return ""
-    literal = '"' + expr.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    # In the quotes that need no backslash: tfdist prints a backslash doubled
+    # (its terminal escape), so a \" in the hint would not run as shown.
+    if '"' in expr and "'" not in expr:
+        literal = "'" + expr.replace("\\", "\\\\") + "'"
+    else:
+        literal = '"' + expr.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return (f"; the value is a Python expression: to pass the text {expr!r}, quote it as a "
             f"Python string: --define {shlex.quote(f'{name}={literal}')}")
 

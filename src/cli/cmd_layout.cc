@@ -611,7 +611,7 @@ std::string RecommendedAction(const dist::Recommendation& r, dist::AutoShardPoli
     const uint64_t w = static_cast<uint64_t>(workers);
     return fmt::format(
         "tfdist reshard --num-shards {} (the input's {} file{} into {}, {} per worker, about {} records "
-        "each), then FILE{}",
+        "a worker), then FILE{}",
         *r.num_shards, data.files, data.files == 1 ? "" : "s", *r.num_shards, *r.num_shards / w,
         (data.records_read + w / 2) / w,
         automatic == dist::AutoShardPolicy::kFile ? " (what AUTO applies)" : "");

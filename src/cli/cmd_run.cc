@@ -506,7 +506,7 @@ void AddRunCommand(CLI::App& app, Action* action) {
                   "with the simulated step when given (for CI); the report says whether the "
                   "input, the step alone or the loop is the cause")
       ->check(Finite())
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->add_option("--step-time-ms", o->step_time_ms,
                   "Simulate a training step of this many milliseconds: does the input keep up? "
                   "(the report gives the step's measured mean and p99)")

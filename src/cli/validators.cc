@@ -51,7 +51,18 @@ std::string CheckFinite(const std::string& text) {
   return fmt::format("must be a finite number; got {}", text);
 }
 
+// Empty for a number above 0, and for text that is no number (as above).
+std::string CheckPositive(const std::string& text) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const auto v = static_cast<double>(std::strtold(begin, &end));
+  if (end == begin || end != text.c_str() + text.size() || v > 0) return {};
+  return fmt::format("must be above 0; got {}", text);
+}
+
 }  // namespace
+
+CLI::Validator Positive() { return CLI::Validator(CheckPositive, "POSITIVE"); }
 
 CLI::Validator Finite() { return CLI::Validator(CheckFinite, ""); }
 

@@ -24,6 +24,10 @@ CLI::Validator IntAtLeast(int64_t min);
 // option takes it, before any range check.
 CLI::Validator Finite();
 
+// Rejects a number that is not above 0 ("--target-steps-per-s: must be above
+// 0; got 0"), where CLI::PositiveNumber printed the double's whole range.
+CLI::Validator Positive();
+
 }  // namespace tfdist::cli
 
 #endif  // TFDIST_CLI_VALIDATORS_H_

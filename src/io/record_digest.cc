@@ -48,15 +48,14 @@ uint64_t Reduce(uint64_t h) {
   return r >= Modulus::value ? r - Modulus::value : r;
 }
 
-// Digests the records of `path` from options.start_offset until the first
-// one that starts at or after `stop` (or the end); `end` receives the offset
-// where it stopped.
-FileDigest DigestRange(const std::string& path, const RecordReaderOptions& options, uint64_t stop,
-                       uint64_t* end) {
+// Digests the records of `reader` (opened at options.start_offset) until the
+// first one that starts at or after `stop` (or the end); `end` receives the
+// offset where it stopped.
+FileDigest DigestReader(Result<std::unique_ptr<RecordReader>> reader,
+                        const RecordReaderOptions& options, uint64_t stop, uint64_t* end) {
   FileDigest out;
   out.compression = options.compression;
   *end = options.start_offset;
-  Result<std::unique_ptr<RecordReader>> reader = RecordReader::Open(path, options);
   if (!reader.ok()) {
     out.status = reader.status();
     return out;
@@ -69,6 +68,11 @@ FileDigest DigestRange(const std::string& path, const RecordReaderOptions& optio
   out.error_offset = r.error_offset();
   *end = r.position();
   return out;
+}
+
+FileDigest DigestRange(const std::string& path, const RecordReaderOptions& options, uint64_t stop,
+                       uint64_t* end) {
+  return DigestReader(RecordReader::Open(path, options), options, stop, end);
 }
 
 // A large uncompressed file in parallel parts, as CountRecords counts one:
@@ -84,7 +88,14 @@ FileDigest DigestFile(const std::string& path, const RecordReaderOptions& option
     Result<std::unique_ptr<ByteSource>> source = OpenFileSource(path);
     if (source.ok()) {
       size = (*source)->size();
-      if (size && opts.compression == Compression::kAuto) {
+      if (!size) {
+        // A pipe, FIFO or device is read once, by this open: a second open
+        // would find its first bytes gone (or wait for a writer that is done).
+        uint64_t end;
+        return DigestReader(RecordReader::FromSource(std::move(*source), opts), opts,
+                            std::numeric_limits<uint64_t>::max(), &end);
+      }
+      if (opts.compression == Compression::kAuto) {
         std::string prefix(64 * 1024, '\0');
         Result<size_t> n = (*source)->Read(prefix);
         if (n.ok()) opts.compression = DetectCompression(prefix.substr(0, *n));

@@ -644,7 +644,7 @@ Status Runner::Consume(RunReport& report) {
   }
   const auto start = Clock::now();
   auto last_progress = start;
-  std::optional<Clock::time_point> steady_start;  // the first step's input ready
+  std::optional<Clock::time_point> steady_start;  // the first step done
   uint64_t first_records = 0;
   WaitHistogram waits;
   double steady_waited = 0;
@@ -691,7 +691,6 @@ Status Runner::Consume(RunReport& report) {
       }
       const bool first = !steady_start;
       if (first) {
-        steady_start = Clock::now();
         report.first_batch_seconds = Since(start);
       } else {
         waits.Add(waited);
@@ -699,6 +698,9 @@ Status Runner::Consume(RunReport& report) {
       }
       TFDIST_RETURN_IF_ERROR(Step(report));
       if (first) {
+        // The steady state is the steps after this one: its window starts
+        // here, or the first step's time would be divided among the others.
+        steady_start = Clock::now();
         for (const Replica* r : replicas_) first_records += r->report.records;
       }
       if (Interrupted()) return Status::Cancelled("interrupted");

@@ -104,7 +104,7 @@ def test_streams(tmp):
     n = records_of(GOOD)
     gz = gzip.compress(good)
     for name, data, records in (("raw", good, n), ("gzip", gz, n)):
-        for cmd in ("count", "verify"):
+        for cmd in ("count", "verify", "digest"):
             fifo = os.path.join(tmp, f"fifo-{cmd}-{name}")
             os.mkfifo(fifo)
             feed_fifo(fifo, data)
@@ -123,7 +123,7 @@ def test_streams(tmp):
               f"cat of a {name} FIFO: not {records} records")
         os.unlink(fifo)
     # Damage on a FIFO and on a pipe is found, with its offset.
-    for cmd in ("count", "verify", "cat"):
+    for cmd in ("count", "verify", "digest", "cat"):
         fifo = os.path.join(tmp, f"fifo-bad-{cmd}")
         os.mkfifo(fifo)
         feed_fifo(fifo, bad)

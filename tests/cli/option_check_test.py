@@ -69,6 +69,12 @@ CASES = [
                             ("take", "--trace-timeout"), ("layout", "--trace-timeout"),
                             ("run", "--trace-timeout"))
 ] + [
+    # A rate above 0, said in those words (not CLI11's "not in range 0.000000
+    # to" and the largest double's 309 digits).
+    (["run", "--target-steps-per-s", value, "range(3)"],
+     f"--target-steps-per-s: must be above 0; got {value}")
+    for value in ("0", "-1", "-0.5", "0e3")
+] + [
     (["reshard", ONE, "-o", "sub/", "--num-shards", "2"],
      "--output needs a prefix of file names, such as out/part; got 'sub/'"),
     (["reshard", ONE, "-o", "", "--num-shards", "2"],

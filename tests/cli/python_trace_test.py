@@ -7,6 +7,7 @@
 # Usage: python_trace_test.py TFDIST
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -58,6 +59,7 @@ def main():
         check_guide()
         check_official(files_py)
         check_class_reader()
+        check_define_hints()
         check_bert(files_py)
         check_tfx()
         check_run(files_py)
@@ -147,6 +149,29 @@ def check_class_reader():
                   'params={"batch_size": 3, "drop_remainder": False}', expect=2)
     check("self._file_pattern is not set" in proc.stderr or "_file_pattern" in proc.stderr,
           f"class reader: a missing attribute is named: {proc.stderr}")
+
+
+def check_define_hints():
+    """A --define of text where a Python expression goes: the command the
+    hint prints, pasted into a shell as shown, passes the text."""
+    for text in ("data/train-*", "data/tr\"ain-*", "data/it's-*"):
+        args = ["layout", "--python", fixture("class_reader.py"), "--define",
+                f"file_pattern={text}", "--define", "is_training=False",
+                "--define", 'params={"batch_size": 3, "drop_remainder": False}']
+        proc = tfdist(*args, expect=2)
+        hint = proc.stderr.rsplit("quote it as a Python string: ", 1)
+        check(len(hint) == 2, f"--define {text}: no quoting hint: {proc.stderr}")
+        if len(hint) != 2:
+            continue
+        fixed = shlex.split(hint[1].strip())
+        check(len(fixed) == 2 and fixed[0] == "--define",
+              f"--define {text}: the hint is not one --define: {hint[1]}")
+        again = subprocess.run([checks.TFDIST, *args[:3], *fixed, *args[5:], "--format", "json"],
+                               capture_output=True, text=True, timeout=120)
+        check("SyntaxError" not in again.stderr and "quote it" not in again.stderr,
+              f"--define {text}: the hinted {hint[1].strip()} fails again: {again.stderr}")
+        if text == "data/train-*":
+            check(again.returncode == 0, f"--define {text} as hinted: exit {again.returncode}")
 
 
 def check_bert(files_py):

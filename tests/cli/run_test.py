@@ -115,6 +115,16 @@ def main():
     check(timed["steady"]["steps_per_s"] <= 500, f"2 ms steps: {timed['steady']}")
     check(timed["step_ms"]["mean"] >= 2 and timed["step_ms"]["p99"] >= 2,
           f"the simulated step's measured length: {timed.get('step_ms')}")
+    # The steady state is the steps after the first, each about as long as
+    # the simulated step: the first step's time is not spread over them
+    # (3 steps of 50 ms made 2 steady steps in 150 ms, 13 steps/s). Measured
+    # against the report's own step length, so a loaded machine slows both.
+    short = json.loads(tfdist("run", long, "--device", "cpu", "--step-time-ms", "50",
+                              "--steps", "3", "--json").stdout)
+    per_step = short["steady"]["seconds"] * 1e3 / max(short["steady"]["steps"], 1)
+    check(short["steady"]["steps"] == 2 and per_step < 1.25 * short["step_ms"]["mean"],
+          f"a steady step of {per_step:.1f} ms for a {short['step_ms']['mean']:.1f} ms "
+          f"simulated step: {short['steady']}")
     # A missed target names its cause, whatever this machine's load: a 20 ms
     # step can never make 1000 steps/s, and no line says the input keeps up
     # and the target is missed without saying why.
