@@ -132,15 +132,17 @@ int Run(int argc, char** argv) {
   // CLI11 words an unknown command as "A subcommand is required"; say it plainly.
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;
-    bool known = false;
+    std::vector<std::string> commands;
     for (const CLI::App* sub : app.get_subcommands({})) {
       names += fmt::format("{}{}", names.empty() ? "" : ", ", sub->get_name());
-      known = known || sub->get_name() == argv[1];
+      commands.push_back(sub->get_name());
     }
-    if (!known) {
+    if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+      const std::string near = tfdist::cli::NearestName(argv[1], commands);
       return tfdist::cli::ReportError(
-          tfdist::Status::InvalidArgument(
-              fmt::format("unknown command '{}'; the commands are {}", argv[1], names)),
+          tfdist::Status::InvalidArgument(fmt::format(
+              "unknown command '{}'{}; the commands are {}", argv[1],
+              near.empty() ? "" : fmt::format(" (did you mean {}?)", near), names)),
           WantsJson(argc, argv));
     }
   }
