@@ -16,9 +16,9 @@
 
 namespace {
 
-using tfdist::proto::DenseParser;
 using tfdist::data::FeatureSpec;
 using tfdist::data::FeatureType;
+using tfdist::proto::DenseParser;
 
 struct DataSet {
   std::string name;

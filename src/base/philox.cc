@@ -3,8 +3,8 @@
 
 #include "tfdist/base/philox.h"
 
-#include <bit>
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <vector>
 
@@ -12,8 +12,8 @@ namespace tfdist {
 
 PyRandom::PyRandom(int64_t seed) {
   // |seed| as 32-bit words, least significant first; 0 is one word.
-  uint64_t magnitude = seed < 0 ? uint64_t{0} - static_cast<uint64_t>(seed)
-                                : static_cast<uint64_t>(seed);
+  uint64_t magnitude =
+      seed < 0 ? uint64_t{0} - static_cast<uint64_t>(seed) : static_cast<uint64_t>(seed);
   std::vector<uint32_t> key;
   do {
     key.push_back(static_cast<uint32_t>(magnitude));
@@ -37,8 +37,8 @@ PyRandom::PyRandom(int64_t seed) {
     if (++j >= key.size()) j = 0;
   }
   for (size_t k = n - 1; k > 0; --k) {
-    mt_[i] = (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * 1566083941u)) -
-             static_cast<uint32_t>(i);
+    mt_[i] =
+        (mt_[i] ^ ((mt_[i - 1] ^ (mt_[i - 1] >> 30)) * 1566083941u)) - static_cast<uint32_t>(i);
     if (++i >= n) {
       mt_[0] = mt_[n - 1];
       i = 1;

@@ -8,11 +8,11 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
+#include "tfdist/base/text.h"
+#include "tfdist/io/record_reader.h"
+#include "tfdist/proto/example_format.h"
 #include "validators.h"
 #include "vocabulary.h"
-#include "tfdist/base/text.h"
-#include "tfdist/proto/example_format.h"
-#include "tfdist/io/record_reader.h"
 
 namespace tfdist::cli {
 namespace {

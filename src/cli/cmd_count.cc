@@ -8,8 +8,8 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
-#include "vocabulary.h"
 #include "tfdist/base/text.h"
+#include "vocabulary.h"
 
 namespace tfdist::cli {
 namespace {

@@ -11,9 +11,9 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
-#include "vocabulary.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/record_digest.h"
+#include "vocabulary.h"
 
 namespace tfdist::cli {
 namespace {

@@ -8,8 +8,6 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
-#include "validators.h"
-#include "vocabulary.h"
 #include "tfdist/base/interrupt.h"
 #include "tfdist/base/random.h"
 #include "tfdist/base/text.h"
@@ -18,6 +16,7 @@
 #include "tfdist/io/reshard.h"
 #include "tfdist/proto/synthetic.h"
 #include "validators.h"
+#include "vocabulary.h"
 
 namespace tfdist::cli {
 namespace {
@@ -126,8 +125,7 @@ int RunGen(const GenOptions& o) {
     names.push_back(OutputName(o, *compression, f));
     Result<std::unique_ptr<io::AtomicFile>> file = (*set)->Create(names.back());
     if (!file.ok()) return ReportError(file.status(), json);
-    Result<std::unique_ptr<io::RecordWriter>> w =
-        io::RecordWriter::Open(std::move(*file), options);
+    Result<std::unique_ptr<io::RecordWriter>> w = io::RecordWriter::Open(std::move(*file), options);
     if (!w.ok()) return ReportError(w.status(), json);
     for (uint64_t i = 0; i < counts[f]; ++i, ++global) {
       if (Status s = gen.Next(f, i, global, record); !s.ok()) return ReportError(s, json);
@@ -196,7 +194,9 @@ void AddGenCommand(CLI::App& app, Action* action) {
                   "the file")
       ->default_str("{g}");
   AddOutputCompressionOption(*cmd, &o->compression, "")->default_str("none");
-  cmd->add_option("--level", o->level, "Compression level: -1 (default) ISA-L's fast deflate, about zlib's default size at several times its speed; 0 to 9 zlib's levels")
+  cmd->add_option("--level", o->level,
+                  "Compression level: -1 (default) ISA-L's fast deflate, about zlib's default size "
+                  "at several times its speed; 0 to 9 zlib's levels")
       ->check(CLI::Range(-1, 9));
   cmd->add_option("--seed", o->seed, "Random seed")->default_val(0)->check(UintAtLeast(0));
   cmd->add_flag("-f,--force", o->force,

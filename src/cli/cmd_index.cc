@@ -10,11 +10,11 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
-#include "vocabulary.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"
+#include "vocabulary.h"
 
 namespace tfdist::cli {
 namespace {

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,15 +13,15 @@
 #include <numeric>
 
 #include "commands.h"
+#include "distribute_args.h"
 #include "file_args.h"
 #include "pipeline_args.h"
 #include "report.h"
-#include "validators.h"
-#include "vocabulary.h"
-#include "distribute_args.h"
 #include "tfdist/base/text.h"
 #include "tfdist/distribute/layout.h"
 #include "tfdist/distribute/recommend.h"
+#include "validators.h"
+#include "vocabulary.h"
 
 namespace tfdist::cli {
 namespace {
@@ -58,14 +57,17 @@ std::string AutotuneText(const data::Pipeline& pipeline, const data::BuildOption
   std::string names;
   for (size_t i = 0; i < args.size(); ++i) names += (i ? ", " : "") + args[i];
   const int64_t cpus = data::AutotuneCpus(build);
-  if (build.cpus > 0) return fmt::format("autotune: {} = {} (AUTOTUNE, --cpus {})", names, cpus, cpus);
-  return fmt::format("autotune: {} = {} (AUTOTUNE: this machine's {} CPUs; --cpus N models "
-                     "another host)",
-                     names, cpus, cpus);
+  if (build.cpus > 0)
+    return fmt::format("autotune: {} = {} (AUTOTUNE, --cpus {})", names, cpus, cpus);
+  return fmt::format(
+      "autotune: {} = {} (AUTOTUNE: this machine's {} CPUs; --cpus N models "
+      "another host)",
+      names, cpus, cpus);
 }
 
 // The same as JSON: {"cpus", "from", "arguments"}, or null.
-nlohmann::ordered_json AutotuneJson(const data::Pipeline& pipeline, const data::BuildOptions& build) {
+nlohmann::ordered_json AutotuneJson(const data::Pipeline& pipeline,
+                                    const data::BuildOptions& build) {
   const std::vector<std::string> args = data::AutotunedArguments(pipeline);
   if (args.empty()) return nullptr;
   return {{"cpus", data::AutotuneCpus(build)},
@@ -76,9 +78,9 @@ nlohmann::ordered_json AutotuneJson(const data::Pipeline& pipeline, const data::
 // What a header says beside the decision: where the topology came from,
 // what AUTOTUNE resolved to, and what tracing a Python input function found.
 struct HeaderNotes {
-  std::string source_text;  // " (from Open MPI: worker 1 of 4)" or empty
-  std::string autotune;     // "autotune: ..." or empty
-  std::string trace;        // TraceHeader(): "input:" and "assumed:" lines, or empty
+  std::string source_text;               // " (from Open MPI: worker 1 of 4)" or empty
+  std::string autotune;                  // "autotune: ..." or empty
+  std::string trace;                     // TraceHeader(): "input:" and "assumed:" lines, or empty
   nlohmann::ordered_json source;         // JSON topology_source
   nlohmann::ordered_json autotune_json;  // JSON autotune, or null
   nlohmann::ordered_json trace_json;     // TraceJson(): input and assumptions, or {}
@@ -117,8 +119,7 @@ struct ReadAmplification {
   std::string why;
 };
 
-ReadAmplification AmplificationOf(const dist::Decision& d, const dist::Topology& t,
-                                  dist::Api api) {
+ReadAmplification AmplificationOf(const dist::Decision& d, const dist::Topology& t, dist::Api api) {
   const int64_t W = t.workers;
   if (W <= 1) return {};
   if (api == dist::Api::kFromFunction) {
@@ -176,16 +177,15 @@ nlohmann::ordered_json SummaryJson(const dist::LayoutSummary& l, dist::Api api) 
     w["files"] = r.files;
     w["records"] = r.records;
     w["dropped_records"] = r.dropped();
-    w["dropped"] = {{"remainder", r.dropped_remainder},
-                    {"skip", r.skipped},
-                    {"step", r.dropped_step}};
+    w["dropped"] = {
+        {"remainder", r.dropped_remainder}, {"skip", r.skipped}, {"step", r.dropped_step}};
     w["bytes"] = r.bytes;
     if (l.decision.batched) {
       w["batches"] = r.batches;
       w["empty_batches"] = r.empty_batches;
       w["idle_steps"] = r.idle_steps;
       w["batch_sizes"] = r.smallest_batch ? nlohmann::ordered_json{{"min", *r.smallest_batch},
-                                                                    {"max", *r.largest_batch}}
+                                                                   {"max", *r.largest_batch}}
                                           : nlohmann::ordered_json(nullptr);
     }
     w["bytes_read"] = r.bytes_read ? nlohmann::ordered_json(*r.bytes_read) : nullptr;
@@ -208,8 +208,8 @@ void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const HeaderNotes
   for (const auto& r : l.workers) {
     if (only && *only != r.worker) continue;
     fmt::print("{:>6}  {:>7}  {:>9}  {:>9}  {:>12}  {:>8}  {:>11}  {:>13}  {:>10}\n", r.worker,
-               r.files, r.records, r.dropped(), r.bytes, r.batches, BatchSizes(r),
-               r.empty_batches, r.idle_steps);
+               r.files, r.records, r.dropped(), r.bytes, r.batches, BatchSizes(r), r.empty_batches,
+               r.idle_steps);
   }
   if (d.batched) {
     fmt::print("steps: {}{}{}\n", l.steps, l.dropped_step ? " (the last one dropped)" : "",
@@ -220,10 +220,12 @@ void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const HeaderNotes
              l.DistinctRecords(), l.SharedInput() ? " (each worker reads them all)" : "",
              l.records_source);
   if (l.bytes_estimated) {
-    fmt::print("bytes: the dropped records' payload estimated from their files' (records were "
-               "counted, not read)\n");
+    fmt::print(
+        "bytes: the dropped records' payload estimated from their files' (records were "
+        "counted, not read)\n");
   }
-  if (!l.workers.empty() && records > 0) fmt::print("imbalance (max/mean records): {:.2f}\n", Imbalance(l));
+  if (!l.workers.empty() && records > 0)
+    fmt::print("imbalance (max/mean records): {:.2f}\n", Imbalance(l));
   // Bytes read from the files, when the pipeline ran (not for a summary
   // computed from record counts): the extremes, and the worker shown.
   std::optional<uint64_t> least, most;
@@ -241,8 +243,8 @@ void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const HeaderNotes
   } else if (least && *least == *most) {
     fmt::print("bytes read per worker: {}\n", *least);
   } else if (least) {
-    fmt::print("bytes read per worker: {} (worker {}) to {} (worker {})\n", *least, least_w,
-               *most, most_w);
+    fmt::print("bytes read per worker: {} (worker {}) to {} (worker {})\n", *least, least_w, *most,
+               most_w);
   }
   const ReadAmplification amplification = AmplificationOf(d, l.topology, api);
   if (!amplification.why.empty()) {
@@ -342,8 +344,9 @@ class TableSink : public dist::LayoutSink {
       fmt::print("[]* a replica with no data left: TensorFlow feeds it an empty batch\n");
     }
     if (abbreviated_) {
-      fmt::print("n:first..last a batch of n elements, from first to last (--format json lists "
-                 "them all)\n");
+      fmt::print(
+          "n:first..last a batch of n elements, from first to last (--format json lists "
+          "them all)\n");
     }
     if (last_dropped_) {
       fmt::print(
@@ -489,7 +492,8 @@ class JsonSink : public dist::LayoutSink {
   }
 
   Status OnWorkerEnd(const dist::WorkerSummary& r) override {
-    if (!worker_open_) fmt::print("{}{{\"worker\":{},\"elements\":[", items_++ ? "," : "", r.worker);
+    if (!worker_open_)
+      fmt::print("{}{{\"worker\":{},\"elements\":[", items_++ ? "," : "", r.worker);
     fmt::print("],\"files\":{}}}", Dump(r.file_names));
     worker_open_ = false;
     return Status::OK();
@@ -610,7 +614,8 @@ std::string RecommendedAction(const dist::Recommendation& r, dist::AutoShardPoli
   if (r.num_shards) {
     const uint64_t w = static_cast<uint64_t>(workers);
     return fmt::format(
-        "tfdist reshard --num-shards {} (the input's {} file{} into {}, {} per worker, about {} records "
+        "tfdist reshard --num-shards {} (the input's {} file{} into {}, {} per worker, about {} "
+        "records "
         "a worker), then FILE{}",
         *r.num_shards, data.files, data.files == 1 ? "" : "s", *r.num_shards, *r.num_shards / w,
         (data.records_read + w / 2) / w,
@@ -674,9 +679,9 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
     recommend_text += fmt::format(" (costs, lower is better: {})", CostsText(*recommended));
   }
   if (json) {
-    const dist::LayoutSummary& any =
-        *std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.summary.ok(); })
-             ->summary;
+    const dist::LayoutSummary& any = *std::find_if(rows.begin(), rows.end(), [](const Row& r) {
+                                        return r.summary.ok();
+                                      })->summary;
     nlohmann::ordered_json out = HeadJson(any.decision, d, notes);
     out.erase("policy");
     out.erase("split");

@@ -8,11 +8,11 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
-#include "validators.h"
-#include "vocabulary.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/file_list.h"
 #include "tfdist/io/reshard.h"
+#include "validators.h"
+#include "vocabulary.h"
 
 namespace tfdist::cli {
 namespace {
@@ -48,7 +48,9 @@ CLI::Option* AddRewriteArgs(CLI::App& cmd, RewriteArgs* a, std::string_view what
       ->required();
   CLI::Option* output = AddOutputCompressionOption(cmd, &a->output_compression, what);
   AddInputCompressionOption(cmd, &a->input_compression);
-  cmd.add_option("--level", a->level, "Compression level: -1 (default) ISA-L's fast deflate, about zlib's default size at several times its speed; 0 to 9 zlib's levels")
+  cmd.add_option("--level", a->level,
+                 "Compression level: -1 (default) ISA-L's fast deflate, about zlib's default size "
+                 "at several times its speed; 0 to 9 zlib's levels")
       ->check(CLI::Range(-1, 9));
   cmd.add_flag("-f,--force", a->force,
                "Replace existing outputs and (reshard) the whole old set PREFIX-*-of-* of the "

@@ -64,7 +64,9 @@ std::string StageWhat(const run::StageReport& s) {
   return s.what;
 }
 
-std::string Megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6); }
+std::string Megabytes(uint64_t bytes) {
+  return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6);
+}
 
 // The p99 wait per step, as a share of a simulated step, up to which the
 // input keeps up.
@@ -162,15 +164,15 @@ Verdict Judge(const run::RunReport& r, double step_time_ms, std::optional<double
   const double p99_ms = r.wait_p99_seconds * 1e3;
   if (step_time_ms > 0) {
     v.keeps_up = r.steady_steps > 0 && p99_ms <= kKeepsUpShare * step_time_ms;
-    v.text = r.steady_steps == 0
-                 ? "no verdict: one step is the warm-up alone (run more steps)"
-             : *v.keeps_up
-                 ? fmt::format("input keeps up: waited p99 {:.2f} ms per {:g} ms step (at most "
-                               "{:.0f}% of it)",
-                               p99_ms, step_time_ms, 100 * kKeepsUpShare)
-                 : fmt::format("input-bound: waited p99 {:.2f} ms per {:g} ms step (more than "
-                               "{:.0f}% of it)",
-                               p99_ms, step_time_ms, 100 * kKeepsUpShare);
+    v.text = r.steady_steps == 0 ? "no verdict: one step is the warm-up alone (run more steps)"
+             : *v.keeps_up       ? fmt::format(
+                                       "input keeps up: waited p99 {:.2f} ms per {:g} ms step (at most "
+                                             "{:.0f}% of it)",
+                                       p99_ms, step_time_ms, 100 * kKeepsUpShare)
+                           : fmt::format(
+                                 "input-bound: waited p99 {:.2f} ms per {:g} ms step (more than "
+                                 "{:.0f}% of it)",
+                                 p99_ms, step_time_ms, 100 * kKeepsUpShare);
   }
   if (target) {
     const double rate = SteadyStepsPerSecond(r);
@@ -226,10 +228,11 @@ nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::order
   out["wait_seconds"] = r.wait_seconds;
   out["wait_share"] = r.seconds > 0 ? r.wait_seconds / r.seconds : 0.0;
   out["first_batch_seconds"] = r.first_batch_seconds;
-  out["steady"] = {{"seconds", r.steady_seconds},
-                   {"steps", r.steady_steps},
-                   {"steps_per_s", SteadyStepsPerSecond(r)},
-                   {"records_per_s", Rate(static_cast<double>(r.steady_records), r.steady_seconds)}};
+  out["steady"] = {
+      {"seconds", r.steady_seconds},
+      {"steps", r.steady_steps},
+      {"steps_per_s", SteadyStepsPerSecond(r)},
+      {"records_per_s", Rate(static_cast<double>(r.steady_records), r.steady_seconds)}};
   out["wait_per_step_ms"] = {{"p50", r.wait_p50_seconds * 1e3}, {"p99", r.wait_p99_seconds * 1e3}};
   if (verdict.keeps_up) out["keeps_up"] = *verdict.keeps_up;
   if (!verdict.text.empty()) out["verdict"] = verdict.text;
@@ -247,23 +250,27 @@ nlohmann::ordered_json ReportJson(const run::RunReport& r, const nlohmann::order
   out["warnings"] = WarningTexts(r.decision);
   out["replicas"] = nlohmann::ordered_json::array();
   for (const auto& rr : r.replicas) {
-    out["replicas"].push_back({{"worker", rr.worker},
-                               {"replica", rr.replica},
-                               {"device", rr.device},
-                               {"records", rr.records},
-                               {"bytes", rr.bytes},
-                               {"wire_bytes", rr.wire_bytes},
-                               {"batches", rr.batches},
-                               {"empty_batches", rr.empty_batches},
-                               {"copy_seconds", rr.copy_seconds},
-                               {"h2d_gb_per_s", Rate(static_cast<double>(rr.wire_bytes) / 1e9,
-                                                     rr.copy_seconds)},
-                               {"pinned", rr.pinned}});
+    out["replicas"].push_back(
+        {{"worker", rr.worker},
+         {"replica", rr.replica},
+         {"device", rr.device},
+         {"records", rr.records},
+         {"bytes", rr.bytes},
+         {"wire_bytes", rr.wire_bytes},
+         {"batches", rr.batches},
+         {"empty_batches", rr.empty_batches},
+         {"copy_seconds", rr.copy_seconds},
+         {"h2d_gb_per_s", Rate(static_cast<double>(rr.wire_bytes) / 1e9, rr.copy_seconds)},
+         {"pinned", rr.pinned}});
   }
   out["stages"] = nlohmann::ordered_json::array();
   for (const auto& s : r.stages) {
-    out["stages"].push_back({{"name", s.name}, {"seconds", s.seconds}, {"bytes", s.bytes},
-                             {"items", s.items}, {"unit", s.unit}, {"what", StageWhat(s)}});
+    out["stages"].push_back({{"name", s.name},
+                             {"seconds", s.seconds},
+                             {"bytes", s.bytes},
+                             {"items", s.items},
+                             {"unit", s.unit},
+                             {"what", StageWhat(s)}});
   }
   return out;
 }
@@ -287,17 +294,19 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
                                    ? "feature columns (parse_example)"
                                    : "records (uint64 offsets + payloads)");
   if (io::ColdReads()) {
-    fmt::print("cache:    cold: each input file was evicted from the page cache before it was "
-               "read\n");
+    fmt::print(
+        "cache:    cold: each input file was evicted from the page cache before it was "
+        "read\n");
   }
   for (const auto& w : d.warnings) fmt::print("warning:  {}\n", TerminalText(WarningText(w)));
-  fmt::print("\ndelivered {} records ({}) in {} per-replica batches, {} step{}{}, {:.3f} s: "
-             "{:.0f} records/s, {:.1f} MB/s{}\n",
-             r.records, Megabytes(r.bytes), r.batches, r.steps, r.steps == 1 ? "" : "s",
-             r.epochs > 1 ? fmt::format(" over {} epochs", r.epochs) : "", r.seconds,
-             Rate(static_cast<double>(r.records), r.seconds),
-             Rate(static_cast<double>(r.bytes) / 1e6, r.seconds),
-             r.verified ? "; every batch verified" : "");
+  fmt::print(
+      "\ndelivered {} records ({}) in {} per-replica batches, {} step{}{}, {:.3f} s: "
+      "{:.0f} records/s, {:.1f} MB/s{}\n",
+      r.records, Megabytes(r.bytes), r.batches, r.steps, r.steps == 1 ? "" : "s",
+      r.epochs > 1 ? fmt::format(" over {} epochs", r.epochs) : "", r.seconds,
+      Rate(static_cast<double>(r.records), r.seconds),
+      Rate(static_cast<double>(r.bytes) / 1e6, r.seconds),
+      r.verified ? "; every batch verified" : "");
   if (r.workers.size() > 1) {
     std::string per;
     for (size_t i = 0; i < r.worker_bytes_read.size() && i < 16; ++i) {
@@ -314,9 +323,10 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
                            Compact(Rate(static_cast<double>(records[i]), r.seconds)));
     }
     if (records.size() > 16) rates += ", ...";
-    fmt::print("workers:  records/s per worker: {} ({} workers shared this host's CPUs, where "
-               "each host of the job runs one)\n",
-               rates, r.workers.size());
+    fmt::print(
+        "workers:  records/s per worker: {} ({} workers shared this host's CPUs, where "
+        "each host of the job runs one)\n",
+        rates, r.workers.size());
   }
   if (r.dropped_steps > 0) {
     fmt::print("dropped:  {} short step{} (one worker, statically shaped batches)\n",
@@ -328,7 +338,9 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
   for (const auto& s : r.stages) {
     const std::string mb = s.bytes ? fmt::format("{:.1f}", static_cast<double>(s.bytes) / 1e6) : "";
     const std::string mbs =
-        s.bytes && s.seconds > 0 ? fmt::format("{:.1f}", static_cast<double>(s.bytes) / 1e6 / s.seconds) : "";
+        s.bytes && s.seconds > 0
+            ? fmt::format("{:.1f}", static_cast<double>(s.bytes) / 1e6 / s.seconds)
+            : "";
     const std::string items =
         s.items && s.seconds > 0
             ? fmt::format("{} {}", Compact(static_cast<double>(s.items) / s.seconds), s.unit)
@@ -349,13 +361,14 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
                rr.device, rr.records, rr.bytes, rr.batches, rr.empty_batches, gbs);
   }
   const double share = r.seconds > 0 ? r.wait_seconds / r.seconds : 0;
-  const std::string first =
-      r.first_batch_seconds < 1 ? fmt::format("{:.2f} ms", r.first_batch_seconds * 1e3)
+  const std::string first = r.first_batch_seconds < 1
+                                ? fmt::format("{:.2f} ms", r.first_batch_seconds * 1e3)
                                 : fmt::format("{:.3f} s", r.first_batch_seconds);
-  fmt::print("\nfirst batch after {}; steady state (after it): {:.1f} global steps/s, {} "
-             "records/s\n",
-             first, SteadyStepsPerSecond(r),
-             Compact(Rate(static_cast<double>(r.steady_records), r.steady_seconds)));
+  fmt::print(
+      "\nfirst batch after {}; steady state (after it): {:.1f} global steps/s, {} "
+      "records/s\n",
+      first, SteadyStepsPerSecond(r),
+      Compact(Rate(static_cast<double>(r.steady_records), r.steady_seconds)));
   fmt::print("input wait per step: p50 {:.3f} ms, p99 {:.3f} ms ({:.0f}% of the run)\n",
              r.wait_p50_seconds * 1e3, r.wait_p99_seconds * 1e3, 100 * share);
   if (r.step_mean_seconds > 0) {
@@ -365,9 +378,10 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
   if (!verdict.text.empty()) {
     fmt::print("verdict: {}\n", verdict.text);
   } else {
-    fmt::print("no step was simulated, so the loop takes each batch as soon as it is ready and "
-               "always waits: these figures are the input's ceiling; --step-time-ms T gives a "
-               "verdict\n");
+    fmt::print(
+        "no step was simulated, so the loop takes each batch as soon as it is ready and "
+        "always waits: these figures are the input's ceiling; --step-time-ms T gives a "
+        "verdict\n");
   }
   if (!verdict.target_text.empty()) fmt::print("target: {}\n", verdict.target_text);
 }
@@ -432,10 +446,10 @@ int RunRun(const RunArgs& o) {
       std::string eta;
       if (p.total_steps && p.steps > 0 && *p.total_steps >= p.steps) {
         eta = fmt::format(", ETA {:.0f} s", p.seconds / static_cast<double>(p.steps) *
-                                               static_cast<double>(*p.total_steps - p.steps));
+                                                static_cast<double>(*p.total_steps - p.steps));
       }
-      fmt::print(stderr, "\r\033[Kstep {}{}: {} records, {:.1f} MB/s{}",
-                 p.steps, p.total_steps ? fmt::format("/{}", *p.total_steps) : "", p.records,
+      fmt::print(stderr, "\r\033[Kstep {}{}: {} records, {:.1f} MB/s{}", p.steps,
+                 p.total_steps ? fmt::format("/{}", *p.total_steps) : "", p.records,
                  Rate(static_cast<double>(p.bytes) / 1e6, p.seconds), eta);
       progress_shown = true;
     };

@@ -12,10 +12,10 @@
 #include "commands.h"
 #include "pipeline_args.h"
 #include "report.h"
-#include "validators.h"
-#include "vocabulary.h"
 #include "tfdist/base/text.h"
 #include "tfdist/data/pipeline.h"
+#include "validators.h"
+#include "vocabulary.h"
 
 namespace tfdist::cli {
 namespace {

@@ -8,9 +8,9 @@
 #include "commands.h"
 #include "file_args.h"
 #include "report.h"
-#include "vocabulary.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/byte_stream.h"
+#include "vocabulary.h"
 
 namespace tfdist::cli {
 namespace {

@@ -10,10 +10,10 @@
 #include <optional>
 #include <string>
 
-#include "tfdist/distribute/decide.h"
-#include "tfdist/distribute/launcher.h"
 #include "pipeline_args.h"
 #include "tfdist/base/result.h"
+#include "tfdist/distribute/decide.h"
+#include "tfdist/distribute/launcher.h"
 
 namespace tfdist::cli {
 

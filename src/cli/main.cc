@@ -22,8 +22,8 @@
 #include "commands.h"
 #include "report.h"
 #include "tfdist/base/interrupt.h"
-#include "vocabulary.h"
 #include "version.h"
+#include "vocabulary.h"
 
 namespace {
 
@@ -140,9 +140,9 @@ int Run(int argc, char** argv) {
     if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
       const std::string near = tfdist::cli::NearestName(argv[1], commands);
       return tfdist::cli::ReportError(
-          tfdist::Status::InvalidArgument(fmt::format(
-              "unknown command '{}'{}; the commands are {}", argv[1],
-              near.empty() ? "" : fmt::format(" (did you mean {}?)", near), names)),
+          tfdist::Status::InvalidArgument(
+              fmt::format("unknown command '{}'{}; the commands are {}", argv[1],
+                          near.empty() ? "" : fmt::format(" (did you mean {}?)", near), names)),
           WantsJson(argc, argv));
     }
   }

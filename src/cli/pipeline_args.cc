@@ -9,8 +9,8 @@
 
 #include "input_text.h"
 #include "report.h"
-#include "validators.h"
 #include "tfdist/base/text.h"
+#include "validators.h"
 
 namespace tfdist::cli {
 
@@ -109,10 +109,10 @@ Result<TraceRequest> MakeTraceRequest(const PipelineArgs& args, const TraceConte
     const size_t eq = d.find('=');
     const std::string name = d.substr(0, eq);
     if (eq == std::string::npos || !IsDottedName(name) || eq + 1 == d.size()) {
-      return Status::InvalidArgument(fmt::format(
-          "--define {}: expected NAME=EXPR, NAME a Python name or a dotted one "
-          "(FLAGS.batch_size), EXPR a Python expression",
-          d));
+      return Status::InvalidArgument(
+          fmt::format("--define {}: expected NAME=EXPR, NAME a Python name or a dotted one "
+                      "(FLAGS.batch_size), EXPR a Python expression",
+                      d));
     }
     r.defines.emplace_back(name, d.substr(eq + 1));
   }

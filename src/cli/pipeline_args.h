@@ -7,14 +7,13 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "tfdist/base/result.h"
 #include "python_trace.h"
+#include "tfdist/base/result.h"
 #include "tfdist/data/pipeline.h"
 
 namespace tfdist::cli {

@@ -20,12 +20,11 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "report.h"
-#include "trace_config.h"
-#include "tfdist/base/interrupt.h"
 #include "input_text.h"
 #include "report.h"
+#include "tfdist/base/interrupt.h"
 #include "tfdist/base/text.h"
+#include "trace_config.h"
 
 namespace tfdist::cli {
 namespace {
@@ -111,8 +110,8 @@ Status MakePipe(Fd& read_end, Fd& write_end) {
   // -I -S: none of the user's Python environment (PYTHON* variables, site
   // packages, the working folder) changes the trace; -B: no bytecode
   // written beside the stand-in.
-  const char* argv[] = {python.c_str(), "-I", "-S", "-B", "-c", kBootstrap, folder.c_str(), "3",
-                        nullptr};
+  const char* argv[] = {python.c_str(), "-I",           "-S", "-B",   "-c",
+                        kBootstrap,     folder.c_str(), "3",  nullptr};
   execv(python.c_str(), const_cast<char* const*>(argv));
   const char message[] = "tfdist: cannot start python3\n";
   [[maybe_unused]] ssize_t n = write(2, message, sizeof(message) - 1);
@@ -191,8 +190,7 @@ Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& inpu
     if (in.fd >= 0) fds[n++] = {in.fd, POLLOUT, 0};
     if (out.fd >= 0) fds[n++] = {out.fd, POLLIN, 0};
     if (answer.fd >= 0) fds[n++] = {answer.fd, POLLIN, 0};
-    if (poll(fds, static_cast<nfds_t>(n), n > 0 ? 100 : 10) < 0 && errno != EINTR &&
-        status.ok()) {
+    if (poll(fds, static_cast<nfds_t>(n), n > 0 ? 100 : 10) < 0 && errno != EINTR && status.ok()) {
       status = ErrnoError(errno, StatusCode::kInternal, "waiting for the trace");
     }
     for (int i = 0; i < n; ++i) {
@@ -247,17 +245,19 @@ Result<PythonTrace> ReadAnswerJson(const TraceRequest& request, const ChildOutco
   nlohmann::json j = ParseJson(child.answer);
   if (j.is_discarded() || !j.is_object()) {
     if (details) *details = Printed(child.output);
-    return Status::FailedPrecondition("the trace's answer is not JSON; is the interpreter a "
-                                      "Python 3 running tfdist's stand-in?");
+    return Status::FailedPrecondition(
+        "the trace's answer is not JSON; is the interpreter a "
+        "Python 3 running tfdist's stand-in?");
   }
   if (j.contains("error")) {
     const nlohmann::json& e = j["error"];
     std::string message = e.value("message", std::string("the trace failed"));
     if (child.timed_out || e.value("kind", std::string()) == "timeout") {
-      message = fmt::format("the trace did not finish within {:g} s; this line was running (the "
-                            "code may wait for input, loop, or do real work while it builds the "
-                            "dataset; --trace-timeout gives it longer)",
-                            request.timeout_seconds);
+      message = fmt::format(
+          "the trace did not finish within {:g} s; this line was running (the "
+          "code may wait for input, loop, or do real work while it builds the "
+          "dataset; --trace-timeout gives it longer)",
+          request.timeout_seconds);
     }
     if (e.contains("file")) {
       // The line as an integer only: converting any other number (1e60) to
@@ -293,7 +293,8 @@ Result<PythonTrace> ReadAnswerJson(const TraceRequest& request, const ChildOutco
   if (j.contains("global_seed")) {
     const nlohmann::json& s = j["global_seed"];
     t.global_seed_site = s.value("site", std::string());
-    if (s.contains("value") && s["value"].is_number_integer()) t.global_seed = s["value"].get<int64_t>();
+    if (s.contains("value") && s["value"].is_number_integer())
+      t.global_seed = s["value"].get<int64_t>();
   }
   for (const auto& c : j.value("worker_chains", nlohmann::json::array())) {
     t.worker_chains.push_back(c.get<std::string>());
@@ -375,8 +376,7 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
                         fmt::format("{}: cannot read the input function file", request.file));
     }
     if (!S_ISREG(st.st_mode)) {
-      return Status::InvalidArgument(
-          fmt::format("{}: not a file of Python code", request.file));
+      return Status::InvalidArgument(fmt::format("{}: not a file of Python code", request.file));
     }
     if (static_cast<uint64_t>(st.st_size) > kMaxPythonBytes) {
       return Status::InvalidArgument(
@@ -392,9 +392,8 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   if (!request.api.empty()) req["api"] = request.api;
   if (request.global_seed) req["global_seed"] = *request.global_seed;
   req["op_seed_offset"] = request.op_seed_offset;
-  req["context"] = {{"workers", request.workers},
-                    {"worker", request.worker},
-                    {"replicas", request.replicas}};
+  req["context"] = {
+      {"workers", request.workers}, {"worker", request.worker}, {"replicas", request.replicas}};
   // Names that are not UTF-8 go as \udcXX a byte: json.load then gives the
   // str os.fsdecode makes of them, which opens the file.
   const std::string input = DumpJson(req, true);
@@ -414,7 +413,8 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
                      "cannot start the trace: {} (too many processes)", std::strerror(errno)))
                : ErrnoError(errno, StatusCode::kInternal, "cannot start the trace");
   }
-  if (pid == 0) ExecChild(python, folder, in_r.fd, out_w.fd, ans_w.fd, request.memory_bytes, parent);
+  if (pid == 0)
+    ExecChild(python, folder, in_r.fd, out_w.fd, ans_w.fd, request.memory_bytes, parent);
   setpgid(pid, pid);
   in_r.Close();
   out_w.Close();
@@ -425,16 +425,16 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   struct sigaction ignore = {}, old_pipe = {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore, &old_pipe);
-  const Status supervised = Supervise(pid, in_w, out_r, ans_r, input, request.timeout_seconds,
-                                      child);
+  const Status supervised =
+      Supervise(pid, in_w, out_r, ans_r, input, request.timeout_seconds, child);
   sigaction(SIGPIPE, &old_pipe, nullptr);
   TFDIST_RETURN_IF_ERROR(supervised);
   if (child.interrupted) return Status::Cancelled("interrupted");
   const std::string where = request.file == "-" ? "the input function" : request.file;
   if (child.answer_too_large) {
     return Status::InvalidArgument(fmt::format(
-        "{}: the trace's answer is over {} MiB (a pipeline listing that many file names?)",
-        where, kMaxAnswer >> 20));
+        "{}: the trace's answer is over {} MiB (a pipeline listing that many file names?)", where,
+        kMaxAnswer >> 20));
   }
   if (child.timed_out && child.answer.empty()) {
     if (details) *details = Printed(child.output);
@@ -450,9 +450,9 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   if (child.answer.empty()) {
     if (details) *details = Printed(child.output);
     if (child.output.find("MemoryError") != std::string::npos) {
-      return Status::InvalidArgument(fmt::format(
-          "{}: the trace ran out of memory (its limit is {} MiB)", where,
-          request.memory_bytes >> 20));
+      return Status::InvalidArgument(
+          fmt::format("{}: the trace ran out of memory (its limit is {} MiB)", where,
+                      request.memory_bytes >> 20));
     }
     // Not tfdist's failure: the interpreter is not a Python 3 that runs
     // the stand-in, or it crashed.

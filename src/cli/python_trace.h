@@ -18,8 +18,8 @@ namespace tfdist::cli {
 
 // What to trace and how.
 struct TraceRequest {
-  std::string file;                                         // "-": standard input
-  std::string entry;                                        // empty: the default choice
+  std::string file;                                          // "-": standard input
+  std::string entry;                                         // empty: the default choice
   std::vector<std::pair<std::string, std::string>> defines;  // NAME, Python expression
   // The input context the function receives (and the strategy's
   // num_replicas_in_sync): workers, one worker's index, replicas per worker.

@@ -77,8 +77,7 @@ std::string Describe(std::string_view message, const Advice& a) {
       return fmt::format("{}; use --policy DATA (or AUTO)", message);
     case Remedy::kDataPolicyOrMoreFiles:
       return fmt::format(
-          "{} (use --policy DATA, or split the data into more files with tfdist reshard)",
-          message);
+          "{} (use --policy DATA, or split the data into more files with tfdist reshard)", message);
     case Remedy::kPlanSteps:
       return fmt::format("{} Give --steps to plan that many global steps", message);
     case Remedy::kFewerSteps:

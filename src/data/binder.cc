@@ -579,10 +579,8 @@ Result<std::optional<std::string>> Binder::Opaque(const Expr& e) const {
 }
 
 Result<OpParams> Binder::Map(const Call& call, std::string_view name) const {
-  static constexpr Param kParams[] = {{"map_func", true},
-                                      {"num_parallel_calls", false},
-                                      {"deterministic", false},
-                                      {"name", false}};
+  static constexpr Param kParams[] = {
+      {"map_func", true}, {"num_parallel_calls", false}, {"deterministic", false}, {"name", false}};
   TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
   MapOp p;
   TFDIST_ASSIGN_OR_RETURN(std::optional<std::string> opaque, Opaque(*b[0]));
@@ -602,7 +600,7 @@ Result<OpParams> Binder::Filter(const Call& call, std::string_view name) const {
   TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
   FilterOp p;
   TFDIST_ASSIGN_OR_RETURN(std::optional<std::string> opaque, Opaque(*b[0]));
-  p.function = opaque                             ? *opaque
+  p.function = opaque                              ? *opaque
                : b[0]->kind == Expr::Kind::kLambda ? std::string("lambda")
                                                    : ExprText(*b[0]);
   return OpParams(std::move(p));

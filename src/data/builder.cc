@@ -320,9 +320,9 @@ BuildOptions Builder::InnerOptions(uint64_t seed) const {
 
 bool Builder::IgnoresErrors() const {
   return options_.errors_ignored ||
-         std::any_of(pipeline_.ops.begin() + static_cast<std::ptrdiff_t>(index_),
-                     pipeline_.ops.end(),
-                     [](const Op& op) { return std::holds_alternative<IgnoreErrorsOp>(op.params); });
+         std::any_of(
+             pipeline_.ops.begin() + static_cast<std::ptrdiff_t>(index_), pipeline_.ops.end(),
+             [](const Op& op) { return std::holds_alternative<IgnoreErrorsOp>(op.params); });
 }
 
 SeedPair Builder::Seeds(std::optional<int64_t> op_seed) {

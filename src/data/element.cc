@@ -7,8 +7,8 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "tfdist/data/dataset.h"
 #include "tfdist/base/text.h"
+#include "tfdist/data/dataset.h"
 
 namespace tfdist::data {
 

@@ -229,17 +229,17 @@ class ParallelInterleave final : public Iterator {
       if (bytes_read != nullptr && reader) bytes_read->fetch_add(reader->position());
     }
     std::atomic<uint64_t>* bytes_read = nullptr;  // InterleaveOptions::bytes_read
-    Element input;                              // the file name
-    const std::string* path = nullptr;          // interned input.bytes
-    std::unique_ptr<io::RecordReader> reader;   // touched only by the task filling it
-    std::unique_ptr<RecordIdReader> ids;        // the same; record ids: reads them
-    std::deque<std::shared_ptr<Packet>> queue;  // read ahead (under mu_)
-    std::deque<std::shared_ptr<Packet>> local;  // taken from queue (consumer only)
-    size_t next = 0;                            // next item of local.front()
-    uint64_t queue_bytes = 0;                   // payload bytes in queue
-    uint64_t queue_records = 0;                 // records in queue
-    bool task = false;                          // a fill task is scheduled or running
-    bool done = false;                          // the input ended (queue may still hold elements)
+    Element input;                                // the file name
+    const std::string* path = nullptr;            // interned input.bytes
+    std::unique_ptr<io::RecordReader> reader;     // touched only by the task filling it
+    std::unique_ptr<RecordIdReader> ids;          // the same; record ids: reads them
+    std::deque<std::shared_ptr<Packet>> queue;    // read ahead (under mu_)
+    std::deque<std::shared_ptr<Packet>> local;    // taken from queue (consumer only)
+    size_t next = 0;                              // next item of local.front()
+    uint64_t queue_bytes = 0;                     // payload bytes in queue
+    uint64_t queue_records = 0;                   // records in queue
+    bool task = false;                            // a fill task is scheduled or running
+    bool done = false;                            // the input ended (queue may still hold elements)
     Status status;
   };
 

@@ -156,7 +156,9 @@ class RebatchDataset final : public Dataset {
  public:
   RebatchDataset(DatasetPtr input, std::vector<int64_t> sizes, bool drop,
                  std::shared_ptr<ReadCounters> counters)
-      : input_(std::move(input)), sizes_(std::move(sizes)), drop_(drop),
+      : input_(std::move(input)),
+        sizes_(std::move(sizes)),
+        drop_(drop),
         counters_(std::move(counters)) {}
   Result<std::unique_ptr<Iterator>> MakeIterator() const override {
     TFDIST_ASSIGN_OR_RETURN(auto in, input_->MakeIterator());

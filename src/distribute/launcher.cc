@@ -1,12 +1,12 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Worker index and count from TF_CONFIG, Open MPI, Slurm or torchrun.
 
+#include "tfdist/distribute/launcher.h"
+
 #include <fmt/format.h>
 
 #include <charconv>
 #include <nlohmann/json.hpp>
-
-#include "tfdist/distribute/launcher.h"
 
 namespace tfdist::dist {
 namespace {

@@ -2,12 +2,11 @@
 // Read by index: whether DATA sharding can seek to each worker's records
 // with index files (run --read-by-index).
 
-#include "plan.h"
-
 #include <fmt/format.h>
 
 #include <set>
 
+#include "plan.h"
 #include "tfdist/io/file_index.h"
 
 namespace tfdist::dist {

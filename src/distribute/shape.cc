@@ -36,8 +36,7 @@ bool HidesBatchSize(const Op& op) { return Is<data::MapOp>(op) || Is<data::Ignor
 // (auto_shard.cc's pass-through list, which holds MapDataset, PaddedBatch
 // and RebatchDataset, but neither UnbatchDataset nor IgnoreErrorsDataset).
 bool FileTransparent(const Op& op) {
-  return KeepsBatch(op) || Is<data::BatchOp>(op) || Is<data::MapOp>(op) ||
-         Is<data::RebatchOp>(op);
+  return KeepsBatch(op) || Is<data::BatchOp>(op) || Is<data::MapOp>(op) || Is<data::RebatchOp>(op);
 }
 
 // The batch dimension of the elements' spec, when static: the last op that
@@ -124,9 +123,9 @@ PipelineShape Analyze(const data::Pipeline& p) {
         // reads files, and shards the file names of each (ShardFiles).
         const PipelineShape& other = joined_shape(i);
         if (!other.file_blocker.empty()) {
-          s.file_blocker = fmt::format("concatenate() ({}) joins a dataset where {}",
-                                       data::DescribePosition(p.text, ops[i].pos),
-                                       other.file_blocker);
+          s.file_blocker =
+              fmt::format("concatenate() ({}) joins a dataset where {}",
+                          data::DescribePosition(p.text, ops[i].pos), other.file_blocker);
           break;
         }
         continue;
@@ -158,9 +157,8 @@ PipelineShape Analyze(const data::Pipeline& p) {
     if (const auto* b = std::get_if<data::BatchOp>(&ops[i].params)) {
       s.batched = true;
       if (b->batch_size.symbol == data::IntArg::Symbol::kLiteral && !size_hidden &&
-          std::all_of(joined.begin(), joined.end(), [&](const std::optional<int64_t>& g) {
-            return g == b->batch_size.value;
-          })) {
+          std::all_of(joined.begin(), joined.end(),
+                      [&](const std::optional<int64_t>& g) { return g == b->batch_size.value; })) {
         s.global_batch_size = b->batch_size.value;
       }
       s.drop_remainder = b->drop_remainder;
@@ -177,11 +175,12 @@ PipelineShape Analyze(const data::Pipeline& p) {
   if (s.batched && !s.global_batch_size) s.global_batch_size = StaticBatchDimension(ops);
   for (const data::Op& op : ops) {
     if (const auto* f = std::get_if<data::FilterOp>(&op.params); f && s.filter.empty()) {
-      s.filter = fmt::format("filter({}) ({})", f->function, data::DescribePosition(p.text, op.pos));
+      s.filter =
+          fmt::format("filter({}) ({})", f->function, data::DescribePosition(p.text, op.pos));
     }
     if (const auto* sh = std::get_if<data::ShardOp>(&op.params)) {
-      s.shards_by_context = s.shards_by_context ||
-                            sh->index.symbol == data::IntArg::Symbol::kInputPipelineId;
+      s.shards_by_context =
+          s.shards_by_context || sh->index.symbol == data::IntArg::Symbol::kInputPipelineId;
     }
   }
   // repeat() forever makes the stream endless; a take(n >= 0) after it, or a

@@ -49,8 +49,8 @@ std::optional<Warning> UnevenFilesWarning(const std::vector<uint64_t>& records, 
       WarningKind::kUnevenFiles,
       fmt::format("FILE sharding over uneven files: records per worker {} (max/mean {:.2f}){}",
                   counts, static_cast<double>(*hi) / mean,
-                  batched ? fmt::format("; {} step{} with replicas fed empty batches",
-                                        padded_steps, padded_steps == 1 ? "" : "s")
+                  batched ? fmt::format("; {} step{} with replicas fed empty batches", padded_steps,
+                                        padded_steps == 1 ? "" : "s")
                           : ""),
       {}};
 }

@@ -350,7 +350,7 @@ bool RecordReader::Next(std::string_view* record,
   } else {
     // Keep no more than a record may hold, and only what arrives: memory
     // follows the bytes the input really yields, never the declared length.
-    const uint64_t keep = record == nullptr           ? 0
+    const uint64_t keep = record == nullptr            ? 0
                           : length <= max_record_size_ ? length
                                                        : kElidedRecordPrefix;
     scratch_.clear();

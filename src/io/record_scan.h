@@ -71,8 +71,8 @@ void ReadInParts(const std::string& path, const RecordReaderOptions& options, ui
   auto cut = [&](size_t k) { return size / num_parts * k; };
   tbb::parallel_for(size_t{0}, num_parts, [&](size_t k) {
     Part& part = parts[k];
-    part.begin = k == 0 ? std::optional<uint64_t>(0)
-                        : FindRecordStart(path, options, cut(k), cut(k + 1));
+    part.begin =
+        k == 0 ? std::optional<uint64_t>(0) : FindRecordStart(path, options, cut(k), cut(k + 1));
     if (!part.begin) return;
     RecordReaderOptions o = options;
     o.start_offset = *part.begin;

@@ -81,8 +81,8 @@ Result<RewriteSummary> Reshard(std::span<const std::string> inputs, const Reshar
   const std::string folder = OutputFolderOf(options.output_prefix);
   TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<OutputSet> set,
                           BeginOutputs({&folder, 1}, options, "reshard"));
-  TFDIST_RETURN_IF_ERROR(set->ExpectFamily(
-      {options.output_prefix, ShardFileSuffix(options.output_compression)}));
+  TFDIST_RETURN_IF_ERROR(
+      set->ExpectFamily({options.output_prefix, ShardFileSuffix(options.output_compression)}));
   Result<std::vector<Input>> scanned =
       ScanInputs(inputs, options, options.seed.has_value(), set.get());
   if (!scanned.ok()) return Explain(scanned.status());

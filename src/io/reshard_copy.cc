@@ -51,8 +51,7 @@ Status WriteError(const Output& out, Status s) {
                                           : ""));
 }
 
-Result<std::unique_ptr<ByteSink>> OpenOutput(Output& out, const RewriteOptions& o,
-                                             OutputSet& set) {
+Result<std::unique_ptr<ByteSink>> OpenOutput(Output& out, const RewriteOptions& o, OutputSet& set) {
   TFDIST_ASSIGN_OR_RETURN(out.file, set.Create(out.path));
   std::unique_ptr<ByteSink> sink = out.file->TakeSink(o.sync);
   if (o.wrap_sink) sink = o.wrap_sink(std::move(sink));

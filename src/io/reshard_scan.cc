@@ -44,8 +44,8 @@ Status RejectStream(std::unique_ptr<ByteSource> source, Compression c) {
   TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader,
                           RecordReader::FromSource(std::move(source), options));
   if (!reader->SkipRecord() && !reader->status().ok()) return reader->status();
-  return Status::InvalidArgument(fmt::format(
-      "{}: not a regular file; resharding and converting read each input twice", path));
+  return Status::InvalidArgument(
+      fmt::format("{}: not a regular file; resharding and converting read each input twice", path));
 }
 
 Result<Compression> DetectFileCompression(const std::string& path, Compression c) {

@@ -4,15 +4,15 @@
 #include <isa-l/igzip_lib.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <algorithm>
 #include <vector>
 
 #include "record_format.h"
-#include "tfdist/io/byte_stream.h"
 #include "tfdist/base/interrupt.h"
+#include "tfdist/io/byte_stream.h"
 
 namespace tfdist::io {
 namespace {
@@ -76,8 +76,8 @@ class InflatingSource final : public ByteSource {
       if (state_.avail_in != in_before) at_stream_start_ = false;
       if (rc != ISAL_DECOMP_OK) {
         return fail(Status::DataLoss(fmt::format("{}: invalid {} data at compressed byte {}: {}",
-                                                 name(), CompressionName(compression_),
-                                                 consumed(), IsalError(rc))));
+                                                 name(), CompressionName(compression_), consumed(),
+                                                 IsalError(rc))));
       }
       if (state_.block_state == ISAL_BLOCK_FINISH) {
         // The bytes igzip read ahead past the stream's end go back in front.

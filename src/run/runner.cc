@@ -204,7 +204,7 @@ struct Replica {
   int64_t worker;
   int64_t local;
   Channel<Packed> packed;
-  double pack_seconds = 0;  // written by its packer, read after join
+  double pack_seconds = 0;     // written by its packer, read after join
   std::optional<Packed> head;  // the consumer's next item
   ReplicaReport report;
 };
@@ -229,9 +229,9 @@ struct Worker {
   std::vector<std::unique_ptr<Replica>> replicas;
   std::thread producer;
   std::vector<std::unique_ptr<Packer>> packers;  // none: the producer packs
-  double read_seconds = 0;   // written by the producer, read after join
-  double split_seconds = 0;  // of read_seconds, the split
-  uint64_t fetched_bytes = 0;  // payloads fetched by offset (DATA read by index)
+  double read_seconds = 0;                       // written by the producer, read after join
+  double split_seconds = 0;                      // of read_seconds, the split
+  uint64_t fetched_bytes = 0;                    // payloads fetched by offset (DATA read by index)
   // Indexes found not to describe their files (read by scanning instead).
   std::vector<std::string> fetch_notes;
   uint64_t read_batches = 0;

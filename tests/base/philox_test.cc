@@ -17,11 +17,9 @@ using Block = std::array<uint32_t, 4>;
 TEST_CASE("Philox4x32-10 known answers") {
   CHECK(Philox::Block({0, 0, 0, 0}, {0, 0}) ==
         Block{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8});
-  CHECK(Philox::Block({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
-                      {0xffffffff, 0xffffffff}) ==
+  CHECK(Philox::Block({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}) ==
         Block{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd});
-  CHECK(Philox::Block({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
-                      {0xa4093822, 0x299f31d0}) ==
+  CHECK(Philox::Block({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}) ==
         Block{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1});
 }
 
@@ -58,7 +56,7 @@ TEST_CASE("PyRandom draws what CPython's random.Random(seed).randint does") {
   const Case cases[] = {
       {1, {577090037, 271041745, 0}},
       {0, {1654615998, 1806341205, 173879092}},
-      {-5, {1097127993, 1539898300, 124576495}},  // |seed|
+      {-5, {1097127993, 1539898300, 124576495}},                      // |seed|
       {(int64_t{1} << 40) + 7, {2044078442, 1077368710, 544390359}},  // two words
       {12345, {1789368711, 43676229, 1282648386}},
   };

@@ -14,8 +14,7 @@
 namespace tfdist::data {
 namespace {
 
-Result<std::vector<std::string>> Run(const std::string& expr, uint64_t seed = 1,
-                                     int passes = 1) {
+Result<std::vector<std::string>> Run(const std::string& expr, uint64_t seed = 1, int passes = 1) {
   TFDIST_ASSIGN_OR_RETURN(Pipeline p, ParsePipeline(expr));
   BuildOptions options;
   options.default_seed = seed;
@@ -68,8 +67,7 @@ TEST_CASE("from_tensors and from_tensor_slices of values: integers, strings, oth
   CHECK(Out("from_tensors(7)") == V{"7"});
   CHECK(Out("from_tensor_slices([])").empty());
   CHECK(Error("from_tensor_slices(3)").find("takes a list") != std::string::npos);
-  CHECK(Error("from_tensor_slices([lambda x: x])").find("expected a value") !=
-        std::string::npos);
+  CHECK(Error("from_tensor_slices([lambda x: x])").find("expected a value") != std::string::npos);
   // Integers are integers: range-like ops apply, parse_example does not.
   CHECK(Error("from_tensor_slices([1, 2]).map(parse_example({'a': FixedLenFeature([], "
               "tf.int64)}))")
@@ -82,16 +80,14 @@ TEST_CASE("unbatch gives each batch's items; it needs batches") {
   CHECK(Error("range(7).unbatch()") ==
         "column 10: unbatch() takes batches; here the elements are not batches (batch() them "
         "first)");
-  CHECK(Error("range(7).batch(2).unbatch().unbatch()").find("takes batches") !=
-        std::string::npos);
+  CHECK(Error("range(7).batch(2).unbatch().unbatch()").find("takes batches") != std::string::npos);
   CHECK(Error("range(4).batch(2).enumerate().unbatch()").find("takes batches") !=
         std::string::npos);
 }
 
 TEST_CASE("rebatch regroups across batch boundaries, cycling through its sizes") {
   CHECK(Out("range(10).batch(3).rebatch(4)") == V{"[0,1,2,3]", "[4,5,6,7]", "[8,9]"});
-  CHECK(Out("range(10).batch(3).rebatch(4, drop_remainder=True)") ==
-        V{"[0,1,2,3]", "[4,5,6,7]"});
+  CHECK(Out("range(10).batch(3).rebatch(4, drop_remainder=True)") == V{"[0,1,2,3]", "[4,5,6,7]"});
   CHECK(Out("range(6).batch(4).rebatch([2, 0, 1])") ==
         V{"[0,1]", "[]", "[2]", "[3,4]", "[]", "[5]"});
   CHECK(Out("range(0).batch(4).rebatch(2)").empty());
@@ -173,11 +169,14 @@ TEST_CASE("ignore_errors ends a damaged or missing file at its error and goes on
   const std::string b = dir.File("b");
   testing::WriteFile(b, testing::FlipByte(testing::Frame({"b0", "b1", "b2"}), 40));
   const std::string c = write("c", {"c0"});
-  const std::string files = "['" + a + "', '" + b + "', '" + dir.File("missing") + "', '" + c + "']";
+  const std::string files =
+      "['" + a + "', '" + b + "', '" + dir.File("missing") + "', '" + c + "']";
   CHECK(Out("tfrecord(" + files + ").ignore_errors()") == V{"a0", "a1", "b0", "b1", "c0"});
-  CHECK(Out("tfrecord(" + files + ", num_parallel_reads=2).apply(tf.data.experimental."
+  CHECK(Out("tfrecord(" + files +
+            ", num_parallel_reads=2).apply(tf.data.experimental."
             "ignore_errors())") == V{"a0", "b0", "a1", "b1", "c0"});
-  CHECK(Out("from_tensor_slices(" + files + ").interleave(tfrecord, cycle_length=2, "
+  CHECK(Out("from_tensor_slices(" + files +
+            ").interleave(tfrecord, cycle_length=2, "
             "num_parallel_calls=2).ignore_errors(log_warning=True)") ==
         V{"a0", "b0", "a1", "b1", "c0"});
   // It reaches the readers a cache() rebuilds and those of a joined dataset.
@@ -200,15 +199,15 @@ TEST_CASE("apply() takes parse_example_dataset, ignore_errors and unbatch") {
   REQUIRE(map.features.size() == 1);
   // ParseExampleDataset keeps the batch size static; a map() hides it.
   CHECK(dist::Analyze(*p).global_batch_size == 4);
-  Result<Pipeline> mapped =
-      ParsePipeline("tfrecord('x').batch(4).map(parse_example({'a': FixedLenFeature([], "
-                    "tf.int64)}))");
+  Result<Pipeline> mapped = ParsePipeline(
+      "tfrecord('x').batch(4).map(parse_example({'a': FixedLenFeature([], "
+      "tf.int64)}))");
   REQUIRE(mapped.ok());
   CHECK_FALSE(dist::Analyze(*mapped).global_batch_size);
   CHECK(Out("range(4).batch(2).apply(unbatch())") == V{"0", "1", "2", "3"});
   // A spec tfdist cannot see: the batch size stays static, nothing is parsed.
-  Result<Pipeline> unseen = ParsePipeline(
-      "tfrecord('x').batch(4).apply(parse_example_dataset(opaque(\"spec\")))");
+  Result<Pipeline> unseen =
+      ParsePipeline("tfrecord('x').batch(4).apply(parse_example_dataset(opaque(\"spec\")))");
   REQUIRE(unseen.ok());
   CHECK(std::get<MapOp>(unseen->ops[2].params).opaque == "spec");
   CHECK(dist::Analyze(*unseen).global_batch_size == 4);
@@ -251,8 +250,9 @@ TEST_CASE("concatenate and auto-sharding: FILE shards each joined dataset's file
   const std::string files = "tfrecord(['a', 'b'])";
   // A joined input without files: TensorFlow cannot FILE-shard it (AUTO: DATA).
   dist::PipelineShape s = ShapeOf(files + ".concatenate(range(3))");
-  CHECK(s.file_blocker.starts_with("concatenate() (column 22) joins a dataset where the "
-                                   "pipeline reads no files"));
+  CHECK(
+      s.file_blocker.starts_with("concatenate() (column 22) joins a dataset where the "
+                                 "pipeline reads no files"));
   // Both read files: TensorFlow shards the file names of each.
   s = ShapeOf(files + ".concatenate(list_files('c*').interleave(tfrecord))");
   CHECK(s.file_blocker.empty());

@@ -351,7 +351,8 @@ TEST_CASE("SHARD_HINT is filled in only by the HINT policy") {
   CHECK(Error("range(8).shard(SHARD_HINT, SHARD_HINT)") ==
         "column 16: shard(): SHARD_HINT stands for the worker count and index only under the HINT "
         "auto-shard policy");
-  CHECK(Evaluate("range(8).shard(SHARD_HINT, 0)", {}).status.advice().remedy == Remedy::kHintPolicy);
+  CHECK(Evaluate("range(8).shard(SHARD_HINT, 0)", {}).status.advice().remedy ==
+        Remedy::kHintPolicy);
   BuildOptions o;
   o.shard_hint = std::make_pair(int64_t{3}, int64_t{2});
   CHECK(Out("range(8).shard(tf.data.experimental.SHARD_HINT, SHARD_HINT)", o) == Seq({"2", "5"}));
@@ -366,21 +367,22 @@ TEST_CASE("HINT rewrites every shard(SHARD_HINT, i) to shard(W, w), ignoring i")
   CHECK(Out("range(8).shard(SHARD_HINT, 7)", o) == Seq({"2", "5"}));
   CHECK(Out("range(8).shard(-1, 1)", o) == Seq({"2", "5"}));
   // Every such shard, and nothing else: a numbered shard stays as written.
-  CHECK(Out("range(18).shard(SHARD_HINT, 0).shard(2, 1).shard(SHARD_HINT, 1)", o) ==
-        Seq({"17"}));
+  CHECK(Out("range(18).shard(SHARD_HINT, 0).shard(2, 1).shard(SHARD_HINT, 1)", o) == Seq({"17"}));
   // A numbered num_shards is not rewritten, so SHARD_HINT as its index
   // stays -1: out of range, whatever the policy.
-  const std::string index = "column 19: shard(): index must be in [0, num_shards); got SHARD_HINT "
-                            "for 2 shards (the HINT policy fills in only shard(SHARD_HINT, ...))";
+  const std::string index =
+      "column 19: shard(): index must be in [0, num_shards); got SHARD_HINT "
+      "for 2 shards (the HINT policy fills in only shard(SHARD_HINT, ...))";
   CHECK(Error("range(8).shard(2, SHARD_HINT)", o) == index);
   CHECK(Error("range(8).shard(2, SHARD_HINT)") == index);
   CHECK(Evaluate("range(8).shard(2, SHARD_HINT)", o).status.advice().remedy == Remedy::kNone);
 }
 
 TEST_CASE("a HINT shard must not be empty: TensorFlow's error when 0 < elements < workers") {
-  const std::string too_few = "column 10: shard(): Could not apply FILE based sharding: the "
-                              "dataset only has 2 file(s), which is not enough for the required "
-                              "3 shards/workers.";
+  const std::string too_few =
+      "column 10: shard(): Could not apply FILE based sharding: the "
+      "dataset only has 2 file(s), which is not enough for the required "
+      "3 shards/workers.";
   for (int64_t w = 0; w < 3; ++w) {
     CAPTURE(w);
     BuildOptions o;
@@ -767,7 +769,7 @@ std::vector<data::FeatureSpec> MapFeatures(const std::string& expr, bool* single
 }
 
 data::FeatureSpec Feature(std::string name, data::FeatureType type, std::vector<int64_t> shape,
-                           std::optional<data::FeatureValues> dflt = std::nullopt) {
+                          std::optional<data::FeatureValues> dflt = std::nullopt) {
   return data::FeatureSpec{std::move(name), type, std::move(shape), std::move(dflt)};
 }
 
@@ -991,8 +993,12 @@ TEST_CASE("the parser survives arbitrary text: an error, never a crash") {
     for (uint64_t i = 0, n = rng.Uniform(1, 6); i < n; ++i) {
       const size_t at = rng.Uniform(0, text.size() - 1);
       switch (rng.Uniform(0, 2)) {
-        case 0: text[at] = static_cast<char>(rng.Uniform(0, 255)); break;
-        case 1: text.erase(at, 1); break;
+        case 0:
+          text[at] = static_cast<char>(rng.Uniform(0, 255));
+          break;
+        case 1:
+          text.erase(at, 1);
+          break;
         default:
           text.insert(at, 1, "()[],.=:'\"-x1 {}"[rng.Uniform(0, 16)]);
           break;

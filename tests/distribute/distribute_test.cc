@@ -2,10 +2,6 @@
 // Distribution: TensorFlow's batch sizes per worker, both splits, launcher
 // environments, and properties over random topologies.
 
-#include "tfdist/distribute/launcher.h"
-#include "tfdist/distribute/layout.h"
-#include "tfdist/distribute/split.h"
-
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,6 +10,9 @@
 
 #include "file_index_internal.h"
 #include "test_util.h"
+#include "tfdist/distribute/launcher.h"
+#include "tfdist/distribute/layout.h"
+#include "tfdist/distribute/split.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_index.h"
 #include "tfdist/io/record_reader.h"
@@ -503,8 +502,8 @@ TEST_CASE("the FILE summary from record counts equals the summary of the full la
         // rewritten (a new file renamed over it changes the folder).
         const size_t n = files.size() - (stale ? 1 : 0);
         CHECK((*fast)->records_source ==
-              fmt::format("{} file{} from .tfdist-index, 0 from index files, {} by scanning{}",
-                          n, n == 1 ? "" : "s", stale ? 1 : 0,
+              fmt::format("{} file{} from .tfdist-index, 0 from index files, {} by scanning{}", n,
+                          n == 1 ? "" : "s", stale ? 1 : 0,
                           stale ? "; 1 stale .tfdist-index entry ignored"
                                 : "; folder names from its .tfdist-index"));
       }
@@ -527,7 +526,8 @@ TEST_CASE("the FILE summary takes record counts from up-to-date index files") {
   REQUIRE(io::StampIndex(dir.File("x0")).ok());
   testing::WriteFile(dir.File("x1.idx"), "0 17\n");  // describes another file: ignored
   REQUIRE(io::StampIndex(dir.File("x1")).ok());
-  auto p = data::ParsePipeline(fmt::format("list_files(\"{}/x?\").interleave(tfrecord).batch(2)", dir.path()));
+  auto p = data::ParsePipeline(
+      fmt::format("list_files(\"{}/x?\").interleave(tfrecord).batch(2)", dir.path()));
   REQUIRE(p.ok());
   DistributeOptions o;
   o.topology = {2, 1};
@@ -586,9 +586,9 @@ TEST_CASE("every record read is received or dropped, under DATA and OFF; streame
     const int64_t G = static_cast<int64_t>(rng.Uniform(1, 12));
     const int64_t skip = static_cast<int64_t>(rng.Uniform(0, 3)) == 0 ? 0 : rng.Uniform(0, 10);
     const bool drop = rng.Uniform(0, 2) == 0;
-    const std::string expr = fmt::format("range({}){}.batch({}{})", n,
-                                         skip ? fmt::format(".skip({})", skip) : "", G,
-                                         drop ? ", drop_remainder=True" : "");
+    const std::string expr =
+        fmt::format("range({}){}.batch({}{})", n, skip ? fmt::format(".skip({})", skip) : "", G,
+                    drop ? ", drop_remainder=True" : "");
     auto p = data::ParsePipeline(expr);
     REQUIRE(p.ok());
     for (AutoShardPolicy policy : {AutoShardPolicy::kData, AutoShardPolicy::kOff}) {

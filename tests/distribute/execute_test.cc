@@ -3,11 +3,11 @@
 // batches PlanLayout lays out, over random topologies, policies and splits.
 
 #include "tfdist/distribute/execute.h"
-#include "tfdist/distribute/layout.h"
 
 #include <doctest/doctest.h>
 
 #include "test_util.h"
+#include "tfdist/distribute/layout.h"
 #include "tfdist/io/record_writer.h"
 #include "tfdist/proto/synthetic.h"
 
@@ -104,7 +104,8 @@ TEST_CASE("every worker's stream equals its batches in the planned layout") {
         for (int64_t w = 0; w < W; ++w) {
           auto got = Stream(*ex, w);
           REQUIRE(got.ok());
-          CHECK(*got == Expected(layout->workers[static_cast<size_t>(w)], layout->decision.batched));
+          CHECK(*got ==
+                Expected(layout->workers[static_cast<size_t>(w)], layout->decision.batched));
         }
       }
     }
@@ -174,8 +175,8 @@ TEST_CASE("a second pass over a worker reshuffles, as each epoch does") {
     for (int r = 0; r < 64; ++r) REQUIRE((*w)->Write(fmt::format("r{}", r)).ok());
     REQUIRE((*w)->Close().ok());
   }
-  auto pipeline =
-      data::ParsePipeline(fmt::format("tfrecord(\"{}\").shuffle(64, seed=5).batch(8)", dir.File("e")));
+  auto pipeline = data::ParsePipeline(
+      fmt::format("tfrecord(\"{}\").shuffle(64, seed=5).batch(8)", dir.File("e")));
   REQUIRE(pipeline.ok());
   auto ex = Execution::Plan(*pipeline, DistributeOptions{}, data::BuildOptions{});
   REQUIRE(ex.ok());

@@ -88,7 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tfdist::proto::TextOptions options;
   options.max_values = data[0] & 1 ? 0 : 8;
   (void)tfdist::proto::PayloadToText(payload, options);
-  (void)tfdist::proto::PayloadToJson(payload).dump(-1, ' ', false,
-                                                   nlohmann::ordered_json::error_handler_t::replace);
+  (void)tfdist::proto::PayloadToJson(payload).dump(
+      -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   return 0;
 }

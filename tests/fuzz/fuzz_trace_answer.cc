@@ -15,8 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   request.file = "input_fn.py";
   std::string details;
   auto trace = tfdist::cli::ReadTraceAnswer(
-      request, std::string(reinterpret_cast<const char*>(data) + 1, size - 1),
-      "printed\n", (data[0] & 1) != 0, &details);
+      request, std::string(reinterpret_cast<const char*>(data) + 1, size - 1), "printed\n",
+      (data[0] & 1) != 0, &details);
   if (trace.ok() && trace->chain.empty()) __builtin_trap();  // said to name a pipeline
   return 0;
 }

@@ -7,10 +7,10 @@
 #include "tfdist/io/output_set.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>

@@ -10,9 +10,9 @@
 #include <map>
 #include <string>
 
-#include "tfdist/proto/example_format.h"
 #include "tfdist/io/file_list.h"
 #include "tfdist/io/record_reader.h"
+#include "tfdist/proto/example_format.h"
 
 namespace tfdist {
 namespace {

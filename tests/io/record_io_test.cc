@@ -2,11 +2,8 @@
 // RecordReader/RecordWriter: round trips, damage with exact offsets, fuzzing.
 
 #include <doctest/doctest.h>
-
-#include "tfdist/base/random.h"
-#include <zlib.h>
-
 #include <unistd.h>
+#include <zlib.h>
 
 #include <functional>
 #include <limits>
@@ -15,6 +12,7 @@
 #include <vector>
 
 #include "test_util.h"
+#include "tfdist/base/random.h"
 #include "tfdist/io/byte_stream.h"
 #include "tfdist/io/crc32c.h"
 #include "tfdist/io/record_fetch.h"
@@ -25,8 +23,8 @@
 namespace tfdist::io {
 namespace {
 
-using testing::FlipByte;
 using testing::Compress;
+using testing::FlipByte;
 using testing::Frame;
 using testing::Truncate;
 

@@ -931,19 +931,19 @@ TEST_CASE("entries one step from the encoding protobuf writes parse as protobuf 
   wide_len += '\0';
   wide_len += "x";
   const std::vector<std::string> entries = {
-      Len(1, Len(1, "x") + Len(2, Len(3, one))),                               // as written
-      Len(1, Len(1, "x") + Len(2, Len(3, ints))),                              // long list
-      Len(1, Len(1, "x") + Len(2, Len(3, ""))),                                // empty list
-      Len(1, Len(1, "x") + Len(2, "")),                                        // no list
-      Len(1, Len(1, "x") + Len(2, Len(3, one)) + VarintField(9, 1)),           // field after
-      Len(1, Len(1, "x") + Len(2, Len(3, one) + VarintField(9, 1))),           // in the value
-      Len(1, Len(1, "x") + Len(2, Len(3, one) + Len(3, one))),                 // two lists
+      Len(1, Len(1, "x") + Len(2, Len(3, one))),                                // as written
+      Len(1, Len(1, "x") + Len(2, Len(3, ints))),                               // long list
+      Len(1, Len(1, "x") + Len(2, Len(3, ""))),                                 // empty list
+      Len(1, Len(1, "x") + Len(2, "")),                                         // no list
+      Len(1, Len(1, "x") + Len(2, Len(3, one)) + VarintField(9, 1)),            // field after
+      Len(1, Len(1, "x") + Len(2, Len(3, one) + VarintField(9, 1))),            // in the value
+      Len(1, Len(1, "x") + Len(2, Len(3, one) + Len(3, one))),                  // two lists
       Len(1, Len(1, "x") + Len(2, Len(3, one)) + Len(2, Len(1, Len(1, "b")))),  // two values
-      Len(1, Len(2, Len(3, one)) + Len(1, "x")),                               // value first
-      Len(1, wide_len + Len(2, Len(3, one))),                                  // wide length
-      Len(1, Len(1, long_key) + Len(2, Len(3, one))),                          // long key
-      Len(1, Len(1, "x") + Len(2, Len(1, Len(1, "b")))),                       // other kind
-      Len(1, Len(1, "x")),                                                     // no value
+      Len(1, Len(2, Len(3, one)) + Len(1, "x")),                                // value first
+      Len(1, wide_len + Len(2, Len(3, one))),                                   // wide length
+      Len(1, Len(1, long_key) + Len(2, Len(3, one))),                           // long key
+      Len(1, Len(1, "x") + Len(2, Len(1, Len(1, "b")))),                        // other kind
+      Len(1, Len(1, "x")),                                                      // no value
   };
   for (size_t i = 0; i < entries.size(); ++i) {
     for (bool var_len : {false, true}) {

@@ -4,12 +4,13 @@
 // replicas, and each note once.
 
 #include "report.h"
-#include "wait_histogram.h"
 
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
+
+#include "wait_histogram.h"
 
 namespace tfdist::run {
 namespace {
@@ -138,9 +139,9 @@ namespace {
 TEST_CASE("WaitHistogram: quantiles within a bucket's width, in bounded memory") {
   WaitHistogram h;
   CHECK(h.Quantile(0.5) == 0);
-  for (int i = 0; i < 98; ++i) h.Add(0);      // most steps do not wait
-  h.Add(1e-3);                                // one waits 1 ms
-  h.Add(2.0);                                 // one 2 s (a shuffle buffer)
+  for (int i = 0; i < 98; ++i) h.Add(0);  // most steps do not wait
+  h.Add(1e-3);                            // one waits 1 ms
+  h.Add(2.0);                             // one 2 s (a shuffle buffer)
   CHECK(h.count() == 100);
   CHECK(h.Quantile(0.5) == 0);
   CHECK(h.Quantile(0.98) == 0);
@@ -152,7 +153,7 @@ TEST_CASE("WaitHistogram: quantiles within a bucket's width, in bounded memory")
   CHECK(g.Quantile(0.99) == doctest::Approx(990e-6).epsilon(0.07));
   g.Add(1e9);  // beyond the range: the last bucket, not a crash
   CHECK(g.Quantile(1.0) > 1e5);
-  g.Add(-1);   // a clock that stepped back counts as no wait
+  g.Add(-1);  // a clock that stepped back counts as no wait
   CHECK(g.count() == 1002);
 }
 

@@ -80,8 +80,8 @@ TEST_CASE("all workers run on host replicas receive exactly the planned layout")
         "list_files(\"{}/t{}f*\", shuffle=False).interleave(tfrecord, cycle_length=2)"
         ".shuffle(5).batch({}{})",
         dir.path(), trial, G, drop ? ", drop_remainder=True" : "");
-    for (dist::AutoShardPolicy policy :
-         {dist::AutoShardPolicy::kAuto, dist::AutoShardPolicy::kData, dist::AutoShardPolicy::kOff}) {
+    for (dist::AutoShardPolicy policy : {dist::AutoShardPolicy::kAuto, dist::AutoShardPolicy::kData,
+                                         dist::AutoShardPolicy::kOff}) {
       CAPTURE(expr);
       CAPTURE(W);
       CAPTURE(R);
@@ -111,7 +111,8 @@ TEST_CASE("all workers run on host replicas receive exactly the planned layout")
       for (const auto& s : layout->steps) steps += !s.dropped;
       CHECK(report->steps == steps);
       if (!drop) {
-        const uint64_t copies = policy == dist::AutoShardPolicy::kOff ? static_cast<uint64_t>(W) : 1;
+        const uint64_t copies =
+            policy == dist::AutoShardPolicy::kOff ? static_cast<uint64_t>(W) : 1;
         CHECK(report->records == total_records * copies);
         CHECK(report->bytes == total_bytes * copies);
       }

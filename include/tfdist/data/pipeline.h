@@ -151,7 +151,7 @@ struct MapOp {
   // one element in, one out (a traced function that parses nothing).
   std::string opaque;
   std::vector<FeatureSpec> features;  // in the dict's order; empty when opaque
-  bool single_example = false;       // parse_single_example: one record per element
+  bool single_example = false;        // parse_single_example: one record per element
   // apply(parse_example_dataset({...})): TensorFlow's ParseExampleDataset,
   // which, unlike a map(), keeps a batch size static (compute_batch_size
   // looks through it).
@@ -176,7 +176,8 @@ struct Pipeline {
   std::string text;  // the expression as given
 };
 
-// Parses a pipeline expression (doc/semantics.md, "Element order"; the grammar is the manual's PIPELINES). Whitespace, newlines and
+// Parses a pipeline expression (doc/semantics.md, "Element order"; the grammar is the manual's
+// PIPELINES). Whitespace, newlines and
 // '#' comments are free. Sources may be written with TensorFlow's prefixes
 // (tf.data.Dataset.list_files, tf.data.TFRecordDataset); the reader function
 // of interleave/flat_map may be `tfrecord`, `tf.data.TFRecordDataset`,

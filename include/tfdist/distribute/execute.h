@@ -169,7 +169,7 @@ class Execution {
   Topology topology_;
   bool read_by_index_ = false;
   data::RecordIds record_ids_ = data::RecordIds::kNone;  // what fetched records keep
-  bool same_for_all_ = false;  // every worker runs the same pipeline
+  bool same_for_all_ = false;                            // every worker runs the same pipeline
   std::vector<int64_t> workers_;
   std::vector<WorkerPlan> plans_;
 };

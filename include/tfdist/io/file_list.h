@@ -40,8 +40,8 @@ enum class MatchRule {
 // Error: InvalidArgument for no match, as `rule` says, or for an empty list
 // of patterns (which matches nothing); for a match that may be an index file
 // (Remedy::kMoveIndexes), or that is in a writer's staging folder
-// (".tfdist-staging", ".tfdist-staging.NAME": doc/outputs.md). A folder that exists but cannot be listed (no
-// permission, a symbolic link loop) is NotFound naming it and the reason, or
+// (".tfdist-staging", ".tfdist-staging.NAME": doc/outputs.md). A folder that exists but cannot be
+// listed (no permission, a symbolic link loop) is NotFound naming it and the reason, or
 // ResourceExhausted when out of file descriptors or memory.
 Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
                                       MatchRule rule = MatchRule::kEveryPattern);

@@ -22,10 +22,9 @@ namespace tfdist::io {
 // CACHE is $XDG_CACHE_HOME, else $HOME/.cache. A path is only the key: every
 // index is checked against its file's stamp (inode, size, modification and
 // change times; file_index.h) when it is read, so a file replaced at the same
-// path is not described by the old index. (Why a cache and not a folder beside the data: a sibling folder is
-// matched by globs over the parent, needs a writable parent, and is left
-// behind when the data moves; the cache needs none of that, and works for
-// read-only data.)
+// path is not described by the old index. (Why a cache and not a folder beside the data: a sibling
+// folder is matched by globs over the parent, needs a writable parent, and is left behind when the
+// data moves; the cache needs none of that, and works for read-only data.)
 //
 // SetIndexFolder(F) replaces the cache, for the whole process: every file's
 // index is then F/NAME.idx, by base name, and every folder's directory index

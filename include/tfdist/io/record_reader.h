@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 
-#include "tfdist/io/byte_stream.h"
 #include "tfdist/base/result.h"
 #include "tfdist/base/status.h"
+#include "tfdist/io/byte_stream.h"
 
 namespace tfdist::io {
 

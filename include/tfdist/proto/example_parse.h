@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "tfdist/base/result.h"
 #include "tfdist/data/dataset.h"
 #include "tfdist/data/features.h"
-#include "tfdist/base/result.h"
 
 namespace tfdist::proto {
 

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "tfdist/data/dataset.h"
-#include "tfdist/distribute/decide.h"
-#include "tfdist/data/pipeline.h"
 #include "tfdist/base/result.h"
+#include "tfdist/data/dataset.h"
+#include "tfdist/data/pipeline.h"
 #include "tfdist/device/staging.h"
+#include "tfdist/distribute/decide.h"
 
 namespace tfdist::run {
 
@@ -89,9 +89,9 @@ struct StageReport {
   // What the stage covers, in this API's terms; a front end names `option`
   // after it in its own (a flag, say).
   std::string what;
-  double seconds = 0;    // busy time, summed over the threads doing it
+  double seconds = 0;  // busy time, summed over the threads doing it
   uint64_t bytes = 0;
-  uint64_t items = 0;    // records or batches, as `unit` says
+  uint64_t items = 0;  // records or batches, as `unit` says
   std::string unit;
   Option option = Option::kNone;
 };
@@ -126,7 +126,7 @@ struct RunReport {
   double seconds = 0;
   double wait_seconds = 0;       // the consumer waited for input batches
   double copy_wait_seconds = 0;  // ... and for copies to finish
-  double step_seconds = 0;  // simulated training steps
+  double step_seconds = 0;       // simulated training steps
   // The warm-up and the steady state: from the start of the training loop
   // until the first step's input was ready (a shuffle buffer filled, the
   // first files opened), then from there to the end.
