@@ -6,9 +6,7 @@
 #include <tbb/parallel_for.h>
 #include <xxhash.h>
 
-#include <algorithm>
 #include <limits>
-#include <thread>
 #include <type_traits>
 
 #include "record_scan.h"
@@ -82,38 +80,20 @@ FileDigest DigestRange(const std::string& path, const RecordReaderOptions& optio
 // of one sequential read, in memory bounded by one reader per part.
 FileDigest DigestFile(const std::string& path, const RecordReaderOptions& options,
                       uint64_t min_part_size, size_t max_parts) {
-  RecordReaderOptions opts = options;
-  std::optional<uint64_t> size;
-  if (path != "-" && options.start_offset == 0) {
-    Result<std::unique_ptr<ByteSource>> source = OpenFileSource(path);
-    if (source.ok()) {
-      size = (*source)->size();
-      if (!size) {
-        // A pipe, FIFO or device is read once, by this open: a second open
-        // would find its first bytes gone (or wait for a writer that is done).
-        uint64_t end;
-        return DigestReader(RecordReader::FromSource(std::move(*source), opts), opts,
-                            std::numeric_limits<uint64_t>::max(), &end);
-      }
-      if (opts.compression == Compression::kAuto) {
-        std::string prefix(64 * 1024, '\0');
-        Result<size_t> n = (*source)->Read(prefix);
-        if (n.ok()) opts.compression = DetectCompression(prefix.substr(0, *n));
-      }
-    }
-  }
-  if (max_parts == 0) max_parts = std::max(1u, std::thread::hardware_concurrency());
-  const size_t num_parts = size ? static_cast<size_t>(std::min<uint64_t>(
-                                      max_parts, *size / std::max<uint64_t>(min_part_size, 1)))
-                                : 0;
+  // An open that fails is left to the sequential read, which words it.
+  PartsPlan plan = PlanParts(path, options, min_part_size, max_parts);
   uint64_t end;
-  if (opts.compression != Compression::kNone || num_parts < 2) {
+  if (plan.stream) {
+    return DigestReader(RecordReader::FromSource(std::move(plan.stream), plan.options),
+                        plan.options, std::numeric_limits<uint64_t>::max(), &end);
+  }
+  if (plan.num_parts < 2) {
     return DigestRange(path, options, std::numeric_limits<uint64_t>::max(), &end);
   }
   FileDigest total;
   total.compression = Compression::kNone;
   ReadInParts(
-      path, opts, *size, num_parts,
+      path, plan.options, *plan.size, plan.num_parts,
       [&path](const RecordReaderOptions& o, uint64_t stop, uint64_t* part_end) {
         return DigestRange(path, o, stop, part_end);
       },

@@ -512,40 +512,50 @@ std::optional<uint64_t> FindRecordStart(const std::string& path, const RecordRea
   return std::nullopt;
 }
 
+PartsPlan PlanParts(const std::string& path, const RecordReaderOptions& options,
+                    uint64_t min_part_size, size_t max_parts) {
+  PartsPlan plan;
+  plan.options = options;
+  if (path == "-") return plan;
+  Result<std::unique_ptr<ByteSource>> source = OpenFileSource(path);
+  if (!source.ok()) {
+    plan.status = source.status();
+    return plan;
+  }
+  plan.size = (*source)->size();
+  if (!plan.size) {
+    plan.stream = std::move(*source);
+    return plan;
+  }
+  if (plan.options.compression == Compression::kAuto) {
+    std::string prefix(64 * 1024, '\0');
+    Result<size_t> n = (*source)->Read(prefix);
+    if (n.ok()) plan.options.compression = DetectCompression(prefix.substr(0, *n));
+  }
+  if (plan.options.compression != Compression::kNone || options.start_offset != 0) return plan;
+  if (max_parts == 0) max_parts = std::max(1u, std::thread::hardware_concurrency());
+  plan.num_parts = static_cast<size_t>(
+      std::min<uint64_t>(max_parts, *plan.size / std::max<uint64_t>(min_part_size, 1)));
+  return plan;
+}
+
 RecordCount CountRecords(const std::string& path, const RecordReaderOptions& options,
                          uint64_t min_part_size, size_t max_parts) {
-  RecordReaderOptions opts = options;
-  std::optional<uint64_t> size;
-  if (path != "-") {
-    // Detect the compression once, up front, so the parts need not.
-    Result<std::unique_ptr<ByteSource>> source = OpenFileSource(path);
-    if (!source.ok()) {
-      RecordCount failed;
-      failed.compression = options.compression;
-      failed.status = source.status();
-      return failed;
-    }
-    size = (*source)->size();
-    if (!size) {
-      // A pipe, FIFO or device is read once, by this open: a second open
-      // would find its first bytes gone (or wait for a writer that is done).
-      uint64_t end;
-      return ScanReader(RecordReader::FromSource(std::move(*source), opts), opts,
-                        std::numeric_limits<uint64_t>::max(), &end);
-    }
-    if (opts.compression == Compression::kAuto) {
-      std::string prefix(64 * 1024, '\0');
-      Result<size_t> n = (*source)->Read(prefix);
-      if (n.ok()) opts.compression = DetectCompression(prefix.substr(0, *n));
-    }
+  // Detect the compression once, up front, so the parts need not.
+  PartsPlan plan = PlanParts(path, options, min_part_size, max_parts);
+  if (!plan.status.ok()) {
+    RecordCount failed;
+    failed.compression = options.compression;
+    failed.status = plan.status;
+    return failed;
   }
-  if (max_parts == 0) max_parts = std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t parts_by_size = size ? *size / std::max<uint64_t>(min_part_size, 1) : 0;
-  const size_t num_parts = static_cast<size_t>(std::min<uint64_t>(max_parts, parts_by_size));
-  if (opts.compression != Compression::kNone || options.start_offset != 0 || num_parts < 2) {
-    uint64_t end;
-    return ScanRange(path, opts, std::numeric_limits<uint64_t>::max(), &end);
+  RecordReaderOptions opts = plan.options;
+  uint64_t end;
+  if (plan.stream) {
+    return ScanReader(RecordReader::FromSource(std::move(plan.stream), opts), opts,
+                      std::numeric_limits<uint64_t>::max(), &end);
   }
+  if (plan.num_parts < 2) return ScanRange(path, opts, std::numeric_limits<uint64_t>::max(), &end);
 
   // Each part reads blocks that stay in its core's cache; two cores scanning
   // halves beat one core reading while another checks.
@@ -554,9 +564,9 @@ RecordCount CountRecords(const std::string& path, const RecordReaderOptions& opt
   RecordCount total;
   total.compression = Compression::kNone;
   ReadInParts(
-      path, opts, *size, num_parts,
-      [&path](const RecordReaderOptions& o, uint64_t stop, uint64_t* end) {
-        return ScanRange(path, o, stop, end);
+      path, opts, *plan.size, plan.num_parts,
+      [&path](const RecordReaderOptions& o, uint64_t stop, uint64_t* part_end) {
+        return ScanRange(path, o, stop, part_end);
       },
       [&total](const RecordCount& part) {
         Add(total, part);

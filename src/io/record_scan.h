@@ -9,10 +9,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "tfdist/base/status.h"
+#include "tfdist/io/byte_stream.h"
 #include "tfdist/io/record_reader.h"
 
 namespace tfdist::io {
@@ -46,6 +49,25 @@ size_t FindValidHeader(const char* data, size_t n);
 // fallback, since the parts are joined only where one ends at the next's start.
 std::optional<uint64_t> FindRecordStart(const std::string& path, const RecordReaderOptions& options,
                                         uint64_t from, uint64_t to);
+
+// What a reader in parallel parts learns from one open of `path` (not for
+// "-", which is read as it comes).
+struct PartsPlan {
+  // `options`, with the compression detected from the file's first 64 KiB
+  // where it was kAuto.
+  RecordReaderOptions options;
+  std::optional<uint64_t> size;  // none for "-" and for a stream
+  // A pipe, FIFO or device: read it from this open, once (a second open would
+  // find its first bytes gone, or wait for a writer that is done).
+  std::unique_ptr<ByteSource> stream;
+  Status status;  // the open's error
+  // Parts worth reading in parallel (ReadInParts wants 2 or more): 0 for a
+  // stream, a compressed file or a read from an offset, else the file's size
+  // over `min_part_size`, at most `max_parts` (0: the CPUs).
+  size_t num_parts = 0;
+};
+PartsPlan PlanParts(const std::string& path, const RecordReaderOptions& options,
+                    uint64_t min_part_size, size_t max_parts);
 
 // Reads the uncompressed file `path` of `size` bytes in `num_parts` (2 or
 // more) parallel parts, with the result of one sequential read: part k is
