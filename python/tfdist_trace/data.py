@@ -208,6 +208,10 @@ def _element_call(fn, element):
     return fn(element)
 
 
+# What an assumption about a function the trace cannot see begins with.
+_UNSEEN = "the trace cannot see this function (an unknown value); "
+
+
 class _Traced:
     """What running a function on a symbolic element showed."""
 
@@ -353,8 +357,9 @@ class Dataset:
         site = user_site()
         trace_function(predicate, self._element)  # its reads of the element's structure
         label = r.function_name(predicate)
-        assume(f"filter({label}): counted as keeping every element; the counts after it are "
-               f"upper bounds", site)
+        unseen = _UNSEEN if isinstance(predicate, Unknown) else ""
+        assume(f"filter({label}): {unseen}counted as keeping every element; the counts after "
+               f"it are upper bounds", site)
         return self._then("filter", f"filter(opaque({r.quote(label)}))", site=site)
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None,
@@ -362,7 +367,12 @@ class Dataset:
         site = user_site()
         traced = trace_function(map_func, self._element)
         label = r.function_name(map_func)
-        function = self._map_function(traced, label, site)
+        if isinstance(map_func, Unknown):
+            assume(f"map({label}): {_UNSEEN}counted as one element in, one out, order kept",
+                   site)
+            function = f"opaque({r.quote(label)})"
+        else:
+            function = self._map_function(traced, label, site)
         calls = "" if num_parallel_calls is None else \
             f", num_parallel_calls={render(num_parallel_calls, 'map(num_parallel_calls)')}"
         text = f"map({function}{calls})"
@@ -433,6 +443,10 @@ class Dataset:
                              f"element as a TFRecord file name (lambda f: "
                              f"tf.data.TFRecordDataset(f, ...)); lay out the datasets it builds "
                              f"on their own")
+        if isinstance(fn, Unknown):
+            assume(f"{op}({r.function_name(fn)}): {_UNSEEN}assumed it reads each file name "
+                   f"as one uncompressed TFRecord file, as tf.data.TFRecordDataset does", site)
+            return _reader_text(None, None), []
         if traced.error is not None:
             where = f" at {traced.site[0]}:{traced.site[1]}" if traced.site else ""
             raise TraceError(f"{op}(): running its function on a file name raised "
@@ -661,7 +675,7 @@ def _slices(value, what):
     """The elements from_tensor_slices makes of a Python value (sliced on
     its first dimension), and the structure of one element."""
     if isinstance(value, Unknown):
-        rows = value._attrs.get("_rows")
+        rows = (value._attrs or {}).get("_rows")
         if rows is not None:  # tf.zeros([n, ...]) and the like: n tensors
             return ["tensor"] * rows, tensor("element")
         if value._tensor:

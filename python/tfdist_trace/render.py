@@ -1,6 +1,7 @@
 # Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 """Python values as text of tfdist's pipeline grammar, and where code runs."""
 
+import functools
 import math
 import os
 import sys
@@ -116,10 +117,15 @@ def render(value, what):
 
 def function_name(fn):
     """How a function given to map()/filter() is named in the chain."""
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
-    inner = getattr(fn, "func", None)  # functools.partial
-    if name is None and inner is not None:
-        return f"partial({function_name(inner)})"
-    if name is None:
-        return type(fn).__name__
-    return name.replace("<locals>.", "").replace("<lambda>", "lambda")
+    partials = 0
+    while isinstance(fn, functools.partial):  # a partial of a partial: a loop
+        fn = fn.func
+        partials += 1
+    if isinstance(fn, Unknown):  # it has every attribute: named by its own name
+        name = fn._name
+    else:
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+        if not isinstance(name, str):
+            name = type(fn).__name__
+        name = name.replace("<locals>.", "").replace("<lambda>", "lambda")
+    return "partial(" * partials + name + ")" * partials

@@ -16,7 +16,7 @@ import types
 
 from . import data, standin
 from .render import exception_site
-from .values import NeedValue, TraceError, Unknown, WorkerDependent, setting
+from .values import NAME_LIMIT, NeedValue, TraceError, Unknown, WorkerDependent, setting
 
 CONTEXT_NAMES = ("input_context", "ctx", "input_ctx", "context")
 
@@ -55,6 +55,37 @@ def quote_hint(name, expr, error):
             f"Python string: --define {shlex.quote(f'{name}={literal}')}")
 
 
+_STRAY_BYTES = re.compile("[\udc80-\udcff]")
+
+
+def define_code(name, expr):
+    """The compiled expression of --define NAME=EXPR, and the function that
+    makes its value. A byte of the command line that is not UTF-8 (a file
+    name's) comes as the lone surrogate \\udcXX os.fsdecode makes, which
+    compile() cannot encode: it is compiled as a private-use character the
+    text does not hold, put back in the strings of the value, so
+    "data/\\udcff*" opens the file whose name holds the byte."""
+    if not _STRAY_BYTES.search(expr):
+        code = compile(expr, f"--define {name}", "eval", dont_inherit=True)
+        return code, lambda namespace: eval(code, namespace)
+    base = next(b for b in (0xF0000, 0x100000)
+                if not any(b <= ord(c) < b + 128 for c in expr))
+    code = compile(expr.translate({0xDC80 + i: base + i for i in range(128)}),
+                   f"--define {name}", "eval", dont_inherit=True)
+    back = {base + i: 0xDC80 + i for i in range(128)}
+
+    def restore(value):
+        if isinstance(value, str):
+            return value.translate(back)
+        if isinstance(value, (list, tuple)):
+            return type(value)(restore(v) for v in value)
+        if isinstance(value, dict):
+            return {restore(k): restore(v) for k, v in value.items()}
+        return value
+
+    return code, lambda namespace: restore(eval(code, namespace))
+
+
 class Failure(Exception):
     """An error to report: a message and, when known, the user's line.
     `not_input`: the function called does not look like an input function."""
@@ -70,21 +101,22 @@ def _display_name(unknown, namespaces):
     """An Unknown's name as the user's code spells it: a global (or self)
     that holds it or an ancestor of it, or a module under the name the code
     imported it as (`hvd.size` for horovod.tensorflow.size)."""
-    chain = []
+    chain = []  # the unknown, its parent, ...: linear, whatever the depth
     node = unknown
-    suffix = []
     while isinstance(node, Unknown):
-        chain.append((node, list(suffix)))
-        if node._parent is None:
-            break
-        suffix.insert(0, node._key)
+        chain.append(node)
         node = node._parent
+    depth = {id(node): i for i, node in enumerate(chain)}
     for namespace_name, namespace in namespaces:
         prefix = [namespace_name] if namespace_name else []
         for name, value in namespace.items():
-            for target, rest in chain:
-                if value is target and isinstance(target, Unknown):
-                    return ".".join(prefix + [name] + rest)
+            i = depth.get(id(value))
+            if i is not None and chain[i] is value:
+                rest = [str(node._key) for node in reversed(chain[:i])]
+                text = ".".join(prefix + [name] + rest)
+                if len(text) > NAME_LIMIT:
+                    text = text[:NAME_LIMIT] + "..."
+                return text
     return spell(unknown._name, namespaces)
 
 
@@ -166,6 +198,7 @@ class Tracer:
         self.entry_text = ""
         self.api = None
         self.values = {}  # define name -> evaluated value
+        self._unknowns = {}  # define name -> the unknown of --define NAME=UNKNOWN
         self.used = set()
         self.default_entry = False  # the entry was chosen without --entry
 
@@ -192,6 +225,8 @@ class Tracer:
                 raise Failure(f"{path}: not UTF-8 text")
         else:
             source = req.source
+            if _STRAY_BYTES.search(source):  # a byte that is not UTF-8, as \udcXX
+                raise Failure(f"{path}: not UTF-8 text")
         self.source = source
         lines = source.splitlines(True)
         linecache.cache[path] = (len(source), None, lines, path)
@@ -224,10 +259,11 @@ class Tracer:
     def _eval(self, name, expr, namespace):
         if expr.strip() == "UNKNOWN":
             # A value the user cannot give either (an object of another
-            # library): passed around as the unknown it is.
-            return setting(name)
+            # library): passed around as the unknown it is (the one bound
+            # before the file ran, which its default arguments hold).
+            return self._unknowns.setdefault(name, setting(name))
         try:
-            value = eval(compile(expr, f"--define {name}", "eval", dont_inherit=True), namespace)
+            value = define_code(name, expr)[1](namespace)
         except Exception as e:
             raise Failure(f"--define {name}={expr}: {type(e).__name__}: {e}"
                           + quote_hint(name, expr, e))
@@ -243,7 +279,7 @@ class Tracer:
         said = len(data.assumptions)
         for name, expr in self.request.defines:
             try:
-                compile(expr, f"--define {name}", "eval", dont_inherit=True)
+                evaluate = define_code(name, expr)[1]
             except SyntaxError as e:
                 # Never an expression, whatever the file defines: said
                 # before the file runs into the name it leaves undefined.
@@ -252,14 +288,26 @@ class Tracer:
             root = name.split(".")[0]
             if root == "self":
                 continue
-            if "." not in name:
+            if expr.strip() == "UNKNOWN":
+                # Bound before the file runs, as any other: a default
+                # argument (def f(parse_fn=parse_record)) or a module-level
+                # use reads it while the file loads.
+                value = self._unknowns.setdefault(name, setting(name))
+                if "." not in name:
+                    g[name] = value
+                    continue
+            elif "." not in name:
                 try:
-                    g[name] = eval(compile(expr, "<define>", "eval", dont_inherit=True),
-                                   self._base_namespace())
+                    g[name] = evaluate(self._base_namespace())
                 except Exception:
                     pass
-            elif root not in g:
+                continue
+            else:
+                value = None
+            if root not in g:
                 g[root] = types.SimpleNamespace()
+            if value is not None and isinstance(g[root], types.SimpleNamespace):
+                self._set_path(g[root], name.split(".")[1:], value, name)
         del data.assumptions[said:]  # said again when the defines are applied
 
     def _apply_defines(self):

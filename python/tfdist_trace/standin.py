@@ -94,7 +94,7 @@ def _shaped(name):
         out = tensor(f"tf.{name}(...)")
         rows = shape[0] if isinstance(shape, (list, tuple)) and shape else None
         if isinstance(rows, int) and not isinstance(rows, bool):
-            out._attrs["_rows"] = rows
+            out._rows = rows  # kept among its attributes
         return out
 
     return make

@@ -10,6 +10,7 @@ do not while a function is traced.
 """
 
 import dis
+import reprlib
 import sys
 
 
@@ -49,16 +50,71 @@ def _unpack_count(frame):
     return None
 
 
+# The most characters of an unknown's name that messages show: a name is
+# spelled on demand from the values it was computed from, so a chain of a
+# million operations costs a million small steps, not a million copies of
+# an ever longer text (and x = x + x a million times is no longer than this).
+NAME_LIMIT = 240
+_END = object()
+
+
+def _spell(parts):
+    """The text of a name made of strings and unknowns (their names); past
+    NAME_LIMIT characters its start and its end, "..." between them.
+    Iterative, whatever the depth."""
+    head = _spell_part(parts, NAME_LIMIT + 1, False)
+    if len(head) <= NAME_LIMIT:
+        return head
+    keep = (NAME_LIMIT - 3) // 2
+    return head[:keep] + "..." + _spell_part(parts, keep, True)[::-1]
+
+
+def _spell_part(parts, budget, backwards):
+    """The first `budget` characters of the name (reversed: its last ones,
+    the text reversed)."""
+    out = []
+    size = 0
+    stack = [reversed(parts) if backwards else iter(parts)]
+    while stack and size < budget:
+        part = next(stack[-1], _END)
+        if part is _END:
+            stack.pop()
+            continue
+        if isinstance(part, Unknown):
+            text = object.__getattribute__(part, "_text")
+            if text is None:
+                inner = object.__getattribute__(part, "_parts")
+                stack.append(reversed(inner) if backwards else iter(inner))
+                continue
+            part = text
+        if backwards:
+            part = part[::-1]
+        out.append(part)
+        size += len(part)
+    return "".join(out)[:budget]
+
+
+_repr = reprlib.Repr()
+_repr.maxstring = _repr.maxother = 60
+
+
 class Unknown:
     """A value the trace does not know (see the module's docstring)."""
 
-    __slots__ = ("_name", "_tensor", "_attrs", "_parent", "_key", "_origin", "_called",
-                 "__weakref__")
+    __slots__ = ("_parts", "_text", "_tensor", "_attrs", "_parent", "_key", "_origin",
+                 "_called", "__weakref__")
 
     def __init__(self, name, tensor=False, parent=None, key=None, origin=None, called=False):
-        object.__setattr__(self, "_name", name)
+        # `name`: its text, or a tuple of texts and the unknowns it was
+        # computed from (spelled when a message needs it).
+        if isinstance(name, tuple):
+            object.__setattr__(self, "_parts", name)
+            object.__setattr__(self, "_text", None)
+        else:
+            object.__setattr__(self, "_parts", (name,))
+            object.__setattr__(self, "_text", name)
         object.__setattr__(self, "_tensor", tensor)
-        object.__setattr__(self, "_attrs", {})
+        object.__setattr__(self, "_attrs", None)  # made when one is set
         object.__setattr__(self, "_parent", parent)
         object.__setattr__(self, "_key", key)
         # A value computed from an unknown remembers it: the unknown a
@@ -66,17 +122,28 @@ class Unknown:
         object.__setattr__(self, "_origin", origin)
         object.__setattr__(self, "_called", called)
 
+    @property
+    def _name(self):
+        text = object.__getattribute__(self, "_text")
+        if text is None:
+            text = _spell(object.__getattribute__(self, "_parts"))
+            object.__setattr__(self, "_text", text)
+        return text
+
     # Attributes: stable children (so `flags.FLAGS` is one object), and
     # assignments kept (options.x.y = 3; --define FLAGS.batch_size=32).
     def __getattr__(self, attr):
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
         attrs = object.__getattribute__(self, "_attrs")
+        if attrs is None:
+            attrs = {}
+            object.__setattr__(self, "_attrs", attrs)
         if attr not in attrs:
             if self._tensor and attr in _SHAPE_ATTRS:
-                attrs[attr] = Shape(f"{self._name}.{attr}")
+                attrs[attr] = Shape((self, f".{attr}"))
             else:
-                attrs[attr] = Unknown(f"{self._name}.{attr}", self._tensor, self, attr)
+                attrs[attr] = Unknown((self, f".{attr}"), self._tensor, self, attr)
         return attrs[attr]
 
     def origin(self):
@@ -84,14 +151,17 @@ class Unknown:
         return self._origin if self._origin is not None else self
 
     def __setattr__(self, attr, value):
+        if self._attrs is None:
+            object.__setattr__(self, "_attrs", {})
         self._attrs[attr] = value
 
     def __delattr__(self, attr):
-        self._attrs.pop(attr, None)
+        if self._attrs is not None:
+            self._attrs.pop(attr, None)
 
-    def _derive(self, text, *others, called=False):
+    def _derive(self, parts, *others, called=False):
         tensor = self._tensor or any(isinstance(o, Unknown) and o._tensor for o in others)
-        return Unknown(text, tensor, origin=self.origin(), called=called or self._called)
+        return Unknown(parts, tensor, origin=self.origin(), called=called or self._called)
 
     def _need(self, why):
         if self._tensor:
@@ -104,7 +174,7 @@ class Unknown:
         if len(args) == 1 and not kwargs and (isinstance(args[0], type) or
                                               callable(args[0]) and hasattr(args[0], "__code__")):
             return args[0]
-        return self._derive(f"{self._name}(...)", *args, *kwargs.values(), called=True)
+        return self._derive((self, "(...)"), *args, *kwargs.values(), called=True)
 
     def __mro_entries__(self, bases):
         # class Parser(some_unknown_module.Parser): a base that accepts anything.
@@ -120,7 +190,7 @@ class Unknown:
         return not issubclass(cls, _PLAIN)
 
     def __getitem__(self, key):
-        return self._derive(f"{self._name}[{key!r}]", key)
+        return self._derive((self, "[", _short(key), "]"), key)
 
     def __setitem__(self, key, value):
         pass
@@ -159,10 +229,24 @@ class Unknown:
         self._need("is used as a number")
         return 1.0
 
+    def __complex__(self):
+        self._need("is used as a number")
+        return 1j
+
+    # An unknown is one value wherever it goes: a copy is itself.
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce_ex__(self, protocol):
+        raise TraceError(f"{self._name} is pickled, but the trace does not know it")
+
     def __iter__(self):
         n = _unpack_count(sys._getframe(1))
         if n is not None:
-            return iter([self._derive(f"{self._name}[{i}]") for i in range(n)])
+            return iter([self._derive((self, f"[{i}]")) for i in range(n)])
         self._need("is iterated over")
         return iter(())
 
@@ -184,26 +268,32 @@ class Unknown:
     def __eq__(self, other):
         if other is self:
             return True
-        return self._derive(f"({self._name} == {_short(other)})", other)
+        return self._derive(("(", self, " == ", _short(other), ")"), other)
 
     def __ne__(self, other):
         if other is self:
             return False
-        return self._derive(f"({self._name} != {_short(other)})", other)
+        return self._derive(("(", self, " != ", _short(other), ")"), other)
 
 
 def _binary(symbol):
     def forward(self, other):
-        return self._derive(f"({self._name} {symbol} {_short(other)})", other)
+        return self._derive(("(", self, f" {symbol} ", _short(other), ")"), other)
 
     def reverse(self, other):
-        return self._derive(f"({_short(other)} {symbol} {self._name})", other)
+        return self._derive(("(", _short(other), f" {symbol} ", self, ")"), other)
 
     return forward, reverse
 
 
 def _short(value):
-    return value._name if isinstance(value, Unknown) else repr(value)
+    """A part of a name: an unknown itself, else a short repr."""
+    if isinstance(value, Unknown):
+        return value
+    try:
+        return _repr.repr(value)
+    except Exception:  # a user's __repr__ that fails
+        return f"<{type(value).__name__}>"
 
 
 for _op, _symbol in [("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"),
@@ -217,10 +307,20 @@ for _op, _symbol in [("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"),
 for _op, _symbol in [("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")]:
     setattr(Unknown, f"__{_op}__", _binary(_symbol)[0])
 
-Unknown.__neg__ = lambda self: self._derive(f"-{self._name}")
+for _op, _symbol in [("divmod", "divmod")]:
+    setattr(Unknown, f"__{_op}__", lambda self, other: self._derive(
+        ("divmod(", self, ", ", _short(other), ")"), other))
+    setattr(Unknown, f"__r{_op}__", lambda self, other: self._derive(
+        ("divmod(", _short(other), ", ", self, ")"), other))
+
+Unknown.__neg__ = lambda self: self._derive(("-", self))
 Unknown.__pos__ = lambda self: self
-Unknown.__abs__ = lambda self: self._derive(f"abs({self._name})")
-Unknown.__invert__ = lambda self: self._derive(f"~{self._name}")
+Unknown.__abs__ = lambda self: self._derive(("abs(", self, ")"))
+Unknown.__invert__ = lambda self: self._derive(("~", self))
+Unknown.__round__ = lambda self, n=None: self._derive(("round(", self, ")"))
+Unknown.__trunc__ = lambda self: self._derive(("trunc(", self, ")"))
+Unknown.__floor__ = lambda self: self._derive(("floor(", self, ")"))
+Unknown.__ceil__ = lambda self: self._derive(("ceil(", self, ")"))
 
 
 _PLAIN = (str, bytes, int, float, bool, list, tuple, dict, type(None))
@@ -238,15 +338,15 @@ class Shape(Unknown):
         super().__init__(name, tensor=True)
 
     def __call__(self, *args, **kwargs):
-        return Shape(f"{self._name}()")
+        return Shape((self, "()"))
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return Shape(f"{self._name}.{attr}")
+        return Shape((self, f".{attr}"))
 
     def __getitem__(self, key):
-        return Shape(f"{self._name}[{key!r}]")
+        return Shape((self, "[", _short(key), "]"))
 
     def __eq__(self, other):
         return True

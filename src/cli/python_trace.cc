@@ -241,6 +241,13 @@ std::string Printed(const std::string& output) {
 
 Result<PythonTrace> ReadAnswerJson(const TraceRequest& request, const ChildOutcome& child,
                                    std::string* details) {
+  if (JsonNestsDeeperThan(child.answer, kMaxJsonDepth)) {
+    if (details) *details = Printed(child.output);
+    return Status::FailedPrecondition(
+        fmt::format("the trace's answer nests deeper than {} levels, the most tfdist reads; is the "
+                    "interpreter a Python 3 running tfdist's stand-in?",
+                    kMaxJsonDepth));
+  }
   // Names that are not UTF-8 come as Python writes them, \udcXX a byte.
   nlohmann::json j = ParseJson(child.answer);
   if (j.is_discarded() || !j.is_object()) {

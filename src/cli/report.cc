@@ -298,7 +298,31 @@ std::string DumpAny(const Json& j, bool ascii) {
 std::string DumpJson(const nlohmann::ordered_json& j, bool ascii) { return DumpAny(j, ascii); }
 std::string DumpJson(const nlohmann::json& j, bool ascii) { return DumpAny(j, ascii); }
 
+bool JsonNestsDeeperThan(std::string_view text, size_t limit) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, a quote included
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
+
 nlohmann::json ParseJson(std::string text) {
+  if (JsonNestsDeeperThan(text, kMaxJsonDepth))
+    return nlohmann::json(nlohmann::json::value_t::discarded);
   const bool marked = MarkJsonByteEscapes(text);
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!marked || j.is_discarded()) return j;

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "python_trace.h"
+
 namespace tfdist::cli {
 namespace {
 
@@ -53,6 +55,41 @@ TEST_CASE("what is not JSON stays an error") {
   CHECK(ParseJson(R"({"a": \udcff})").is_discarded());    // outside a string
   CHECK(ParseJson("{\"a\": \"\xff\"}").is_discarded());   // a raw byte
   CHECK(ParseJson(std::string(100000, '[') + "\"\\udcff\"").is_discarded());
+}
+
+TEST_CASE("nesting deeper than kMaxJsonDepth is refused before it is parsed") {
+  const auto nested = [](size_t n) {
+    return R"j({"chain": "range(9)", "a": )j" + std::string(n, '[') + std::string(n, ']') + "}";
+  };
+  CHECK_FALSE(JsonNestsDeeperThan(nested(kMaxJsonDepth - 1), kMaxJsonDepth));
+  CHECK_FALSE(ParseJson(nested(kMaxJsonDepth - 1)).is_discarded());
+  CHECK(JsonNestsDeeperThan(nested(kMaxJsonDepth), kMaxJsonDepth));
+  CHECK(ParseJson(nested(kMaxJsonDepth)).is_discarded());
+  // Brackets in strings, escaped quotes and backslashes included, are text.
+  const std::string text = R"({"a": "[[[\"[[[", "b": ["]]]{{{"]})";
+  CHECK_FALSE(JsonNestsDeeperThan(text, 2));
+  CHECK(JsonNestsDeeperThan(text, 1));
+  CHECK_FALSE(JsonNestsDeeperThan(R"(["\\", [1]])", 2));
+  CHECK(JsonNestsDeeperThan(R"(["\\", [[1]]])", 2));
+}
+
+TEST_CASE("a trace answer nested five million levels deep is an error, not a crash") {
+  // nlohmann::json copies a value recursively: such an answer overflowed
+  // the stack when the answer's fields were read.
+  const size_t n = 5'000'000;
+  for (const std::string& answer :
+       {R"j({"chain": "range(9)", "worker_chains": )j" + std::string(n, '[') + std::string(n, ']') +
+            "}",
+        R"j({"chain": "range(9)", "options": )j" + std::string(n, '[') + std::string(n, ']') + "}",
+        R"({"error": {"message": "x", "line": )" + std::string(n, '{') + "}"}) {
+    TraceRequest request;
+    request.file = "input_fn.py";
+    std::string details;
+    const Result<PythonTrace> trace = ReadTraceAnswer(request, answer, "", false, &details);
+    REQUIRE_FALSE(trace.ok());
+    CHECK(trace.status().code() == StatusCode::kFailedPrecondition);
+    CHECK(trace.status().message().find("nests deeper than 1000 levels") != std::string::npos);
+  }
 }
 
 }  // namespace
