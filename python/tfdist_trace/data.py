@@ -7,6 +7,7 @@ import random
 
 from . import render as r
 from .render import render, user_site
+from . import values
 from .values import NeedValue, TraceError, Unknown, WorkerDependent, is_unknown, tensor
 
 AUTOTUNE = -1
@@ -16,6 +17,7 @@ SHARD_HINT = -1
 # the runner.
 assumptions = []
 _parse_events = []  # stack of lists: parse calls seen while a function runs
+_op_events = []  # stack of lists: (tf op, site) a function computes with, beside _parse_events
 
 # TensorFlow's op-seed counter: tf.random.set_seed(G) makes random.Random(G),
 # and each random op made eagerly without a seed takes randint(0, 2**31 - 1)
@@ -67,6 +69,8 @@ def reset():
     assumptions.clear()
     iterated.clear()
     _parse_events.clear()
+    _op_events.clear()
+    load_uses.clear()
 
 
 def assume(text, site=None):
@@ -215,31 +219,150 @@ _UNSEEN = "the trace cannot see this function (an unknown value); "
 class _Traced:
     """What running a function on a symbolic element showed."""
 
-    def __init__(self, result=None, parses=(), error=None, site=None):
+    def __init__(self, result=None, parses=(), error=None, site=None, ops=()):
         self.result = result
         self.parses = list(parses)
         self.error = error
         self.site = site
+        self.ops = list(ops)  # (name, site) of the tf ops it computes with
+
+    def left_out(self):
+        """The tf ops the function computes with, each once with its first
+        line: work a layout's pipeline does not run."""
+        seen = {}
+        for name, site in self.ops:
+            seen.setdefault(name, site)
+        shown = [f"{name} (line {site[1]})" for name, site in list(seen.items())[:6]]
+        return ", ".join(shown) + (", ..." if len(seen) > 6 else "")
 
 
 def trace_function(fn, element):
     """Runs `fn` on `element`, collecting the parse calls it makes. An
     exception is kept (with the user's line), not raised."""
-    events = []
+    events, ops = [], []
     _parse_events.append(events)
+    _op_events.append(ops)
     try:
-        return _Traced(_element_call(fn, element), events)
+        return _Traced(_element_call(fn, element), events, ops=ops)
     except (NeedValue, WorkerDependent):
         raise
     except Exception as e:  # the function's own failure: it stays opaque
-        return _Traced(None, events, e, r.exception_site(e))
+        return _Traced(None, events, e, r.exception_site(e), ops)
     finally:
         _parse_events.pop()
+        _op_events.pop()
 
 
 def record_parse(serialized, features, single):
     if _parse_events:
         _parse_events[-1].append((serialized, features, single))
+
+
+# tf.* names that do no work on the data (logging, shapes, asserts).
+_NOT_WORK = ("tf.logging.", "tf.compat.v1.logging.", "tf.debugging.", "tf.print",
+             "tf.summary.", "tf.shape", "tf.rank", "tf.size", "tf.ensure_shape",
+             "tf.name_scope", "tf.device", "tf.control_dependencies", "tf.assert_",
+             "tf.get_logger", "tf.autograph.")
+
+
+def record_op(name):
+    """A tf op (tf.io.decode_raw, tf.cast) called while a function of map
+    runs: work tfdist's pipeline leaves out."""
+    if _op_events and not name.startswith(_NOT_WORK):
+        _op_events[-1].append((name, user_site()))
+
+
+# Keras methods that iterate the dataset they are given (distributing it
+# with the strategy in scope).
+_KERAS_USES = {"fit": 1, "evaluate": 2, "predict": 2}
+
+
+def _on_unknown_call(unknown, args, kwargs):
+    if _op_events:
+        # tf.reshape, tf.image.decode_jpeg: an attribute path from a module
+        # of the stand-in tensorflow (not a method of a computed tensor).
+        keys, root = [], unknown
+        while root._parent is not None:
+            keys.append(str(root._key))
+            root = root._parent
+        text = root._parts[0] if len(root._parts) == 1 else None
+        if isinstance(text, str) and text.startswith("tensorflow."):
+            record_op(".".join(["tf." + text[len("tensorflow."):]] + keys[::-1]))
+    if loading:
+        dataset = args[0] if args else kwargs.get("x")
+        if isinstance(dataset, Dataset):
+            method = unknown._name.rsplit(".", 1)[-1]
+            if method in _KERAS_USES:
+                record_use(dataset, f"model.{method}(...)", _KERAS_USES[method], user_site(),
+                           api="distribute")
+
+
+values.call_hook = _on_unknown_call
+
+
+class LoadUse:
+    """A dataset the file distributes, hands to Keras or iterates while it
+    loads: `rank` 0 distributed, 1 fit, 2 evaluated, predicted or iterated;
+    `strategy`: (class name, site) of the strategy that distributed it."""
+
+    def __init__(self, dataset, how, rank, site, api=None, strategy=None):
+        self.dataset = dataset
+        self.how = how
+        self.rank = rank
+        self.site = site
+        self.api = api
+        self.strategy = strategy
+
+
+load_uses = []  # LoadUse, in the order the file made them
+
+
+def record_use(dataset, how, rank, site, api=None, strategy=None):
+    if loading:
+        load_uses.append(LoadUse(dataset, how, rank, site, api, strategy))
+
+
+# Elements a loading file's iterator gives at most (of a dataset whose
+# count Python does not know, or knows to be larger).
+LOAD_ELEMENTS = 100
+
+
+class LoadStopped(BaseException):
+    """A loop of the loading file asked an iterator for more than
+    LOAD_ELEMENTS elements: the file stops loading there (a BaseException,
+    so the user's `except Exception` does not hold it)."""
+
+
+class _LoadIterator:
+    """iter(dataset) while the file loads (a training loop at the top
+    level, a peek at a batch): symbolic elements, as many as Python counts
+    when it can, else LOAD_ELEMENTS, then LoadStopped."""
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+        self._given = 0
+        site = user_site()
+        record_use(dataset, "iter(...)", 2, site)
+        assume(f"the file iterates over a dataset while it loads; the trace gives it symbolic "
+               f"elements, at most {LOAD_ELEMENTS}", site)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        count = self._dataset._count
+        if count is not None and 0 <= count <= self._given:
+            raise StopIteration
+        if self._given >= LOAD_ELEMENTS:
+            raise LoadStopped()
+        self._given += 1
+        return self._dataset._element
+
+    def get_next(self, name=None):
+        return self.__next__()
+
+    def get_next_as_optional(self):
+        return tensor("iterator.get_next_as_optional()")
 
 
 class Dataset:
@@ -391,6 +514,9 @@ class Dataset:
         if not mine:
             if traced.error is None:
                 assume(f"map({label}): one element in, one out, order kept", site)
+            if traced.ops:
+                assume(f"map({label}): tfdist runs none of its work; left out: "
+                       f"{traced.left_out()} (a run measures less than the function does)", site)
             return f"opaque({r.quote(label)})"
         features = {}
         single = mine[0][2]
@@ -402,6 +528,9 @@ class Dataset:
         if dict_text is None:
             return f"opaque({r.quote(label)})"
         name = "parse_single_example" if single else "parse_example"
+        if traced.ops:
+            assume(f"map({label}): tfdist runs its {name} only; left out: {traced.left_out()} "
+                   f"(a run measures less than the function does)", site)
         return f"{name}({dict_text})"
 
     def interleave(self, map_func, cycle_length=None, block_length=None,
@@ -514,10 +643,8 @@ class Dataset:
 
     def __iter__(self):
         if loading:
-            # A script peeking at a batch while it loads: one symbolic element.
-            assume("the file iterates over a dataset while it loads; the trace gives it one "
-                   "symbolic element", user_site())
-            return iter([self._element])
+            # A script peeking at a batch, or its training loop, while it loads.
+            return _LoadIterator(self)
         raise TraceError("the code iterates over the dataset while building it; tfdist traces "
                          "how datasets are built, without reading data")
 

@@ -201,6 +201,7 @@ class Tracer:
         self._unknowns = {}  # define name -> the unknown of --define NAME=UNKNOWN
         self.used = set()
         self.default_entry = False  # the entry was chosen without --entry
+        self.load_api = None  # the API of a dataset distributed as the file loaded
 
     # -- the file --------------------------------------------------------
     def load(self):
@@ -212,11 +213,11 @@ class Tracer:
                 # Never more than the limit and a byte: the file may have
                 # grown since tfdist looked at its size.
                 with open(path, "rb") as f:
-                    data = f.read(-1 if limit is None else limit + 1)
-                if limit is not None and len(data) > limit:
+                    raw = f.read(-1 if limit is None else limit + 1)
+                if limit is not None and len(raw) > limit:
                     raise Failure(f"{path}: the input function file is over {limit >> 20} MiB, "
                                   "the most tfdist reads of one")
-                source = data.decode("utf-8")
+                source = raw.decode("utf-8")
                 # As open(..., encoding="utf-8") reads it: universal newlines.
                 source = source.replace("\r\n", "\n").replace("\r", "\n")
             except OSError as e:
@@ -253,6 +254,12 @@ class Tracer:
             raise Failure("the file exits while it is loaded (sys.exit or app.run at the top "
                           "level); guard it with if __name__ == '__main__':",
                           exception_site(e)) from None
+        except data.LoadStopped as e:
+            # A training loop at the top level: bounded, and said.
+            data.assume(f"a loop of the file asks a dataset's iterator for more than "
+                        f"{data.LOAD_ELEMENTS} elements while the file loads; the trace stopped "
+                        f"running the file there (the lines after it did not run; guard the "
+                        f"loop with if __name__ == '__main__': to run them)", exception_site(e))
         self._apply_defines()
 
     # -- --define ------------------------------------------------------------
@@ -366,9 +373,12 @@ class Tracer:
         return sorted(functions), methods
 
     def choose_entry(self):
+        """The function to call (its name), or a data.LoadUse: a dataset
+        the file distributed, handed to Keras or iterated while it loaded."""
         functions, methods = self._candidates()
         names = [n for _, n in functions] + list(dict.fromkeys(n for _, n in methods))
         want = self.request.entry
+        uses = self._load_uses()
         if want:
             if want in names:
                 return want
@@ -376,14 +386,29 @@ class Tracer:
             if isinstance(cls, type) and callable(getattr(cls, "__call__", None)) and \
                     f"{want}.__call__" in names:
                 return f"{want}.__call__"
+            use = self._load_entry(want, uses)
+            if use is not None:
+                return use
+            held = [n for n, v in self.module.__dict__.items() if isinstance(v, data.Dataset)]
             raise Failure(f"--entry {want}: no such function or method in {self.request.file} "
-                          f"(found: {', '.join(names) or 'none'})")
+                          f"(found: {', '.join(names) or 'none'}"
+                          + (f"; globals that hold a dataset: {', '.join(held)}" if held else "")
+                          + ")")
+        # A dataset the file distributes (or fits) as it loads, with the
+        # arguments the file itself passes.
+        use = self._load_choice([u for u in uses if u.rank <= 1])
+        if use is not None:
+            return use
         # Named like an input function: a top-level one, else a method of
         # the most derived class that has it.
         for group in (functions, methods):
             named = [n for _, n in group if any(w in n.split(".")[-1] for w in ENTRY_WORDS)]
             if named:
                 return named[-1]
+        # A dataset the file iterates (or evaluates) as it loads.
+        use = self._load_choice(uses)
+        if use is not None:
+            return use
         self.default_entry = True  # a guess: a failure lists the others
         # Else the function whose code builds the most of a dataset (the
         # last of those), a __call__ first; then a name that hints at one.
@@ -402,6 +427,61 @@ class Tracer:
             return functions[-1][1]
         raise Failure(f"{self.request.file} defines no function to call; name the input "
                       f"function with --entry")
+
+    def _load_uses(self):
+        """The file's load-time uses of datasets, one per dataset (its
+        strongest: distributed, then fit, then iterated), in file order."""
+        best = {}
+        for use in data.load_uses:
+            kept = best.get(id(use.dataset))
+            if kept is None or use.rank < kept.rank:
+                best[id(use.dataset)] = use
+        return [u for u in data.load_uses if best.get(id(u.dataset)) is u]
+
+    def _held(self, dataset):
+        """The global that holds `dataset`, or None."""
+        for name, value in self.module.__dict__.items():
+            if value is dataset and not name.startswith("__"):
+                return name
+        return None
+
+    def _where(self, site):
+        if site is None:
+            return ""
+        return f"line {site[1]}" if site[0] == self.request.file else f"{site[0]}:{site[1]}"
+
+    def _load_choice(self, uses):
+        """The one use of the strongest rank among `uses`; several: an
+        error that lists them and says how to pick one."""
+        if not uses:
+            return None
+        rank = min(u.rank for u in uses)
+        top = [u for u in uses if u.rank == rank]
+        if len(top) == 1:
+            return top[0]
+        verb = ("distributes", "hands Keras", "iterates over")[min(rank, 2)]
+        listed = [f"{self._held(u.dataset) or self._where(u.site)} ({u.how} at "
+                  f"{self._where(u.site)})" for u in top]
+        pick = self._held(top[0].dataset) or str(top[0].site[1])
+        raise Failure(f"{self.request.file} {verb} {len(top)} datasets while it loads: "
+                      f"{', '.join(listed)}; name the one to lay out with --entry, a global "
+                      f"that holds it or the line of its call (--entry {pick}), or name the "
+                      f"input function with --entry")
+
+    def _load_entry(self, want, uses):
+        """--entry naming a global that holds a dataset, or the line of a
+        load-time use: that dataset, as the file built it."""
+        if want.isdigit():
+            at = [u for u in uses if u.site and u.site[0] == self.request.file
+                  and u.site[1] == int(want)]
+            return min(at, key=lambda u: u.rank) if at else None
+        value = self.module.__dict__.get(want)
+        if not isinstance(value, data.Dataset):
+            return None
+        for use in uses:
+            if use.dataset is value:
+                return use
+        return data.LoadUse(value, want, 3, None)
 
     def _dataset_calls(self, name):
         """How many tf.data names the code of function `name` (nested
@@ -495,6 +575,8 @@ class Tracer:
         return args, kwargs, shown
 
     def call_entry(self, name):
+        if isinstance(name, data.LoadUse):
+            return self._load_dataset(name)
         if "." in name:
             class_name, method = name.split(".", 1)
             obj = self._instance(class_name)
@@ -526,6 +608,24 @@ class Tracer:
             raise Failure(f"{name}: still a function after {MAX_BUILDER_CALLS} calls")
         self.entry_text = " -> ".join(calls)
         return result
+
+    def _load_dataset(self, use):
+        """The dataset the file built as it loaded, laid out as it is."""
+        held = self._held(use.dataset)
+        if use.site is None:
+            self.entry_text = f"{use.how}, the dataset the file built as it loaded"
+        else:
+            self.entry_text = (f"{use.how} at {self._where(use.site)}"
+                               + (f" ({held})" if held and held != use.how else "")
+                               + ", as the file runs it")
+        self.load_api = use.api
+        if use.strategy is not None:
+            req = self.request
+            name, site = use.strategy
+            data.assume(f"{name}(): laid out on tfdist's topology, --workers {req.workers} and "
+                        f"--replicas {req.replicas} ({req.workers * req.replicas} replicas in "
+                        f"sync), not on the devices the strategy itself would find", site)
+        return use.dataset
 
     def unused_defines(self):
         out = []
@@ -638,14 +738,20 @@ def trace_once(request, tf, worker=None):
             namespaces.append(("", tracer.module.__dict__))
         if tracer.self_object is not None:
             namespaces.append(("self", vars(tracer.self_object)))
-        return {"error": _error_json(chosen(describe_exception(e, namespaces,
-                                                               tracer.self_object)),
-                                     exception_site(e))}
+        message = describe_exception(e, namespaces, tracer.self_object)
+        none_read = standin.FLAGS._none_read
+        if none_read and not isinstance(e, NeedValue):
+            # absl gives a flag its None default; the code may have needed one.
+            flags = ", ".join(f"FLAGS.{n}" for n in none_read)
+            message += (f" ({flags} {'is' if len(none_read) == 1 else 'are'} None, the DEFINE "
+                        f"default; if the code needs a value, give it with "
+                        + " ".join(f"--define FLAGS.{n}=VALUE" for n in none_read) + ")")
+        return {"error": _error_json(chosen(message), exception_site(e))}
     finally:
         data.loading = False
     for name in tracer.unused_defines():
         data.assume(f"--define {name}: no parameter or name of that spelling in the code")
-    api = standin.state["api"] or tracer.api
+    api = tracer.load_api or standin.state["api"] or tracer.api
     result = {
         "chain": chain,
         "entry": tracer.entry_text,

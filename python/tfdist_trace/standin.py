@@ -25,6 +25,8 @@ def reset():
     state["random_seeded"] = False
     FLAGS._defaults.clear()
     FLAGS._values.clear()
+    FLAGS._required.clear()
+    FLAGS._none_read.clear()
     # The user's modules and the permissive ones made for their imports are
     # imported afresh (Python's own stay).
     for name in set(sys.modules) - _installed_modules:
@@ -147,7 +149,10 @@ def _value(value, *args, **kwargs):
 
 
 def _cast(x, *args, **kwargs):
-    return tensor("cast(...)") if isinstance(x, Unknown) else x
+    if isinstance(x, Unknown):
+        data.record_op("tf.cast")
+        return tensor("cast(...)")
+    return x
 
 
 class InputContext:
@@ -192,7 +197,14 @@ class Strategy:
     """A tf.distribute strategy of the modelled topology."""
 
     def __init__(self, *args, **kwargs):
-        pass
+        # Its own devices (MirroredStrategy(devices=...), a TPU resolver)
+        # are not tfdist's: --workers and --replicas decide the layout.
+        self._made = (type(self).__name__, user_site())
+
+    def _origin(self):
+        """(class name, site) of the code's strategy (a subclass's own
+        __init__ may not have called this one)."""
+        return self.__dict__.get("_made") or (type(self).__name__, None)
 
     @property
     def num_replicas_in_sync(self):
@@ -203,11 +215,20 @@ class Strategy:
 
     def experimental_distribute_dataset(self, dataset, options=None):
         state["api"] = "distribute"
+        if isinstance(dataset, data.Dataset):
+            data.record_use(dataset, "experimental_distribute_dataset(...)", 0, user_site(),
+                            "distribute", self._origin())
         return dataset
 
     def distribute_datasets_from_function(self, dataset_fn, options=None):
         state["api"] = "from-function"
-        return dataset_fn(state["context"] or InputContext())
+        site = user_site()
+        dataset = dataset_fn(state["context"] or InputContext())
+        if isinstance(dataset, data.Dataset):
+            data.record_use(dataset, f"distribute_datasets_from_function"
+                            f"({getattr(dataset_fn, '__name__', 'fn')})", 0, site,
+                            "from-function", self._origin())
+        return dataset
 
     experimental_distribute_datasets_from_function = distribute_datasets_from_function
 
@@ -243,6 +264,10 @@ class FlagValues:
     def __init__(self):
         object.__setattr__(self, "_defaults", {})
         object.__setattr__(self, "_values", {})
+        # Flags marked required (their None default is no value to use),
+        # and those whose None default the code read.
+        object.__setattr__(self, "_required", set())
+        object.__setattr__(self, "_none_read", [])
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -251,8 +276,14 @@ class FlagValues:
         if name in values:
             return values[name]
         defaults = object.__getattribute__(self, "_defaults")
-        if name in defaults and defaults[name] is not None:
+        required = object.__getattribute__(self, "_required")
+        if name in defaults and (defaults[name] is not None or name not in required):
+            # None too: absl gives it (repeat(FLAGS.num_epochs) repeats forever).
             data.assume(f"FLAGS.{name} = {defaults[name]!r} (its DEFINE default)", user_site())
+            if defaults[name] is None:
+                none_read = object.__getattribute__(self, "_none_read")
+                if name not in none_read:
+                    none_read.append(name)
             return defaults[name]
         unknown = setting(f"FLAGS.{name}")
         values[name] = unknown
@@ -283,9 +314,17 @@ class FlagValues:
 FLAGS = FlagValues()
 
 
-def _define(name, default=None, *args, **kwargs):
+def _define(name, default=None, *args, required=False, **kwargs):
     FLAGS._defaults[name] = default
+    if required:
+        FLAGS._required.add(name)
     return types.SimpleNamespace(value=default, name=name)
+
+
+def _mark_required(*names, **kwargs):
+    """mark_flag_as_required(name), mark_flags_as_required([names])."""
+    for name in names:
+        FLAGS._required.update([name] if isinstance(name, str) else name)
 
 
 def _flags_module(name):
@@ -294,7 +333,8 @@ def _flags_module(name):
                  "spaceseplist", "multi_string", "multi_integer", "multi_float", "multi_enum",
                  "multi_enum_class", "alias", "flag"]:
         members[f"DEFINE_{kind}"] = _define
-    for fn in ["mark_flag_as_required", "mark_flags_as_required", "mark_flags_as_mutual_exclusive",
+    members["mark_flag_as_required"] = members["mark_flags_as_required"] = _mark_required
+    for fn in ["mark_flags_as_mutual_exclusive",
                "mark_bool_flags_as_mutual_exclusive", "register_validator", "validator",
                "declare_key_flag", "adopt_module_key_flags", "disclaim_key_flags"]:
         members[fn] = lambda *a, **k: (a[0] if a and callable(a[0]) else None)
@@ -382,12 +422,12 @@ def _distribute_module():
     members = {"InputContext": InputContext, "get_strategy": lambda: Strategy(),
                "has_strategy": lambda: False, "in_cross_replica_context": lambda: True}
     for name in ["MirroredStrategy", "MultiWorkerMirroredStrategy", "TPUStrategy",
-                 "OneDeviceStrategy", "ParameterServerStrategy", "CentralStorageStrategy",
-                 "Strategy"]:
-        members[name] = Strategy
+                 "OneDeviceStrategy", "ParameterServerStrategy", "CentralStorageStrategy"]:
+        members[name] = type(name, (Strategy,), {})  # named as the code made it
+    members["Strategy"] = Strategy
     experimental = Module("tensorflow.distribute.experimental", True, {
-        "MultiWorkerMirroredStrategy": Strategy, "TPUStrategy": Strategy,
-        "CentralStorageStrategy": Strategy, "ParameterServerStrategy": Strategy})
+        name: members[name] for name in ["MultiWorkerMirroredStrategy", "TPUStrategy",
+                                         "CentralStorageStrategy", "ParameterServerStrategy"]})
     members["experimental"] = experimental
     return Module("tensorflow.distribute", True, members)
 

@@ -14,6 +14,12 @@ import reprlib
 import sys
 
 
+# Called as call_hook(unknown, args, kwargs) on each call of an Unknown:
+# data.py records what a traced function computes (tf.io.decode_raw) and
+# what the loading file hands to Keras (model.fit(dataset)).
+call_hook = None
+
+
 class TraceError(Exception):
     """An error of the traced program, reported at the user's line."""
 
@@ -174,6 +180,8 @@ class Unknown:
         if len(args) == 1 and not kwargs and (isinstance(args[0], type) or
                                               callable(args[0]) and hasattr(args[0], "__code__")):
             return args[0]
+        if call_hook is not None:
+            call_hook(self, args, kwargs)
         return self._derive((self, "(...)"), *args, *kwargs.values(), called=True)
 
     def __mro_entries__(self, bases):

@@ -84,8 +84,13 @@ def check_guide():
                 topology + ("--api", "from-function"))
     out = traced_json("--python", fixture("guide_dataset_fn.py"), *topology)
     check(out["api"] == "from-function", "guide: the input context makes it from-function")
+    # The module distributes it as it loads: laid out from that call.
+    check(out["input"]["entry"] == "distribute_datasets_from_function(dataset_fn) at line 18 "
+          "(dist_dataset), as the file runs it", f"guide: entry {out['input']['entry']}")
+    out = traced_json("--python", fixture("guide_dataset_fn.py"), "--entry", "dataset_fn",
+                      *topology)
     check(out["input"]["entry"] == "dataset_fn(input_context=<input context>)",
-          f"guide: entry {out['input']['entry']}")
+          f"guide: --entry wins: {out['input']['entry']}")
     # 16 is not divisible by 3 replicas in sync: TensorFlow's error, at the user's line.
     proc = tfdist("layout", "--python", fixture("guide_dataset_fn.py"), "--replicas", "3",
                   expect=2)

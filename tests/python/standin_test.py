@@ -129,8 +129,16 @@ class FlagsTest(unittest.TestCase):
         flags = sys.modules["absl.flags"]
         flags.DEFINE_integer("epochs_for_test", 3, "help")
         flags.DEFINE_string("dir_for_test", None, "help")
+        flags.DEFINE_integer("steps_for_test", None, "help", required=True)
+        flags.DEFINE_string("out_for_test", None, "help")
+        flags.mark_flag_as_required("out_for_test")
         self.assertEqual(flags.FLAGS.epochs_for_test, 3)
-        self.assertIsInstance(flags.FLAGS.dir_for_test, values.Unknown)
+        # A None default is absl's value (repeat(None): forever), unless
+        # the flag is required: then it needs a --define.
+        self.assertIsNone(flags.FLAGS.dir_for_test)
+        self.assertIsInstance(flags.FLAGS.steps_for_test, values.Unknown)
+        self.assertIsInstance(flags.FLAGS.out_for_test, values.Unknown)
+        self.assertIsInstance(flags.FLAGS.never_defined_for_test, values.Unknown)
         self.assertIs(tf.compat.v1.flags.FLAGS, flags.FLAGS)
         self.assertIs(tf.app.flags.FLAGS, flags.FLAGS)
 
@@ -301,11 +309,18 @@ class RealCodeTest(unittest.TestCase):
         self.assertFalse(image.get_shape().ndims != 3)
         self.assertTrue(image.shape[0] == 224)
 
-    def test_iterating_while_the_file_loads_gives_one_symbolic_element(self):
+    def test_iterating_while_the_file_loads_is_bounded(self):
         ds = tf.data.Dataset.range(3).batch(2)
         data.loading = True
         try:
-            self.assertEqual(len(list(ds)), 1)
+            # As many symbolic elements as Python counts...
+            self.assertEqual(len(list(ds)), 2)
+            # ... else LOAD_ELEMENTS, then the file stops loading.
+            it = iter(ds.repeat())
+            for _ in range(data.LOAD_ELEMENTS):
+                next(it)
+            with self.assertRaises(data.LoadStopped):
+                next(it)
         finally:
             data.loading = False
         with self.assertRaises(values.TraceError):
