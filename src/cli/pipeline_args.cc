@@ -41,8 +41,11 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args) {
                   "(see the manual, PYTHON INPUT FUNCTIONS)",
                   DescribeLimit(kMaxPythonBytes)));
   cmd.add_option("--entry", args->entry,
-                 "With --python: the function to call, NAME or CLASS.METHOD (default: the "
-                 "last function named like input_fn or dataset_fn, else the last function)");
+                 "With --python: the function to call, NAME or CLASS.METHOD, or a global "
+                 "holding a dataset the file built as it loads, or the LINE of the call that "
+                 "distributed it (default: the dataset the file distributes or fits as it "
+                 "loads, with its own arguments; else the last function named like input_fn "
+                 "or dataset_fn, else the last function)");
   cmd.add_option("--define", args->defines,
                  "With --python: NAME=EXPR binds a parameter, a global or an attribute "
                  "(FLAGS.batch_size, self.is_training, params) to a Python expression; "
