@@ -513,10 +513,9 @@ class Dataset:
                    f"element in, one out", site)
         if not mine:
             if traced.error is None:
-                assume(f"map({label}): one element in, one out, order kept", site)
-            if traced.ops:
-                assume(f"map({label}): tfdist runs none of its work; left out: "
-                       f"{traced.left_out()} (a run measures less than the function does)", site)
+                left_out = (f"; tfdist runs none of its work, left out: {traced.left_out()} (a "
+                            f"run measures less than the function does)") if traced.ops else ""
+                assume(f"map({label}): one element in, one out, order kept{left_out}", site)
             return f"opaque({r.quote(label)})"
         features = {}
         single = mine[0][2]
