@@ -336,7 +336,7 @@ class LoadStopped(BaseException):
 class _LoadIterator:
     """iter(dataset) while the file loads (a training loop at the top
     level, a peek at a batch): symbolic elements, as many as Python counts
-    when it can, else LOAD_ELEMENTS, then LoadStopped."""
+    (or take() bounds) when it can, else LOAD_ELEMENTS, then LoadStopped."""
 
     def __init__(self, dataset):
         self._dataset = dataset
@@ -351,6 +351,8 @@ class _LoadIterator:
 
     def __next__(self):
         count = self._dataset._count
+        if count is None or count < 0:
+            count = self._dataset._most
         if count is not None and 0 <= count <= self._given:
             raise StopIteration
         if self._given >= LOAD_ELEMENTS:
@@ -379,12 +381,18 @@ class Dataset:
         self._reader_of = reader_of
         # The number of elements when Python knows it (len(dataset)), else None.
         self._count = count
+        # At most this many elements (a take(k) of an unknown count), else None:
+        # how many a loop of the loading file gets (for x in ds.take(1)).
+        self._most = None
 
     # -- building ------------------------------------------------------
     def _then(self, kind, text, element=None, site=None, count=None):
         step = Step(kind, text, site or user_site())
-        return Dataset(self._steps + (step,), self._element if element is None else element,
-                       self._options, self._reader_of, count)
+        out = Dataset(self._steps + (step,), self._element if element is None else element,
+                      self._options, self._reader_of, count)
+        if kind in _NEVER_MORE:
+            out._most = self._most
+        return out
 
     def _method(self, op, positional=(), keywords=(), element=None, count=None):
         return self._then(op, _call_text(op, positional, keywords), element, user_site(), count)
@@ -456,8 +464,11 @@ class Dataset:
         return self._method("rebatch", [batch_size], [("drop_remainder", drop_remainder or None)])
 
     def take(self, count, name=None):
-        return self._method("take", [count], count=self._counted(
+        out = self._method("take", [count], count=self._counted(
             lambda n: n if _plain(count) < 0 else (_plain(count) if n < 0 else min(n, count))))
+        if type(count) is int and count >= 0:
+            out._most = count if self._most is None else min(count, self._most)
+        return out
 
     def skip(self, count, name=None):
         return self._method("skip", [count], count=self._counted(
@@ -671,6 +682,10 @@ class Dataset:
 def _is_hint(value):
     return type(value) is int and value == SHARD_HINT
 
+
+# Ops after which a dataset has no more elements than before.
+_NEVER_MORE = {"map", "filter", "prefetch", "cache", "batch", "padded_batch", "shard", "skip",
+               "take"}
 
 # Ops that act on each element alone: moved out of a reader function.
 _PER_FILE_OK = {"map", "filter", "prefetch"}

@@ -113,6 +113,20 @@ model.fit(ds, epochs=3)
 model.evaluate(make_ds("data/*", 2))
 """
 
+# A peek at a batch while the file loads, before the input function is
+# defined: the peek ends after take(1), and the file loads on.
+PEEK = """\
+import tensorflow as tf
+
+files = tf.data.Dataset.list_files("data/*", shuffle=False)
+for batch in files.interleave(tf.data.TFRecordDataset).take(1).batch(2):
+    print(batch)
+
+
+def input_fn(batch_size=3):
+    return files.interleave(tf.data.TFRecordDataset, cycle_length=2).batch(batch_size)
+"""
+
 # absl's None default for a flag marked required is no value to lay out.
 REQUIRED_NONE = """\
 import tensorflow as tf
@@ -242,6 +256,12 @@ def main():
         out = layout("Keras fit at load time", "--python", write("fit.py", KERAS_FIT))
         check(entry(out) == "model.fit(...) at line 11 (ds), as the file runs it" and
               chain_of(out).endswith(".batch(4)"), f"fit: {entry(out)!r} {chain_of(out)!r}")
+
+        # A peek: one batch, then the file loads on; a function named like
+        # an input function wins over a dataset the file only iterates.
+        out = layout("a peek at a batch", "--python", write("peek.py", PEEK))
+        check(entry(out) == "input_fn()" and chain_of(out).endswith(".batch(3)"),
+              f"a peek: {entry(out)!r} {chain_of(out)!r}")
 
         # A required flag's None default: still a define to give.
         proc = run("layout", "--python", write("required.py", REQUIRED_NONE))

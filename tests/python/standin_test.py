@@ -315,6 +315,9 @@ class RealCodeTest(unittest.TestCase):
         try:
             # As many symbolic elements as Python counts...
             self.assertEqual(len(list(ds)), 2)
+            # ... or take() bounds (a peek at a batch of files) ...
+            files = tf.data.Dataset.list_files("x*").interleave(tf.data.TFRecordDataset)
+            self.assertEqual(len(list(files.take(1).batch(4).prefetch(1))), 1)
             # ... else LOAD_ELEMENTS, then the file stops loading.
             it = iter(ds.repeat())
             for _ in range(data.LOAD_ELEMENTS):
