@@ -390,10 +390,12 @@ class Tracer:
             if use is not None:
                 return use
             held = [n for n, v in self.module.__dict__.items() if isinstance(v, data.Dataset)]
+            lines = [str(u.site[1]) for u in uses if u.site and u.site[0] == self.request.file]
             raise Failure(f"--entry {want}: no such function or method in {self.request.file} "
                           f"(found: {', '.join(names) or 'none'}"
                           + (f"; globals that hold a dataset: {', '.join(held)}" if held else "")
-                          + ")")
+                          + (f"; lines that use a dataset as the file loads: {', '.join(lines)}"
+                             if lines else "") + ")")
         # A dataset the file distributes (or fits) as it loads, with the
         # arguments the file itself passes.
         use = self._load_choice([u for u in uses if u.rank <= 1])
