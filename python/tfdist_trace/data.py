@@ -7,6 +7,7 @@ import os
 import random
 
 from . import render as r
+from . import values
 from .render import render, user_site
 from .values import NeedValue, TraceError, Unknown, WorkerDependent, is_unknown, tensor
 
@@ -245,11 +246,16 @@ def trace_function(fn, element):
     exception is kept (with the user's line), not raised."""
     events = []
     _parse_events.append(events)
+    outermost = values._budget[0] is None
     try:
-        return _Traced(_element_call(fn, element), events)
+        return _Traced(values.run_with_budget(_element_call, fn, element), events)
     except (NeedValue, WorkerDependent):
         raise
     except Exception as e:  # the function's own failure: it stays opaque
+        return _Traced(None, events, e, r.exception_site(e))
+    except values.SymbolicLoop as e:  # opaque too, said (by the outermost function)
+        if not outermost:
+            raise
         return _Traced(None, events, e, r.exception_site(e))
     finally:
         _parse_events.pop()

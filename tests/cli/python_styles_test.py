@@ -53,6 +53,7 @@ def main():
         check_keras_layer()
         check_transform_spec()
         check_host_reader()
+        check_rank_padding()
     finally:
         os.chdir("/")
         shutil.rmtree(tmp)
@@ -177,6 +178,22 @@ def check_host_reader():
     chain = chain.replace(".shard(1, 0)", ".shard(2, 1)")
     same_layout("host reader context", [fixture("host_sharded_reader.py"), *defines], chain,
                 topology)
+
+
+
+def check_rank_padding():
+    # A loop that ends on a tensor's real rank never ends on a symbolic
+    # element: the function is given up (the user's `except Exception` does
+    # not catch that) and the map is opaque, said; the layout follows.
+    topology = ("--workers", "2")
+    defines = ["--define", 'pattern="data/train-*"', "--define", "batch_size=4"]
+    chain = ('list_files("data/train-*", shuffle=False).interleave(tfrecord, cycle_length=2)'
+             '.map(opaque("input_fn.lambda")).map(opaque("_to_rank4")).batch(4)')
+    _, assumed = same_layout("rank padding", [fixture("rank_padding_map.py"), *defines], chain,
+                             topology)
+    check(any("map(_to_rank4)" in a and "SymbolicLoop at " in a and
+              "rank_padding_map.py:12" in a for a in assumed),
+          f"rank padding: the endless loop is said at its line: {assumed}")
 
 
 if __name__ == "__main__":
