@@ -3,11 +3,12 @@
 made it, with their arguments as Python evaluated them, and writes them as
 one tfdist method chain (see the manual's PIPELINES)."""
 
+import os
 import random
 
 from . import render as r
-from .render import render, user_site
 from . import values
+from .render import render, user_site
 from .values import NeedValue, TraceError, Unknown, WorkerDependent, is_unknown, tensor
 
 AUTOTUNE = -1
@@ -128,6 +129,23 @@ class _Namespace:
         self._values[attr] = value
 
 
+def options_group(name):
+    """An option group made on its own (tf.data.ThreadingOptions(),
+    tf.data.experimental.MapVectorizationOptions(), ...) to be set on an
+    Options: any attribute may be set; tfdist reads none of them."""
+    def make():
+        return _Namespace(name)
+
+    make.__name__ = name
+    return make
+
+
+OPTION_GROUPS = ["AutotuneOptions", "OptimizationOptions", "ThreadingOptions"]
+# Groups TensorFlow has had only under tf.data.experimental (some removed
+# since 2.9, still in code written for older releases).
+EXPERIMENTAL_OPTION_GROUPS = OPTION_GROUPS + ["MapVectorizationOptions", "StatsOptions"]
+
+
 class DistributeOptions(_Namespace):
     def __init__(self, auto_shard_policy=None, num_devices=None):
         super().__init__("experimental_distribute")
@@ -242,11 +260,16 @@ def trace_function(fn, element):
     events, ops = [], []
     _parse_events.append(events)
     _op_events.append(ops)
+    outermost = values._budget[0] is None
     try:
-        return _Traced(_element_call(fn, element), events, ops=ops)
+        return _Traced(values.run_with_budget(_element_call, fn, element), events, ops=ops)
     except (NeedValue, WorkerDependent):
         raise
     except Exception as e:  # the function's own failure: it stays opaque
+        return _Traced(None, events, e, r.exception_site(e), ops)
+    except values.SymbolicLoop as e:  # opaque too, said (by the outermost function)
+        if not outermost:
+            raise
         return _Traced(None, events, e, r.exception_site(e), ops)
     finally:
         _parse_events.pop()
@@ -672,7 +695,7 @@ class Dataset:
         if attr.startswith("__"):
             raise AttributeError(attr)
         if attr in ("element_spec", "output_shapes", "output_types", "output_classes"):
-            return tensor(f"dataset.{attr}")
+            return element_structure(self, attr)
         if attr in ("cardinality", "reduce", "get_single_element"):
             return lambda *a, **k: tensor(f"dataset.{attr}()")
         why = _REFUSED.get(attr, "tfdist does not know what it does to a layout")
@@ -877,6 +900,21 @@ def from_tensors(tensors, name=None):
     return _source(f"from_tensors({text})", _structure(tensors), site, count=1)
 
 
+def element_structure(dataset, what):
+    """The element's structure (tuples and dicts as they are) with a tensor
+    for each component: what element_spec, output_shapes and
+    tf.compat.v1.data.get_output_shapes give, so code may read its keys."""
+    def walk(value):
+        if isinstance(value, tuple) and not hasattr(value, "_fields"):
+            return tuple(walk(v) for v in value)
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        return tensor(f"dataset.{what}")
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"{what}() takes a tf.data.Dataset; got {type(dataset).__name__}")
+    return walk(dataset._element)
+
+
 def _structure(value):
     if isinstance(value, tuple):
         return tuple(_structure(v) for v in value)
@@ -921,11 +959,20 @@ def TFRecordDataset(filenames, compression_type=None, buffer_size=None,
             text = (f"interleave({reader}, cycle_length={n}, block_length=1, "
                     f"num_parallel_calls={n}, deterministic=True)")
         return filenames._then("interleave", text, tensor("record"), site)
-    files = _patterns(filenames, "TFRecordDataset()")
+    # TensorFlow's readers take path-like names (pathlib.Path) as their
+    # os.fspath (readers.py, _normalise_fspath), in a list too.
+    if isinstance(filenames, (list, tuple)):
+        filenames = type(filenames)(_fspath(f) for f in filenames)
+    files = _patterns(_fspath(filenames), "TFRecordDataset()")
     text = _call_text("tfrecord", [files], [("compression_type", compression_type),
                                             ("buffer_size", buffer_size),
                                             ("num_parallel_reads", num_parallel_reads)])
     return _source(text, tensor("record"), site)
+
+
+def _fspath(name):
+    return os.fspath(name) if isinstance(name, os.PathLike) and not isinstance(name, Unknown) \
+        else name
 
 
 def refused_reader(name, what):
@@ -962,6 +1009,11 @@ def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainde
                   num_parallel_calls=None):
     return lambda ds: ds.map(map_func, num_parallel_calls=num_parallel_calls).batch(
         batch_size, drop_remainder=drop_remainder)
+
+
+# TF1's map_and_batch whose function is traced as a legacy Defun: the same
+# elements in the same order.
+map_and_batch_with_legacy_function = map_and_batch
 
 
 def shuffle_and_repeat(buffer_size, count=None, seed=None):

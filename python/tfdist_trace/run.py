@@ -592,6 +592,7 @@ class Tracer:
             args, kwargs, shown = self._bind(fn, label)
             calls.append(f"{label}({', '.join(shown)})")
             result = fn(*args, **kwargs)
+            result = _one_of(result, label)
             if isinstance(result, data.Dataset):
                 break
             if callable(result) and not isinstance(result, (type, Unknown)):
@@ -647,6 +648,31 @@ def _short_repr(value, width=60):
     if isinstance(value, (list, tuple)) and value:
         return f"{text[0]}{_short_repr(value[0], width // 2)}, ... {len(value)} items{text[-1]}"
     return text[:width - 3] + "..."
+
+
+def _usable(value):
+    return isinstance(value, data.Dataset) or \
+        (callable(value) and not isinstance(value, (type, Unknown)))
+
+
+def _one_of(result, label):
+    """A builder that returns its input function beside other values
+    (`input_fn, info = get_input_fn(...)`): the one dataset or function of a
+    returned tuple is the result, said as an assumption; several are an
+    error naming them."""
+    if not isinstance(result, tuple):
+        return result
+    usable = [i for i, v in enumerate(result) if _usable(v)]
+    if len(usable) > 1:
+        raise Failure(f"{label}() returned a tuple holding {len(usable)} datasets or functions "
+                      f"(items {', '.join(map(str, usable))}); tfdist lays out one input "
+                      f"function: name it with --entry", not_input=True)
+    if not usable:
+        return result
+    i = usable[0]
+    data.assume(f"{label}() returned a tuple of {len(result)}; laid out: its item {i} "
+                f"({_kind(result[i])})", None)
+    return result[i]
 
 
 def _kind(value):

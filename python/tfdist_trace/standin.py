@@ -360,6 +360,7 @@ def _data_module():
         "AutoShardPolicy": data.AutoShardPolicy, "DistributeOptions": data.DistributeOptions,
         "Options": data.Options, "ignore_errors": data.ignore_errors,
         "parallel_interleave": data.parallel_interleave, "map_and_batch": data.map_and_batch,
+        "map_and_batch_with_legacy_function": data.map_and_batch_with_legacy_function,
         "shuffle_and_repeat": data.shuffle_and_repeat, "unbatch": data.unbatch,
         "batch_and_drop_remainder": data.batch_and_drop_remainder,
         "dense_to_ragged_batch": data.dense_to_ragged_batch,
@@ -374,7 +375,10 @@ def _data_module():
         "make_initializable_iterator": data.make_one_shot_iterator,
         "cardinality": lambda ds: tensor("cardinality"),
         "INFINITE_CARDINALITY": -1, "UNKNOWN_CARDINALITY": -2,
+        "get_structure": lambda ds: data.element_structure(ds, "element_spec"),
     }
+    for name in data.EXPERIMENTAL_OPTION_GROUPS:
+        experimental[name] = data.options_group(name)
     for name in ["sample_from_datasets", "choose_from_datasets", "bucket_by_sequence_length",
                  "group_by_window", "group_by_reducer", "scan", "take_while", "snapshot",
                  "unique", "save", "load", "Counter", "RandomDataset", "from_variant",
@@ -393,7 +397,13 @@ def _data_module():
         "experimental": Module("tensorflow.data.experimental", True, experimental, strict=True),
         "DatasetSpec": tensor("tf.data.DatasetSpec"),
         "Iterator": tensor("tf.data.Iterator"),
+        # tf.compat.v1.data's structure functions (the stand-in's v1 is its tf)
+        "get_output_shapes": lambda ds: data.element_structure(ds, "output_shapes"),
+        "get_output_types": lambda ds: data.element_structure(ds, "output_types"),
+        "get_output_classes": lambda ds: data.element_structure(ds, "output_classes"),
     }
+    for name in data.OPTION_GROUPS:
+        members[name] = data.options_group(name)
     return Module("tensorflow.data", True, members, strict=True)
 
 
@@ -451,6 +461,7 @@ def build_tensorflow(flags_module):
         "ModeKeys": types.SimpleNamespace(TRAIN="train", EVAL="eval", PREDICT="infer")})
     contrib_data = Module("tensorflow.contrib.data", True, {
         "parallel_interleave": data.parallel_interleave, "map_and_batch": data.map_and_batch,
+        "map_and_batch_with_legacy_function": data.map_and_batch_with_legacy_function,
         "shuffle_and_repeat": data.shuffle_and_repeat, "ignore_errors": data.ignore_errors,
         "unbatch": data.unbatch, "AUTOTUNE": data.AUTOTUNE,
         "batch_and_drop_remainder": data.batch_and_drop_remainder,

@@ -104,6 +104,31 @@ _repr = reprlib.Repr()
 _repr.maxstring = _repr.maxother = 60
 
 
+class SymbolicLoop(BaseException):
+    """A function run on a symbolic element made more unknown values than
+    any input function needs: a loop whose end hangs on a value the trace
+    does not have (`while len(t.get_shape()) < 4: t = tf.expand_dims(t, -1)`)
+    never ends. A BaseException, so the user's `except Exception` lets it by."""
+
+
+# Unknown values a function run on a symbolic element may make (a million
+# take a few seconds); None outside such a function.
+FUNCTION_BUDGET = 1_000_000
+_budget = [None]
+
+
+def run_with_budget(fn, *args):
+    """fn(*args) with the budget of unknown values, unless one is running
+    (a function traced inside another shares the outer one's)."""
+    if _budget[0] is not None:
+        return fn(*args)
+    _budget[0] = FUNCTION_BUDGET
+    try:
+        return fn(*args)
+    finally:
+        _budget[0] = None
+
+
 class Unknown:
     """A value the trace does not know (see the module's docstring)."""
 
@@ -111,6 +136,13 @@ class Unknown:
                  "_called", "__weakref__")
 
     def __init__(self, name, tensor=False, parent=None, key=None, origin=None, called=False):
+        if _budget[0] is not None:
+            _budget[0] -= 1
+            if _budget[0] < 0:
+                _budget[0] = FUNCTION_BUDGET  # the handler may compute on
+                raise SymbolicLoop(f"it made {FUNCTION_BUDGET} values from symbolic ones "
+                                   f"without ending (a loop whose end depends on a value "
+                                   f"the trace does not know?)")
         # `name`: its text, or a tuple of texts and the unknowns it was
         # computed from (spelled when a message needs it).
         if isinstance(name, tuple):

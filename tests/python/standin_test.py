@@ -224,6 +224,38 @@ class DatasetTest(unittest.TestCase):
         with self.assertRaises(values.TraceError):
             names.interleave(lambda f: tf.data.TFRecordDataset(f).take(3), cycle_length=2)
 
+    def test_path_like_names_read_as_their_fspath(self):
+        import pathlib
+        self.assertEqual(chain(tf.data.TFRecordDataset(pathlib.Path("d/a"))),
+                         ['tfrecord("d/a")'])
+        self.assertEqual(chain(tf.data.TFRecordDataset([pathlib.Path("d/a"), "d/b"])),
+                         ['tfrecord(["d/a", "d/b"])'])
+
+    def test_structure_functions_keep_the_element_structure(self):
+        ds = tf.data.Dataset.from_tensors(({"a": 1, "b": 2}, 3))
+        for fn in (tf.compat.v1.data.get_output_shapes, tf.compat.v1.data.get_output_types,
+                   tf.compat.v1.data.get_output_classes, tf.data.experimental.get_structure):
+            features, label = fn(ds)
+            self.assertEqual(sorted(features), ["a", "b"])
+            self.assertIsInstance(label, values.Unknown)
+        self.assertEqual(sorted(ds.output_shapes[0]), ["a", "b"])
+        with self.assertRaises(TypeError):
+            tf.compat.v1.data.get_output_shapes([1, 2])
+
+    def test_option_groups_and_the_legacy_map_and_batch(self):
+        options = tf.data.Options()
+        options.threading = tf.data.ThreadingOptions()
+        options.threading.private_threadpool_size = 2
+        vectorize = tf.data.experimental.MapVectorizationOptions()
+        vectorize.enabled = True
+        options.experimental_optimization.map_vectorization = vectorize
+        self.assertIs(options.experimental_optimization.map_vectorization.enabled, True)
+        for module in (tf.data.experimental, tf.contrib.data):
+            ds = tf.data.TFRecordDataset(["f"]).apply(
+                module.map_and_batch_with_legacy_function(lambda x: x, 4, drop_remainder=True))
+            self.assertEqual(chain(ds)[2], ".batch(4, drop_remainder=True)")
+            self.assertTrue(chain(ds)[1].startswith(".map(opaque("), chain(ds))
+
 
 class RealCodeTest(unittest.TestCase):
     """What input functions in public projects do around their pipelines."""
