@@ -1126,7 +1126,13 @@ def make_batched_features_dataset(file_pattern, batch_size, features, reader=Non
     ds = ds.batch(batch_size, drop_remainder=bool(drop_final_batch or num_epochs is None))
     ds = ds.apply(parse_example_dataset(features, num_parallel_calls=parser_num_threads))
     if label_key:
-        if label_key not in features:
+        if not isinstance(features, dict):
+            # A spec another library computes (tf.Transform's
+            # transformed_feature_spec()): TensorFlow checks the key there.
+            assume(f"make_batched_features_dataset(): the label {label_key!r} is popped from "
+                   f"the parsed features (not checked against the feature spec, which the "
+                   f"trace cannot see)", user_site())
+        elif label_key not in features:
             raise ValueError(f"The `label_key` provided ({label_key}) must be one of the "
                              f"`features` keys.")
         ds = ds.map(lambda x: (x, x.pop(label_key)))

@@ -14,7 +14,7 @@ import shlex
 import sys
 import types
 
-from . import data, standin
+from . import data, standin, tfx
 from .render import exception_site
 from .values import NAME_LIMIT, NeedValue, TraceError, Unknown, WorkerDependent, setting
 
@@ -277,7 +277,11 @@ class Tracer:
         return AttrDict.wrap(value)
 
     def _base_namespace(self):
-        return {"tf": self.tf, "tensorflow": self.tf, "__builtins__": __builtins__}
+        # DATA_ACCESSOR: the DataAccessor TFX's Trainer passes; a global of
+        # the file's own of that name wins, tfdist.DATA_ACCESSOR stays.
+        return {"tf": self.tf, "tensorflow": self.tf, "__builtins__": __builtins__,
+                "DATA_ACCESSOR": tfx.DATA_ACCESSOR,
+                "tfdist": types.SimpleNamespace(DATA_ACCESSOR=tfx.DATA_ACCESSOR)}
 
     def _seed_defines(self):
         """Before the file runs: plain names become globals, and the roots
@@ -569,9 +573,12 @@ class Tracer:
             code = getattr(fn, "__code__", None)
             if code is not None:
                 site = (code.co_filename, code.co_firstlineno)
+            hints = {p.name: _tfx_hint(p) for p in sig.parameters.values()}
             raise Failure(f"{label}() needs {', '.join(missing)}: give "
                           f"{'it' if len(missing) == 1 else 'them'} with "
-                          + " ".join(f"--define {m}=VALUE" for m in missing), site)
+                          + " ".join(f"--define {m}={hints[m] or 'VALUE'}" for m in missing)
+                          + "".join(f" ({m}={hints[m]}: {_TFX_SAID[hints[m]]})"
+                                    for m in missing if hints[m]), site)
         positional_only = [p.name for p in sig.parameters.values() if p.kind == p.POSITIONAL_ONLY]
         args = [kwargs.pop(n) for n in positional_only if n in kwargs]
         return args, kwargs, shown
@@ -605,8 +612,8 @@ class Tracer:
                 data.assume(f"{label}() returns the next element of an iterator; laid out: "
                             f"the dataset iterated", site)
                 break
-            raise Failure(f"{label}() returned {_kind(result)}, not a tf.data.Dataset",
-                          not_input=True)
+            raise Failure(f"{label}() returned {_kind(result)}, not a tf.data.Dataset"
+                          + _factory_hint(result), not_input=True)
         else:
             raise Failure(f"{name}: still a function after {MAX_BUILDER_CALLS} calls")
         self.entry_text = " -> ".join(calls)
@@ -673,6 +680,37 @@ def _one_of(result, label):
     data.assume(f"{label}() returned a tuple of {len(result)}; laid out: its item {i} "
                 f"({_kind(result[i])})", None)
     return result[i]
+
+
+_TFX_SAID = {
+    "DATA_ACCESSOR": "the DataAccessor TFX's Trainer passes, reading tf.Example records",
+    "UNKNOWN": "its transform output's feature spec and schema stay opaque",
+}
+
+
+def _tfx_hint(p):
+    """The define that gives a TFX trainer parameter (a DataAccessor, a
+    TFTransformOutput), by its annotation or its usual name; else None."""
+    annotation = "" if p.annotation is p.empty else repr(p.annotation)
+    if "DataAccessor" in annotation or p.name == "data_accessor":
+        return "DATA_ACCESSOR"
+    if "TFTransformOutput" in annotation or p.name == "tf_transform_output":
+        return "UNKNOWN"
+    return None
+
+
+def _factory_hint(value):
+    """For the unknown that X.tf_dataset_factory(...) made: the define that
+    gives X, TFX's DataAccessor."""
+    if not isinstance(value, Unknown):
+        return ""
+    name = value._name
+    i = name.find(".tf_dataset_factory(")
+    if i <= 0 or not re.fullmatch(r"[A-Za-z_][\w.]*", name[:i]):
+        return ""
+    return (f"; {name[:i]} is TFX's DataAccessor: --define {name[:i]}=DATA_ACCESSOR gives "
+            f"the one TFX's Trainer passes (tf.Example records read by tfx_bsl's "
+            f"TFExampleRecord)")
 
 
 def _kind(value):

@@ -9,7 +9,7 @@ import importlib.machinery
 import sys
 import types
 
-from . import data, tf_io
+from . import data, tf_io, tfx
 from .render import PACKAGE_DIR, is_library, user_site
 from .values import ContextInt, TraceError, Unknown, WorkerIndex, setting, tensor
 
@@ -606,6 +606,7 @@ def install():
     horovod.__dict__["keras"] = sys.modules["horovod.keras"]
     sys.modules["horovod.tensorflow"].__dict__["keras"] = sys.modules["horovod.tensorflow.keras"]
     sys.modules["tensorflow.app"] = tf.app
+    tfx.install(lambda name, tensors, members=None: Module(name, tensors, members))
     sys.meta_path.append(_PermissiveFinder())
     _mark_random_draws()
     _installed_modules.update(sys.modules)
