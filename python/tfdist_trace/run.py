@@ -577,7 +577,7 @@ class Tracer:
             raise Failure(f"{label}() needs {', '.join(missing)}: give "
                           f"{'it' if len(missing) == 1 else 'them'} with "
                           + " ".join(f"--define {m}={hints[m] or 'VALUE'}" for m in missing)
-                          + "".join(f" ({m}={hints[m]}: {_TFX_SAID[hints[m]]})"
+                          + "".join(f"; {m}={hints[m]}: {_TFX_SAID[hints[m]]}"
                                     for m in missing if hints[m]), site)
         positional_only = [p.name for p in sig.parameters.values() if p.kind == p.POSITIONAL_ONLY]
         args = [kwargs.pop(n) for n in positional_only if n in kwargs]
@@ -684,7 +684,7 @@ def _one_of(result, label):
 
 _TFX_SAID = {
     "DATA_ACCESSOR": "the DataAccessor TFX's Trainer passes, reading tf.Example records",
-    "UNKNOWN": "its transform output's feature spec and schema stay opaque",
+    "UNKNOWN": "a transform output whose feature spec and schema stay opaque",
 }
 
 
