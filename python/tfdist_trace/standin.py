@@ -321,6 +321,8 @@ def _data_module():
         "Options": data.Options, "ignore_errors": data.ignore_errors,
         "parallel_interleave": data.parallel_interleave, "map_and_batch": data.map_and_batch,
         "shuffle_and_repeat": data.shuffle_and_repeat, "unbatch": data.unbatch,
+        "group_by_window": data.group_by_window,
+        "bucket_by_sequence_length": data.bucket_by_sequence_length,
         "batch_and_drop_remainder": data.batch_and_drop_remainder,
         "dense_to_ragged_batch": data.dense_to_ragged_batch,
         "dense_to_sparse_batch": data.dense_to_sparse_batch,
@@ -335,8 +337,8 @@ def _data_module():
         "cardinality": lambda ds: tensor("cardinality"),
         "INFINITE_CARDINALITY": -1, "UNKNOWN_CARDINALITY": -2,
     }
-    for name in ["sample_from_datasets", "choose_from_datasets", "bucket_by_sequence_length",
-                 "group_by_window", "group_by_reducer", "scan", "take_while", "snapshot",
+    for name in ["sample_from_datasets", "choose_from_datasets", "group_by_reducer", "scan",
+                 "take_while", "snapshot",
                  "unique", "save", "load", "Counter", "RandomDataset", "from_variant",
                  "make_csv_dataset", "CsvDataset", "SqlDataset", "make_saveable_from_iterator",
                  "distributed_save", "rejection_resample", "get_single_element",
@@ -412,7 +414,8 @@ def build_tensorflow(flags_module):
     contrib_data = Module("tensorflow.contrib.data", True, {
         "parallel_interleave": data.parallel_interleave, "map_and_batch": data.map_and_batch,
         "shuffle_and_repeat": data.shuffle_and_repeat, "ignore_errors": data.ignore_errors,
-        "unbatch": data.unbatch, "AUTOTUNE": data.AUTOTUNE,
+        "unbatch": data.unbatch, "group_by_window": data.group_by_window,
+        "bucket_by_sequence_length": data.bucket_by_sequence_length, "AUTOTUNE": data.AUTOTUNE,
         "batch_and_drop_remainder": data.batch_and_drop_remainder,
         "padded_batch_and_drop_remainder": data.padded_batch_and_drop_remainder,
         "TFRecordDataset": data.TFRecordDataset}, strict=True)
