@@ -178,6 +178,7 @@ nlohmann::ordered_json GroupedJson(const dist::GroupedSummary& g) {
   out["steps"] = BoundsJson(g.steps);
   out["records_per_batch"] =
       g.batch_records ? BoundsJson(*g.batch_records) : nlohmann::ordered_json(nullptr);
+  out["padded_steps"] = BoundsJson(g.padded_steps);
   out["input_repeats"] = g.input_repeats;
   out["workers"] = nlohmann::ordered_json::array();
   for (const dist::GroupedWorker& w : g.workers) {
@@ -197,6 +198,12 @@ void PrintGrouped(const dist::GroupedSummary& g, std::optional<int64_t> only) {
   fmt::print("steps (bounds): {}\n", BoundsText(g.steps));
   fmt::print("records per batch (bounds): {}\n",
              g.batch_records ? BoundsText(*g.batch_records) : std::string("- (no batch)"));
+  if (g.padded_steps.max > 0) {
+    fmt::print(
+        "steps in which a worker has no batch left, its replicas fed empty batches (bounds): "
+        "{}\n",
+        BoundsText(g.padded_steps));
+  }
   for (const dist::GroupedWorker& w : g.workers) {
     if (only && *only != w.worker) continue;
     fmt::print("worker {}: {} element{} {}grouped, batches (bounds) {}, steps (bounds) {}\n",

@@ -227,6 +227,15 @@ GroupedSummary BoundGrouping(const data::Pipeline& p, size_t at, const Decision&
     out.steps.max = std::max(out.steps.max, row.steps.max);
     out.workers.push_back(row);
   }
+  if (out.workers.size() > 1) {
+    uint64_t least_min = kInf, least_max = kInf;
+    for (const GroupedWorker& w : out.workers) {
+      least_min = std::min(least_min, w.steps.min);
+      least_max = std::min(least_max, w.steps.max);
+    }
+    out.padded_steps = {out.steps.min > least_max ? out.steps.min - least_max : 0,
+                        out.steps.max - least_min};
+  }
   if (sizes && split && R > 1) {
     // RebatchDataset's legacy pieces: ceil(s / R) each, the last ones short
     // or empty.

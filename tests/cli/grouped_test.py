@@ -97,6 +97,9 @@ def main():
               f"the steps' bounds: {grouped}")
         check(grouped.get("records_per_batch") == {"min": 1, "max": 4},
               f"the records per batch: {grouped}")
+        # One worker may end after 3 steps while the other runs 6.
+        check(grouped.get("padded_steps") == {"min": 0, "max": 3},
+              f"the steps with a worker out of batches: {grouped}")
         check([w.get("batches") for w in grouped.get("workers", [])] ==
               [{"min": 3, "max": 6}] * 2, f"each worker's batches: {grouped}")
         check(any("bounds" in w for w in out.get("warnings", [])),

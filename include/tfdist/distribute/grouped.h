@@ -68,8 +68,12 @@ struct GroupedSummary {
   std::string op;                       // "bucket_by_sequence_length(len) (line 3, column 5)"
   Bounds steps;                         // global steps (max_steps applied)
   std::optional<Bounds> batch_records;  // records in one replica's batch; nullopt: none made
-  std::vector<GroupedWorker> workers;   // every worker
-  bool input_repeats = false;           // a repeat() forever feeds the grouping
+  // Steps in which some worker has no batch left while another has (its
+  // replicas are fed empty batches): each worker's count differs as its
+  // data does.
+  Bounds padded_steps;
+  std::vector<GroupedWorker> workers;  // every worker
+  bool input_repeats = false;          // a repeat() forever feeds the grouping
 };
 
 // The grouping's bounds from each worker's `elements` in one epoch
