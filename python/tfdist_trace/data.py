@@ -444,6 +444,10 @@ class Dataset:
                              f"`len(bucket_boundaries)={len(boundaries)}`.")
         key = self._grouping_key(element_length_func, "bucket_by_sequence_length",
                                  "element_length_func", site)
+        if pad_to_bucket_boundary:
+            assume(f"{what}(pad_to_bucket_boundary=True): an element as long as the last "
+                   f"boundary or longer fails in TensorFlow; tfdist cannot tell whether one is",
+                   site)
         args = [key, boundaries_text, sizes_text]
         if no_padding:
             args.append("no_padding=True")
