@@ -566,6 +566,93 @@ class Dataset:
                    f"(a run measures less than the function does)", site)
         return f"{name}({dict_text})"
 
+    # -- grouping by the data: laid out as bounds ------------------------
+    def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None,
+                        name=None):
+        site = user_site()
+        if (window_size is not None and window_size_func is not None) or \
+                (window_size is None and window_size_func is None):
+            # TensorFlow's own check (dataset_ops.py).
+            raise ValueError("Either the `window_size` argument or the `window_size_func` "
+                             "argument must be specified.")
+        key = self._grouping_key(key_func, "group_by_window", "key_func", site)
+        reduce_text = self._window_batch(reduce_func, site)
+        if window_size is not None:
+            size = f"window_size={render(window_size, 'group_by_window(window_size)')}"
+        else:
+            size = f"window_size_func=opaque({r.quote(r.function_name(window_size_func))})"
+        return self._then("group_by_window",
+                          f"group_by_window({key}, {reduce_text}, {size})",
+                          element=self._element, site=site)
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries,
+                                  bucket_batch_sizes, padded_shapes=None, padding_values=None,
+                                  pad_to_bucket_boundary=False, no_padding=False,
+                                  drop_remainder=False, name=None):
+        site = user_site()
+        what = "bucket_by_sequence_length"
+        # Their values first: an unknown one asks for a define.
+        boundaries_text = render(bucket_boundaries, f"{what}(bucket_boundaries)")
+        sizes_text = render(bucket_batch_sizes, f"{what}(bucket_batch_sizes)")
+        try:
+            boundaries, sizes = list(bucket_boundaries), list(bucket_batch_sizes)
+        except TypeError:
+            raise TraceError(f"{what}(): bucket_boundaries and bucket_batch_sizes are lists of "
+                             f"numbers") from None
+        if len(sizes) != len(boundaries) + 1:
+            # TensorFlow's own check (dataset_ops.py).
+            raise ValueError(f"`len(bucket_batch_sizes)` must equal `len(bucket_boundaries) + 1` "
+                             f"but `len(bucket_batch_sizes)={len(sizes)}` and "
+                             f"`len(bucket_boundaries)={len(boundaries)}`.")
+        key = self._grouping_key(element_length_func, "bucket_by_sequence_length",
+                                 "element_length_func", site)
+        if pad_to_bucket_boundary:
+            assume(f"{what}(pad_to_bucket_boundary=True): an element as long as the last "
+                   f"boundary or longer fails in TensorFlow; tfdist cannot tell whether one is",
+                   site)
+        args = [key, boundaries_text, sizes_text]
+        if no_padding:
+            args.append("no_padding=True")
+        if drop_remainder:
+            args.append(f"drop_remainder={render(drop_remainder, f'{what}(drop_remainder)')}")
+        return self._then(what, f"{what}({', '.join(args)})", element=self._element, site=site)
+
+    def _grouping_key(self, fn, op, what, site):
+        """opaque("name") for a grouping's key function, which the layout
+        never runs: the batches after it are bounds."""
+        trace_function(fn, self._element)  # its reads of the element's structure
+        label = r.function_name(fn)
+        unseen = _UNSEEN if isinstance(fn, Unknown) else ""
+        assume(f"{op}({label}): {unseen}tfdist does not run its {what}; the records read up to "
+               f"it are exact, its batches and steps are laid out as bounds (fewest..most)",
+               site)
+        return f"opaque({r.quote(label)})"
+
+    def _window_batch(self, reduce_func, site):
+        """The text of a reduce_func that batches its window, as the
+        grammar takes it: lambda key, window: window.batch(N, ...)."""
+        window = Dataset((), self._element)
+        if isinstance(reduce_func, Unknown):
+            out = None
+        else:
+            try:
+                out = reduce_func(tensor("key"), window)
+            except (NeedValue, WorkerDependent):
+                raise
+            except Exception as e:
+                where = r.exception_site(e)
+                at = f" at {where[0]}:{where[1]}" if where else ""
+                raise TraceError(f"group_by_window(): running reduce_func on a window raised "
+                                 f"{type(e).__name__}{at}: {e}") from None
+        if not isinstance(out, Dataset) or len(out._steps) != 1 or \
+                out._steps[0].kind not in ("batch", "padded_batch"):
+            made = "something else" if not isinstance(out, Dataset) else \
+                ".".join(step.text.split("(")[0] + "()" for step in out._steps) or "the window"
+            raise TraceError(f"group_by_window(): tfdist lays out a reduce_func that batches its "
+                             f"window (lambda key, window: window.batch(N), or padded_batch); "
+                             f"{r.function_name(reduce_func)} makes {made}")
+        return f"lambda key, window: window.{out._steps[0].text}"
+
     def interleave(self, map_func, cycle_length=None, block_length=None,
                    num_parallel_calls=None, deterministic=None, name=None):
         site = user_site()
@@ -718,9 +805,6 @@ _REFUSED = {
            "(lay out each input on its own)",
     "window": "makes datasets of elements; batch() gives a layout the same counts without "
               "overlap",
-    "bucket_by_sequence_length": "batches by each element's length, which only the data "
-                                 "decides",
-    "group_by_window": "groups by keys the data decides",
     "group_by_reducer": "groups by keys the data decides",
     "snapshot": "reads or writes a snapshot on disk tfdist cannot see",
     "save": "writes the dataset to disk",
@@ -1022,6 +1106,19 @@ def shuffle_and_repeat(buffer_size, count=None, seed=None):
 
 def unbatch():
     return lambda ds: ds.unbatch()
+
+
+def group_by_window(key_func, reduce_func, window_size=None, window_size_func=None):
+    return lambda ds: ds.group_by_window(key_func, reduce_func, window_size, window_size_func)
+
+
+def bucket_by_sequence_length(element_length_func, bucket_boundaries, bucket_batch_sizes,
+                              padded_shapes=None, padding_values=None,
+                              pad_to_bucket_boundary=False, no_padding=False,
+                              drop_remainder=False):
+    return lambda ds: ds.bucket_by_sequence_length(
+        element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes,
+        padding_values, pad_to_bucket_boundary, no_padding, drop_remainder)
 
 
 def dense_to_ragged_batch(batch_size, drop_remainder=False, row_splits_dtype=None):

@@ -362,6 +362,8 @@ def _data_module():
         "parallel_interleave": data.parallel_interleave, "map_and_batch": data.map_and_batch,
         "map_and_batch_with_legacy_function": data.map_and_batch_with_legacy_function,
         "shuffle_and_repeat": data.shuffle_and_repeat, "unbatch": data.unbatch,
+        "group_by_window": data.group_by_window,
+        "bucket_by_sequence_length": data.bucket_by_sequence_length,
         "batch_and_drop_remainder": data.batch_and_drop_remainder,
         "dense_to_ragged_batch": data.dense_to_ragged_batch,
         "dense_to_sparse_batch": data.dense_to_sparse_batch,
@@ -379,8 +381,8 @@ def _data_module():
     }
     for name in data.EXPERIMENTAL_OPTION_GROUPS:
         experimental[name] = data.options_group(name)
-    for name in ["sample_from_datasets", "choose_from_datasets", "bucket_by_sequence_length",
-                 "group_by_window", "group_by_reducer", "scan", "take_while", "snapshot",
+    for name in ["sample_from_datasets", "choose_from_datasets", "group_by_reducer", "scan",
+                 "take_while", "snapshot",
                  "unique", "save", "load", "Counter", "RandomDataset", "from_variant",
                  "make_csv_dataset", "CsvDataset", "SqlDataset", "make_saveable_from_iterator",
                  "distributed_save", "rejection_resample", "get_single_element",
@@ -463,7 +465,8 @@ def build_tensorflow(flags_module):
         "parallel_interleave": data.parallel_interleave, "map_and_batch": data.map_and_batch,
         "map_and_batch_with_legacy_function": data.map_and_batch_with_legacy_function,
         "shuffle_and_repeat": data.shuffle_and_repeat, "ignore_errors": data.ignore_errors,
-        "unbatch": data.unbatch, "AUTOTUNE": data.AUTOTUNE,
+        "unbatch": data.unbatch, "group_by_window": data.group_by_window,
+        "bucket_by_sequence_length": data.bucket_by_sequence_length, "AUTOTUNE": data.AUTOTUNE,
         "batch_and_drop_remainder": data.batch_and_drop_remainder,
         "padded_batch_and_drop_remainder": data.padded_batch_and_drop_remainder,
         "TFRecordDataset": data.TFRecordDataset}, strict=True)

@@ -153,6 +153,66 @@ std::string BatchSizes(const dist::WorkerSummary& r) {
   return fmt::format("{}..{}", *r.smallest_batch, *r.largest_batch);
 }
 
+// "3", "1..4", "5..no end": a bound's range.
+std::string BoundsText(const dist::Bounds& b) {
+  auto one = [](uint64_t v) {
+    return v == dist::Bounds::kUnbounded ? std::string("no end") : fmt::format("{}", v);
+  };
+  if (b.min == b.max) return one(b.min);
+  return fmt::format("{}..{}", one(b.min), one(b.max));
+}
+
+// {"min": 1, "max": 4}; an unbounded max is null.
+nlohmann::ordered_json BoundsJson(const dist::Bounds& b) {
+  auto one = [](uint64_t v) {
+    return v == dist::Bounds::kUnbounded ? nlohmann::ordered_json(nullptr)
+                                         : nlohmann::ordered_json(v);
+  };
+  return {{"min", one(b.min)}, {"max", one(b.max)}};
+}
+
+nlohmann::ordered_json GroupedJson(const dist::GroupedSummary& g) {
+  nlohmann::ordered_json out;
+  out["bounds"] = true;
+  out["op"] = g.op;
+  out["steps"] = BoundsJson(g.steps);
+  out["records_per_batch"] =
+      g.batch_records ? BoundsJson(*g.batch_records) : nlohmann::ordered_json(nullptr);
+  out["padded_steps"] = BoundsJson(g.padded_steps);
+  out["input_repeats"] = g.input_repeats;
+  out["workers"] = nlohmann::ordered_json::array();
+  for (const dist::GroupedWorker& w : g.workers) {
+    out["workers"].push_back({{"worker", w.worker},
+                              {"elements", w.elements},
+                              {"batches", BoundsJson(w.batches)},
+                              {"steps", BoundsJson(w.steps)}});
+  }
+  return out;
+}
+
+// The bounds of a grouping, for the table and the summary: never steps
+// alone, always "bounds".
+void PrintGrouped(const dist::GroupedSummary& g, std::optional<int64_t> only) {
+  fmt::print("grouped by the data: {}; bounds (fewest..most), not exact steps\n",
+             TerminalText(g.op));
+  fmt::print("steps (bounds): {}\n", BoundsText(g.steps));
+  fmt::print("records per batch (bounds): {}\n",
+             g.batch_records ? BoundsText(*g.batch_records) : std::string("- (no batch)"));
+  if (g.padded_steps.max > 0) {
+    fmt::print(
+        "steps in which a worker has no batch left, its replicas fed empty batches (bounds): "
+        "{}\n",
+        BoundsText(g.padded_steps));
+  }
+  for (const dist::GroupedWorker& w : g.workers) {
+    if (only && *only != w.worker) continue;
+    fmt::print("worker {}: {} element{} {}grouped, batches (bounds) {}, steps (bounds) {}\n",
+               w.worker, w.elements, w.elements == 1 ? "" : "s",
+               g.input_repeats ? "an epoch, repeated forever, " : "", BoundsText(w.batches),
+               BoundsText(w.steps));
+  }
+}
+
 nlohmann::ordered_json SummaryJson(const dist::LayoutSummary& l, dist::Api api) {
   nlohmann::ordered_json out;
   out["complete"] = l.complete;
@@ -163,6 +223,7 @@ nlohmann::ordered_json SummaryJson(const dist::LayoutSummary& l, dist::Api api) 
   }
   // filter() was counted as keeping everything: the counts are upper bounds.
   if (l.decision.HasWarning(dist::WarningKind::kFilterUpperBound)) out["upper_bound"] = true;
+  if (l.grouped) out["grouped"] = GroupedJson(*l.grouped);
   out["records"] = l.ReceivedRecords();
   out["dropped_records"] = l.DroppedRecords();
   out["records_read"] = l.DistinctRecords();
@@ -207,18 +268,20 @@ void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const HeaderNotes
   const uint64_t records = l.ReceivedRecords();
   for (const auto& r : l.workers) {
     if (only && *only != r.worker) continue;
+    // Grouped by the data: no batch is exact (PrintGrouped bounds them).
+    auto exact = [&](uint64_t v) { return l.grouped ? std::string("-") : fmt::format("{}", v); };
     fmt::print("{:>6}  {:>7}  {:>9}  {:>9}  {:>12}  {:>8}  {:>11}  {:>13}  {:>10}\n", r.worker,
-               r.files, r.records, r.dropped(), r.bytes, r.batches, BatchSizes(r), r.empty_batches,
-               r.idle_steps);
+               r.files, r.records, r.dropped(), r.bytes, exact(r.batches), BatchSizes(r),
+               exact(r.empty_batches), exact(r.idle_steps));
   }
   if (d.batched) {
     fmt::print("steps: {}{}{}\n", l.steps, l.dropped_step ? " (the last one dropped)" : "",
                l.complete ? "" : " (planned; the data goes on)");
   }
   const uint64_t dropped = l.DroppedRecords();
-  fmt::print("records: {} received, {} dropped, {} read{}; {}\n", records, dropped,
-             l.DistinctRecords(), l.SharedInput() ? " (each worker reads them all)" : "",
-             l.records_source);
+  fmt::print("records: {} {}, {} dropped, {} read{}; {}\n", records,
+             l.grouped ? "reach the grouping" : "received", dropped, l.DistinctRecords(),
+             l.SharedInput() ? " (each worker reads them all)" : "", l.records_source);
   if (l.bytes_estimated) {
     fmt::print(
         "bytes: the dropped records' payload estimated from their files' (records were "
@@ -256,6 +319,7 @@ void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const HeaderNotes
         "size)\n",
         *d.global_batch_size, l.short_steps);
   }
+  if (l.grouped) PrintGrouped(*l.grouped, only);
 }
 
 // The table, printed as the layout streams: steps down, worker/replica
@@ -265,7 +329,7 @@ class TableSink : public dist::LayoutSink {
  public:
   TableSink(const dist::Topology& t, std::optional<int64_t> only, int64_t epochs,
             data::LabelMode mode, const HeaderNotes& notes)
-      : topology_(t), epochs_(epochs), mode_(mode), notes_(notes) {
+      : topology_(t), only_(only), epochs_(epochs), mode_(mode), notes_(notes) {
     const int64_t workers = only ? 1 : t.workers;
     per_worker_rows_ = workers * t.replicas > kWideColumns && workers > 1;
   }
@@ -331,6 +395,7 @@ class TableSink : public dist::LayoutSink {
 
   Status End(const dist::LayoutSummary& summary) override {
     if (!summary.decision.batched) {
+      if (summary.grouped) PrintGrouped(*summary.grouped, only_);
       PrintWarnings(summary.decision, warnings_shown_);
       return Status::OK();
     }
@@ -408,6 +473,7 @@ class TableSink : public dist::LayoutSink {
   }
 
   dist::Topology topology_;
+  std::optional<int64_t> only_;
   int64_t epochs_ = 1;  // > 1: an epoch column
   data::LabelMode mode_;
   const HeaderNotes& notes_;

@@ -322,6 +322,8 @@ Result<Op> Binder::Transform(const Call& call) const {
       {"ignore_errors", &Binder::IgnoreErrors},
       {"apply", &Binder::Apply},
       {"concatenate", &Binder::Concatenate},
+      {"group_by_window", &Binder::GroupByWindow},
+      {"bucket_by_sequence_length", &Binder::BucketBySequenceLength},
   };
   const auto* method = std::find_if(std::begin(kMethods), std::end(kMethods),
                                     [&](const auto& m) { return m.first == call.name; });
@@ -330,8 +332,8 @@ Result<Op> Binder::Transform(const Call& call) const {
         call.pos,
         fmt::format("unknown method '{}'; expected shard, interleave, flat_map, "
                     "shuffle, repeat, batch, padded_batch, unbatch, rebatch, take, "
-                    "skip, enumerate, prefetch, cache, map, filter, ignore_errors, apply or "
-                    "concatenate",
+                    "skip, enumerate, prefetch, cache, map, filter, ignore_errors, apply, "
+                    "concatenate, group_by_window or bucket_by_sequence_length",
                     Abbreviate(call.name, 40)));
   }
   Op op;
@@ -682,6 +684,8 @@ Result<OpParams> Binder::Apply(const Call& call, std::string_view name) const {
   }
   Call inner{std::string(fn), f.pos, f.pos, f.args};
   if (fn == "ignore_errors") return IgnoreErrors(inner, fn);
+  if (fn == "group_by_window") return GroupByWindow(inner, fn);
+  if (fn == "bucket_by_sequence_length") return BucketBySequenceLength(inner, fn);
   if (fn == "unbatch") return Unbatch(inner, fn);
   if (fn == "parse_example_dataset") {
     static constexpr Param kParse[] = {
@@ -707,7 +711,8 @@ Result<OpParams> Binder::Apply(const Call& call, std::string_view name) const {
     return OpParams(std::move(p));
   }
   return ErrorAt(f.pos, fmt::format("apply() takes tf.data.experimental.parse_example_dataset"
-                                    "(...), ignore_errors() or unbatch(); got {}",
+                                    "(...), ignore_errors(), unbatch(), group_by_window(...) or "
+                                    "bucket_by_sequence_length(...); got {}",
                                     ExprText(f)));
 }
 
@@ -736,6 +741,137 @@ Result<OpParams> Binder::Concatenate(const Call& call, std::string_view name) co
     other->ops.push_back(std::move(op));
   }
   return OpParams(ConcatenateOp{std::move(other)});
+}
+
+namespace {
+
+// How a function argument is named in messages: opaque("name")'s name,
+// "lambda", or the expression.
+std::string FunctionText(const Expr& e) {
+  if (e.kind == Expr::Kind::kCall && e.text == "opaque" && e.args.size() == 1 &&
+      e.args[0].value.kind == Expr::Kind::kString) {
+    return e.args[0].value.text;
+  }
+  return e.kind == Expr::Kind::kLambda ? std::string("lambda") : Binder::ExprText(e);
+}
+
+}  // namespace
+
+Result<IntArg> Binder::PositiveSize(const Expr& e, std::string_view op,
+                                    std::string_view what) const {
+  TFDIST_ASSIGN_OR_RETURN(IntArg a, Int(e, what));
+  if (a.symbol != IntArg::Symbol::kLiteral) {
+    return ErrorAt(e.pos, fmt::format("{}(): tfdist bounds the batches of a {} given as a "
+                                      "number; got {}",
+                                      op, what, ExprText(e)));
+  }
+  if (a.value <= 0) {
+    return ErrorAt(
+        e.pos, fmt::format("{}(): {} must be greater than zero, but got {}", op, what, a.value));
+  }
+  return a;
+}
+
+// The key function is not run. The reduce function must batch its window
+// (the second parameter of a lambda): window.batch(N) or
+// window.padded_batch(N, ...), with drop_remainder as written.
+Result<OpParams> Binder::GroupByWindow(const Call& call, std::string_view name) const {
+  static constexpr Param kParams[] = {{"key_func", true},
+                                      {"reduce_func", true},
+                                      {"window_size", false},
+                                      {"window_size_func", false},
+                                      {"name", false}};
+  TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
+  GroupByWindowOp p;
+  p.key_func = FunctionText(*b[0]);
+  // TensorFlow's check (group_by_window in dataset_ops.py).
+  if (IsNone(b[2]) == IsNone(b[3])) {
+    return ErrorAt(call.pos, fmt::format("{}(): Either the `window_size` argument or the "
+                                         "`window_size_func` argument must be specified.",
+                                         name));
+  }
+  if (!IsNone(b[2])) {
+    TFDIST_ASSIGN_OR_RETURN(IntArg w, PositiveSize(*b[2], name, "window_size"));
+    p.window_sizes.push_back(w);
+  } else {
+    p.window_size_func = FunctionText(*b[3]);
+  }
+  const Expr& reduce = *b[1];
+  const std::string_view params = reduce.text;
+  const size_t comma = params.rfind(", ");
+  const std::string window(comma == std::string_view::npos ? params : params.substr(comma + 2));
+  const Expr* body = reduce.kind == Expr::Kind::kLambda && comma != std::string_view::npos
+                         ? &reduce.items[0]
+                         : nullptr;
+  const bool batches = body != nullptr && body->kind == Expr::Kind::kCall &&
+                       (body->text == window + ".batch" || body->text == window + ".padded_batch");
+  if (!batches) {
+    return ErrorAt(reduce.pos,
+                   fmt::format("{}(): tfdist lays out a reduce_func that batches its window: "
+                               "lambda key, window: window.batch(N) (or window.padded_batch(N, "
+                               "...)); got {}",
+                               name, ExprText(reduce)));
+  }
+  const bool padded = body->text.ends_with(".padded_batch");
+  static constexpr Param kBatch[] = {{"batch_size", true},
+                                     {"drop_remainder", false},
+                                     {"num_parallel_calls", false},
+                                     {"deterministic", false},
+                                     {"name", false}};
+  static constexpr Param kPadded[] = {{"batch_size", true},
+                                      {"padded_shapes", false},
+                                      {"padding_values", false},
+                                      {"drop_remainder", false},
+                                      {"name", false}};
+  Call inner{body->text, body->pos, body->pos, body->args};
+  TFDIST_ASSIGN_OR_RETURN(
+      auto batch, padded ? Bind(inner, body->text, kPadded) : Bind(inner, body->text, kBatch));
+  TFDIST_ASSIGN_OR_RETURN(p.reduce_batch_size, PositiveSize(*batch[0], name, "batch_size"));
+  TFDIST_ASSIGN_OR_RETURN(auto drop, OptBool(batch[padded ? 3 : 1], "drop_remainder"));
+  p.drop_remainder = drop.value_or(false);
+  return OpParams(std::move(p));
+}
+
+// TensorFlow's bucket_by_sequence_length: the key is the bucket of the
+// element's length (len(bucket_boundaries) + 1 of them), each bucket's
+// window of its batch size padded_batch()ed (batch() with no_padding).
+Result<OpParams> Binder::BucketBySequenceLength(const Call& call, std::string_view name) const {
+  static constexpr Param kParams[] = {
+      {"element_length_func", true}, {"bucket_boundaries", true}, {"bucket_batch_sizes", true},
+      {"padded_shapes", false},      {"padding_values", false},   {"pad_to_bucket_boundary", false},
+      {"no_padding", false},         {"drop_remainder", false},   {"name", false}};
+  TFDIST_ASSIGN_OR_RETURN(auto b, Bind(call, name, kParams));
+  GroupByWindowOp p;
+  p.buckets = true;
+  p.key_func = FunctionText(*b[0]);
+  auto list = [&](const Expr& e, std::string_view what) -> Result<const std::vector<Expr>*> {
+    if (e.kind != Expr::Kind::kList && e.kind != Expr::Kind::kTuple) {
+      return ErrorAt(e.pos,
+                     fmt::format("{}(): {} is a list of numbers; got {}", name, what, ExprText(e)));
+    }
+    return &e.items;
+  };
+  TFDIST_ASSIGN_OR_RETURN(const std::vector<Expr>* boundaries, list(*b[1], "bucket_boundaries"));
+  TFDIST_ASSIGN_OR_RETURN(const std::vector<Expr>* sizes, list(*b[2], "bucket_batch_sizes"));
+  for (const Expr& e : *boundaries) TFDIST_RETURN_IF_ERROR(Int(e, "bucket_boundaries"));
+  // TensorFlow's check (bucket_by_sequence_length in dataset_ops.py).
+  if (sizes->size() != boundaries->size() + 1) {
+    return ErrorAt(b[2]->pos, fmt::format("{}(): `len(bucket_batch_sizes)` must equal "
+                                          "`len(bucket_boundaries) + 1` but "
+                                          "`len(bucket_batch_sizes)={}` and "
+                                          "`len(bucket_boundaries)={}`.",
+                                          name, sizes->size(), boundaries->size()));
+  }
+  for (const Expr& e : *sizes) {
+    TFDIST_ASSIGN_OR_RETURN(IntArg size, PositiveSize(e, name, "batch_size"));
+    p.window_sizes.push_back(size);
+  }
+  for (size_t i : {size_t{5}, size_t{6}}) {
+    if (b[i] != nullptr) TFDIST_RETURN_IF_ERROR(OptBool(b[i], kParams[i].name));
+  }
+  TFDIST_ASSIGN_OR_RETURN(auto drop, OptBool(b[7], "drop_remainder"));
+  p.drop_remainder = drop.value_or(false);
+  return OpParams(std::move(p));
 }
 
 }  // namespace tfdist::data

@@ -89,7 +89,8 @@ class Binder {
   Result<Op> Source(const Call& call) const;
   // A method call after the source: shard, interleave, flat_map, shuffle,
   // repeat, batch, padded_batch, unbatch, rebatch, take, skip, enumerate,
-  // prefetch, cache, map, filter, ignore_errors, apply, concatenate.
+  // prefetch, cache, map, filter, ignore_errors, apply, concatenate,
+  // group_by_window, bucket_by_sequence_length.
   Result<Op> Transform(const Call& call) const;
 
  private:
@@ -118,6 +119,11 @@ class Binder {
   Result<OpParams> IgnoreErrors(const Call& call, std::string_view name) const;
   Result<OpParams> Apply(const Call& call, std::string_view name) const;
   Result<OpParams> Concatenate(const Call& call, std::string_view name) const;
+  Result<OpParams> GroupByWindow(const Call& call, std::string_view name) const;
+  Result<OpParams> BucketBySequenceLength(const Call& call, std::string_view name) const;
+  // A group's window size or batch size: a positive number, as TensorFlow's
+  // kernels require when they run.
+  Result<IntArg> PositiveSize(const Expr& e, std::string_view op, std::string_view what) const;
 
   // The elements of from_tensor_slices()/from_tensors() given as `items`.
   Result<OpParams> Elements(std::span<const Expr> items) const;

@@ -237,6 +237,17 @@ Result<DatasetPtr> Builder::Apply(const ConcatenateOp& p, const Op&, DatasetPtr 
 // The readers before it end a file at its error (ReaderOptions).
 Result<DatasetPtr> Builder::Apply(const IgnoreErrorsOp&, const Op&, DatasetPtr in) { return in; }
 
+// Its groups are decided by a function of the data that tfdist does not
+// run: no pipeline with it runs (layouts bound its batches instead).
+Result<DatasetPtr> Builder::Apply(const GroupByWindowOp& p, const Op& op, DatasetPtr) {
+  return ErrorAt(op.pos, fmt::format("{}(): its groups depend on {}({}), a function of the data "
+                                     "that tfdist does not run; a layout shows the batches "
+                                     "it makes as bounds; to read the data, end the pipeline "
+                                     "before {}()",
+                                     op.name, p.buckets ? "element_length_func" : "key_func",
+                                     p.key_func, op.name));
+}
+
 // Records pass through: they are parsed where batches are staged.
 Result<DatasetPtr> Builder::Apply(const MapOp& p, const Op& op, DatasetPtr in) {
   if (p.num_parallel_calls) {

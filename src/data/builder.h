@@ -60,6 +60,7 @@ class Builder {
   Result<DatasetPtr> Apply(const FilterOp& p, const Op& op, DatasetPtr in);
   Result<DatasetPtr> Apply(const IgnoreErrorsOp& p, const Op& op, DatasetPtr in);
   Result<DatasetPtr> Apply(const ConcatenateOp& p, const Op& op, DatasetPtr in);
+  Result<DatasetPtr> Apply(const GroupByWindowOp& p, const Op& op, DatasetPtr in);
 
   Status ErrorAt(size_t pos, std::string_view what) const;
   // The value of `a` in op `op`, with ctx.* names and SHARD_HINT resolved.

@@ -466,6 +466,11 @@ class Parser {
     e.kind = Expr::Kind::kLambda;
     e.text = Peek().text;
     ++i_;
+    // More parameters (a reduce function's "key, window") join the text.
+    while (IsPunct(Peek(), ",") && Peek(1).kind == Token::Kind::kName) {
+      e.text += ", " + Peek(1).text;
+      i_ += 2;
+    }
     TFDIST_RETURN_IF_ERROR(Expect(":", "':' after the lambda's parameter"));
     Expr body;
     TFDIST_RETURN_IF_ERROR(ParseExpr(body));

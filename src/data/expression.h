@@ -34,7 +34,8 @@ struct Expr {
   size_t pos = 0;      // byte offset of the value in the text
   int64_t number = 0;  // kInt
   double real = 0;     // kFloat
-  std::string text;    // kString: the value; kName, kCall: the dotted name; kLambda: the parameter
+  std::string text;    // kString: the value; kName, kCall: the dotted name; kLambda: the
+                       // parameters, joined by ", "
   // kList, kTuple: the elements; kDict: key, value, key, value, ...;
   // kLambda: {the body}
   std::vector<Expr> items;

@@ -45,7 +45,7 @@ Status CheckElements(const Pipeline& pipeline) {
       make(Kind::kInts);
     } else if (std::holds_alternative<EnumerateOp>(p)) {
       make(Kind::kPairs);
-    } else if (std::holds_alternative<BatchOp>(p)) {
+    } else if (std::holds_alternative<BatchOp>(p) || std::holds_alternative<GroupByWindowOp>(p)) {
       ++depth;
     } else if (std::holds_alternative<UnbatchOp>(p) || std::holds_alternative<RebatchOp>(p)) {
       if (!batched) {

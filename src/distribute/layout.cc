@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <span>
 
 #include "tfdist/base/interrupt.h"
@@ -298,6 +299,139 @@ class SummaryOnly : public LayoutSink {
   LayoutSummary& out_;
 };
 
+// The sink of the pipeline up to a grouping: shows its elements with the
+// whole pipeline's split, and adds the grouping's bounds at the end.
+class GroupedSink : public LayoutSink {
+ public:
+  GroupedSink(const data::Pipeline& pipeline, size_t at, const Decision& full,
+              const DistributeOptions& options, bool input_repeats, bool at_most, LayoutSink& inner)
+      : pipeline_(pipeline),
+        at_(at),
+        full_(full),
+        options_(options),
+        input_repeats_(input_repeats),
+        at_most_(at_most),
+        inner_(inner) {}
+
+  Status Begin(const Decision& d) override {
+    const data::Op& op = pipeline_.ops[at_];
+    if (options_.api == Api::kDistribute && d.ShardsData(options_.topology)) {
+      return data::PositionError(
+          pipeline_.text, op.pos,
+          fmt::format("{}(): DATA sharding deals out the batches it makes, whose number only "
+                      "the data decides; tfdist bounds a grouping under FILE, OFF or "
+                      "distribute_datasets_from_function",
+                      op.name));
+    }
+    return inner_.Begin(Merged(d));
+  }
+  Status OnElement(int64_t worker, const data::Element& e) override {
+    return inner_.OnElement(worker, e);
+  }
+  Status OnWorkerEnd(const WorkerSummary& row) override { return inner_.OnWorkerEnd(row); }
+  Status End(const LayoutSummary& summary) override {
+    LayoutSummary out = summary;
+    out.decision = Merged(summary.decision);
+    std::vector<uint64_t> elements;
+    for (const WorkerSummary& r : summary.workers) elements.push_back(r.records);
+    out.grouped =
+        BoundGrouping(pipeline_, at_, full_, options_, elements, input_repeats_, at_most_);
+    return inner_.End(out);
+  }
+
+ private:
+  // The decision of the pipeline up to the grouping (its policy and
+  // warnings), with the whole pipeline's split, and the bounds said.
+  Decision Merged(const Decision& d) const {
+    Decision out = d;
+    out.split = full_.split;
+    out.split_reason = full_.split_reason;
+    out.split_requested = full_.split_requested;
+    out.batched = false;
+    out.global_batch_size.reset();
+    out.drop_remainder = full_.drop_remainder;
+    if (!out.HasWarning(WarningKind::kGroupedBounds)) {
+      const data::Op& op = pipeline_.ops[at_];
+      const auto& g = std::get<data::GroupByWindowOp>(op.params);
+      out.Warn(WarningKind::kGroupedBounds,
+               fmt::format("{}({}) ({}) groups by a function of the data that tfdist does not "
+                           "run: the records each worker reads up to it are exact, but its "
+                           "batches, their sizes and the steps are bounds (fewest..most), not "
+                           "exact steps",
+                           op.name, g.key_func, data::DescribePosition(pipeline_.text, op.pos)));
+    }
+    return out;
+  }
+
+  const data::Pipeline& pipeline_;
+  size_t at_;
+  const Decision& full_;
+  const DistributeOptions& options_;
+  bool input_repeats_, at_most_;
+  LayoutSink& inner_;
+};
+
+// The pipeline up to the grouping at `at`, with a repeat() forever in it
+// left out (`repeats` is then set): what each worker's grouping gets in one
+// epoch of its input.
+Result<data::Pipeline> BeforeGrouping(const data::Pipeline& pipeline, size_t at, bool& repeats) {
+  TFDIST_RETURN_IF_ERROR(CheckAfterGrouping(pipeline, at));
+  data::Pipeline prefix;
+  prefix.text = pipeline.text;
+  prefix.ops.assign(pipeline.ops.begin(), pipeline.ops.begin() + static_cast<std::ptrdiff_t>(at));
+  const PipelineShape shape = Analyze(prefix);
+  if (shape.batched) {
+    const data::Op& op = pipeline.ops[at];
+    return data::PositionError(pipeline.text, op.pos,
+                               fmt::format("{}() of batches: tfdist bounds a grouping of "
+                                           "records (or other single elements)",
+                                           op.name));
+  }
+  if (shape.endless_at) {
+    prefix.ops.erase(prefix.ops.begin() + static_cast<std::ptrdiff_t>(*shape.endless_at));
+    repeats = true;
+  }
+  return prefix;
+}
+
+Status StreamGrouped(const data::Pipeline& pipeline, size_t at, const DistributeOptions& options,
+                     const data::BuildOptions& build, LayoutSink& sink,
+                     const LayoutOptions& layout_options) {
+  bool repeats = false;
+  TFDIST_ASSIGN_OR_RETURN(data::Pipeline prefix, BeforeGrouping(pipeline, at, repeats));
+  DistributeOptions before = options;
+  before.max_steps.reset();
+  before.epochs = 1;
+  before.split = Split::kAuto;
+  if (options.worker_pipelines) {
+    auto prefixes = std::make_shared<std::vector<data::Pipeline>>();
+    for (const data::Pipeline& p : *options.worker_pipelines) {
+      const std::optional<size_t> own = FindGrouping(p);
+      if (!own) {
+        return data::PositionError(pipeline.text, pipeline.ops[at].pos,
+                                   fmt::format("{}(): the input function groups on some workers "
+                                               "and not on others; tfdist bounds one grouping "
+                                               "for all",
+                                               pipeline.ops[at].name));
+      }
+      bool own_repeats = false;
+      TFDIST_ASSIGN_OR_RETURN(data::Pipeline q, BeforeGrouping(p, *own, own_repeats));
+      prefixes->push_back(std::move(q));
+    }
+    before.worker_pipelines = std::move(prefixes);
+  }
+  const PipelineShape shape = Analyze(pipeline);
+  Decision full;
+  if (options.api == Api::kDistribute) {
+    TFDIST_ASSIGN_OR_RETURN(full, Decide(shape, options));
+  } else {
+    full = DecideFromFunction(shape, options);
+  }
+  const bool at_most = !Analyze(prefix).filter.empty();
+  GroupedSink grouped(pipeline, at, full, options, repeats, at_most, sink);
+  return StreamLayout(prefix, before, build, grouped, layout_options);
+}
+
 }  // namespace
 
 void WorkerSummary::AddBatches(uint64_t size, uint64_t count) {
@@ -385,6 +519,9 @@ Status StreamLayout(const data::Pipeline& pipeline, const DistributeOptions& opt
                     const data::BuildOptions& build, LayoutSink& sink,
                     const LayoutOptions& layout_options) {
   TFDIST_RETURN_IF_ERROR(CheckEnds(pipeline, options));
+  if (const std::optional<size_t> at = FindGrouping(pipeline)) {
+    return StreamGrouped(pipeline, *at, options, build, sink, layout_options);
+  }
   // Every worker runs: the steps, the uneven files' counts and DATA's share
   // need them all; options.worker only selects what is shown.
   DistributeOptions all = options;

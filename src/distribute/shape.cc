@@ -35,8 +35,11 @@ bool HidesBatchSize(const Op& op) { return Is<data::MapOp>(op) || Is<data::Ignor
 // Ops FILE sharding can see through between the reader and the end
 // (auto_shard.cc's pass-through list, which holds MapDataset, PaddedBatch
 // and RebatchDataset, but neither UnbatchDataset nor IgnoreErrorsDataset).
+// GroupByWindowDataset is one of its function ops, walked through when its
+// function reads no files (a reduce_func that batches its window does not).
 bool FileTransparent(const Op& op) {
-  return KeepsBatch(op) || Is<data::BatchOp>(op) || Is<data::MapOp>(op) || Is<data::RebatchOp>(op);
+  return KeepsBatch(op) || Is<data::BatchOp>(op) || Is<data::MapOp>(op) ||
+         Is<data::RebatchOp>(op) || Is<data::GroupByWindowOp>(op);
 }
 
 // The batch dimension of the elements' spec, when static: the last op that
@@ -166,6 +169,10 @@ PipelineShape Analyze(const data::Pipeline& p) {
       // Batches, of a size compute_batch_size does not look for.
       s.batched = true;
       s.drop_remainder = r->drop_remainder;
+    } else if (const auto* g = std::get_if<data::GroupByWindowOp>(&ops[i].params)) {
+      // Batches whose size the data decides.
+      s.batched = true;
+      s.drop_remainder = g->drop_remainder;
     }
     break;
   }

@@ -654,7 +654,8 @@ TEST_CASE("syntax and argument errors name the column and what was expected") {
       {"range(6).bach(4)",
        "column 10: unknown method 'bach'; expected shard, interleave, flat_map, shuffle, repeat, "
        "batch, padded_batch, unbatch, rebatch, take, skip, enumerate, prefetch, cache, map, "
-       "filter, ignore_errors, apply or concatenate"},
+       "filter, ignore_errors, apply, concatenate, group_by_window or "
+       "bucket_by_sequence_length"},
       {"ranges(6)",
        "column 1: unknown source 'ranges'; expected list_files, from_tensor_slices, "
        "from_tensors, tfrecord or range"},

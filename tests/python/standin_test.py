@@ -22,6 +22,10 @@ def chain(ds):
     return [line.split("  #@ ")[0] for line in data.chain_of(ds).splitlines()]
 
 
+def _length(element):
+    return element
+
+
 class UnknownTest(unittest.TestCase):
     def test_a_setting_fails_where_its_value_is_needed(self):
         flag = values.setting("FLAGS.batch_size")
@@ -216,6 +220,22 @@ class DatasetTest(unittest.TestCase):
         self.assertEqual([line.split("  #@ ")[0] for line in lines],
                          ["range(3)", ".concatenate(", "  range(5)", "  .take(2)", ")"])
         self.assertTrue(all("  #@ " in line for line in lines))
+
+    def test_groupings_write_their_key_as_opaque_and_their_batch(self):
+        ds = tf.data.Dataset.range(9)
+        by_length = ds.apply(tf.data.experimental.bucket_by_sequence_length(
+            _length, [3, 5], [2, 2, 4], drop_remainder=True))
+        self.assertEqual(chain(by_length)[1:], ['.bucket_by_sequence_length(opaque("_length"), '
+                                                '[3, 5], [2, 2, 4], drop_remainder=True)'])
+        keyed = ds.group_by_window(_length, lambda k, w: w.padded_batch(3), window_size=3)
+        self.assertEqual(chain(keyed)[1:], ['.group_by_window(opaque("_length"), lambda key, '
+                                            'window: window.padded_batch(3), window_size=3)'])
+        with self.assertRaises(values.TraceError):  # a reduce that does not batch
+            ds.group_by_window(lambda x: x, lambda k, w: w.take(2), window_size=3)
+        with self.assertRaises(ValueError):  # TensorFlow's checks, with its messages
+            ds.group_by_window(lambda x: x, lambda k, w: w.batch(2))
+        with self.assertRaises(ValueError):
+            ds.bucket_by_sequence_length(lambda x: x, [3], [2, 2, 2])
 
     def test_interleave_moves_element_wise_ops_out(self):
         names = tf.data.Dataset.from_tensor_slices(["a"])

@@ -131,6 +131,27 @@ struct ConcatenateOp {
 // where the error is (TensorFlow's reader moves on to the next file), and
 // the error is dropped.
 struct IgnoreErrorsOp {};
+// group_by_window(key_func, reduce_func, window_size | window_size_func)
+// and bucket_by_sequence_length(...): elements grouped by a key that only
+// the data decides (tfdist does not run key_func), each group's window of
+// elements batched whole. Layouts show the elements up to it exactly and
+// the batches after it as bounds (doc/semantics.md, "Grouping by the
+// data"); no pipeline runs it.
+struct GroupByWindowOp {
+  std::string key_func;  // its name, for messages (element_length_func for buckets)
+  // The window size of every key (group_by_window), or of each bucket
+  // (bucket_by_sequence_length: one per bucket); empty when
+  // window_size_func decides it.
+  std::vector<IntArg> window_sizes;
+  std::string window_size_func;  // its name, when it decides
+  // bucket_by_sequence_length: len(bucket_boundaries) + 1 buckets, each
+  // window batched by its own size.
+  bool buckets = false;
+  // group_by_window: the reduce function batches its window,
+  // `lambda key, window: window.batch(reduce_batch_size)` (or padded_batch).
+  std::optional<IntArg> reduce_batch_size;
+  bool drop_remainder = false;  // of the batch of each window
+};
 struct TakeOp {
   IntArg count;
 };
@@ -159,10 +180,10 @@ struct MapOp {
   std::optional<IntArg> num_parallel_calls;
 };
 
-using OpParams =
-    std::variant<ListFilesOp, FromTensorSlicesOp, TFRecordOp, RangeOp, ShardOp, InterleaveOp,
-                 ShuffleOp, RepeatOp, BatchOp, TakeOp, SkipOp, EnumerateOp, PrefetchOp, MapOp,
-                 UnbatchOp, RebatchOp, CacheOp, FilterOp, IgnoreErrorsOp, ConcatenateOp>;
+using OpParams = std::variant<ListFilesOp, FromTensorSlicesOp, TFRecordOp, RangeOp, ShardOp,
+                              InterleaveOp, ShuffleOp, RepeatOp, BatchOp, TakeOp, SkipOp,
+                              EnumerateOp, PrefetchOp, MapOp, UnbatchOp, RebatchOp, CacheOp,
+                              FilterOp, IgnoreErrorsOp, ConcatenateOp, GroupByWindowOp>;
 
 struct Op {
   OpParams params;

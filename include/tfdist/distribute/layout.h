@@ -18,6 +18,7 @@
 #include "tfdist/data/dataset.h"
 #include "tfdist/data/pipeline.h"
 #include "tfdist/distribute/decide.h"
+#include "tfdist/distribute/grouped.h"
 
 namespace tfdist::dist {
 
@@ -100,6 +101,12 @@ struct LayoutSummary {
   // stage kept SummarizeFiles from applying: ", as filter(f) (column C)
   // ..."), or (SummarizeFiles) "N files from index files, M by scanning".
   std::string records_source = "counted by running the pipeline";
+  // A pipeline that groups by the data (group_by_window,
+  // bucket_by_sequence_length): the rows are the elements each worker's
+  // pipeline gives up to the grouping (exact, unbatched), and these are the
+  // bounds of its batches and steps (no step is exact; decision.batched is
+  // false, as no batch is shown).
+  std::optional<GroupedSummary> grouped;
 
   // Every worker runs the whole of the same pipeline (DATA or OFF over
   // several workers): they read, and drop, the same records.
@@ -144,6 +151,14 @@ struct LayoutOptions {
   bool labels = false;
 };
 
+// A pipeline that groups by the data (FindGrouping) streams as the pipeline
+// up to the grouping (each worker's elements, exact), with the split the
+// whole pipeline gets and LayoutSummary::grouped set at the end; max_steps
+// and epochs bound the steps, not the elements shown (one epoch). Error:
+// InvalidArgument for ops after the grouping that cannot be bounded
+// (CheckAfterGrouping), a grouping of batches, and DATA over several
+// workers.
+//
 // The distribution of `pipeline`, streamed: every worker's stream
 // (Execution::OpenAll) dealt out into global steps, handed to `sink` as
 // they are made, and the summary kept as they go. Memory holds one step
