@@ -5,6 +5,8 @@ what it built as one JSON object (the protocol of doc/python.md).
 Usage (by tfdist): python3 -I -S -c BOOTSTRAP PACKAGE_ROOT RESULT_FD
 with the request as JSON on standard input."""
 
+import builtins
+import dis
 import inspect
 import json
 import linecache
@@ -36,6 +38,10 @@ DATASET_NAMES = {"TFRecordDataset", "list_files", "from_tensor_slices", "from_te
                  "make_batched_features_dataset", "parallel_interleave", "map_and_batch",
                  "Dataset", "repeat", "shuffle"}
 MAX_BUILDER_CALLS = 4
+# The values a --define spells (NAME=UNKNOWN, NAME=CONTEXT); under the
+# prefix (tfdist.UNKNOWN) whatever the file names so.
+SPELLED = ("UNKNOWN", "CONTEXT")
+SPELLED_PREFIX = "tfdist."
 
 
 def quote_hint(name, expr, error):
@@ -45,14 +51,30 @@ def quote_hint(name, expr, error):
     bare_word = isinstance(error, NameError) and re.fullmatch(r"[A-Za-z_]\w*", expr.strip())
     if not isinstance(error, SyntaxError) and not bare_word:
         return ""
-    # In the quotes that need no backslash: tfdist prints a backslash doubled
-    # (its terminal escape), so a \" in the hint would not run as shown.
-    if '"' in expr and "'" not in expr:
-        literal = "'" + expr.replace("\\", "\\\\") + "'"
-    else:
-        literal = '"' + expr.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return (f"; the value is a Python expression: to pass the text {expr!r}, quote it as a "
-            f"Python string: --define {shlex.quote(f'{name}={literal}')}")
+    shown = f"the text {expr!r}" if "\\" not in repr(expr) else "it as text"
+    return (f"; the value is a Python expression: to pass {shown}, quote it as a "
+            f"Python string: --define {shlex.quote(f'{name}={python_text(expr)}')}")
+
+
+def python_text(text):
+    """A Python expression of the string `text` that holds no backslash:
+    tfdist shows a message's backslashes doubled (its terminal escape), so
+    a hint that held one would not run as shown. A backslash, and a quote
+    of the kind that delimits the string, are chr(N) between the pieces;
+    shlex.quote never writes a backslash either."""
+    quote = "'" if '"' in text and "'" not in text else '"'
+    pieces, piece = [], ""
+    for c in text:
+        if c == "\\" or c == quote:
+            if piece:
+                pieces.append(quote + piece + quote)
+            pieces.append(f"chr({ord(c)})")
+            piece = ""
+        else:
+            piece += c
+    if piece or not pieces:
+        pieces.append(quote + piece + quote)
+    return " + ".join(pieces)
 
 
 _STRAY_BYTES = re.compile("[\udc80-\udcff]")
@@ -130,25 +152,71 @@ def spell(text, namespaces):
     return text
 
 
+# What an input context has: a value the code reads them from is one.
+CONTEXT_MEMBERS = ("num_input_pipelines", "input_pipeline_id", "num_replicas_in_sync",
+                   "get_per_replica_batch_size")
+
+
+def looks_like_context(name):
+    """A name spelled like an input context (self.input_context, ctx, ...)."""
+    last = name.rsplit(".", 1)[-1]
+    return last in CONTEXT_NAMES or last.endswith("_context") or last.endswith("_ctx")
+
+
+def _definable(unknown):
+    """The unknown a --define can give for `unknown`, and whether a call of
+    it made the value: the nearest value it was computed from whose name is
+    a dotted name. What a call returned (f(...).copy) is no such name: then
+    it is the function called (f), whose define is a lambda."""
+    node = unknown.origin()
+    called = unknown._called
+    while True:
+        top = node
+        while isinstance(top._parent, Unknown):
+            top = top._parent
+        if top._origin is None:  # a named value, or an attribute of one
+            return node, called
+        called = top._called
+        node = top.origin()
+
+
 def describe_exception(e, namespaces, self_object=None):
     if isinstance(e, NeedValue):
         held = e.unknown
-        origin = held.origin()
+        origin, called = _definable(held)
+        if origin._key in CONTEXT_MEMBERS and isinstance(origin._parent, Unknown) and \
+                not called:
+            # self.ctx.num_input_pipelines: self.ctx is used as an input context.
+            context = _display_name(origin._parent, namespaces)
+        else:
+            context = None
         name = _display_name(origin, namespaces)
         what = name if held is origin else f"{spell(held._name, namespaces)}, computed from {name},"
-        value = "lambda *args, **kwargs: VALUE" if held._called else "VALUE"
-        define = f"--define '{name}={value}'" if held._called else f"--define {name}={value}"
+        if context is None and looks_like_context(name) and not called:
+            context = name
+        if context is not None:
+            return (f"{what} {e.why}, but nothing defines it; if {context} is an input "
+                    f"context, give each worker's with --define {context}=CONTEXT, else give "
+                    f"it with --define {name}=VALUE")
+        value = "lambda *args, **kwargs: VALUE" if called else "VALUE"
+        define = f"--define '{name}={value}'" if called else f"--define {name}={value}"
         return f"{what} {e.why}, but nothing defines it; give it with {define}"
     if isinstance(e, TraceError):
         return str(e)
     if isinstance(e, AttributeError) and self_object is not None and \
             getattr(e, "obj", None) is self_object and getattr(e, "name", None):
         cls = type(self_object).__name__
-        return (f"self.{e.name} is not set ({cls}.__init__ was not run, or did not set it); "
-                f"give it with --define self.{e.name}=VALUE")
+        message = (f"self.{e.name} is not set ({cls}.__init__ was not run, or did not set it); "
+                   f"give it with --define self.{e.name}=VALUE")
+        if looks_like_context(e.name):
+            message += f" (each worker's input context: --define self.{e.name}=CONTEXT)"
+        return message
     if isinstance(e, NameError) and getattr(e, "name", None):
-        return (f"name '{e.name}' is not defined; give it a value with --define "
-                f"{e.name}=VALUE")
+        message = (f"name '{e.name}' is not defined; give it a value with --define "
+                   f"{e.name}=VALUE")
+        if looks_like_context(e.name):
+            message += f" (each worker's input context: --define {e.name}=CONTEXT)"
+        return message
     return f"{type(e).__name__}: {e}"
 
 
@@ -201,6 +269,8 @@ class Tracer:
         self._unknowns = {}  # define name -> the unknown of --define NAME=UNKNOWN
         self.used = set()
         self.default_entry = False  # the entry was chosen without --entry
+        self.own_names = set()  # the globals the file sets (its own UNKNOWN wins)
+        self._pending = []  # (name, value) of dotted defines, set at imports
 
     # -- the file --------------------------------------------------------
     def load(self):
@@ -246,22 +316,51 @@ class Tracer:
         folder = os.path.dirname(os.path.abspath(path)) if req.source is None else os.getcwd()
         sys.path.insert(0, folder)
         sys.argv = [path]
+        self.own_names = _stored_globals(code)
         self._seed_defines()
+        real_import = builtins.__import__
+        builtins.__import__ = self._import_hook(real_import)
         try:
             exec(code, module.__dict__)
         except SystemExit as e:
             raise Failure("the file exits while it is loaded (sys.exit or app.run at the top "
                           "level); guard it with if __name__ == '__main__':",
                           exception_site(e)) from None
+        finally:
+            builtins.__import__ = real_import
         self._apply_defines()
 
     # -- --define ------------------------------------------------------------
-    def _eval(self, name, expr, namespace):
-        if expr.strip() == "UNKNOWN":
+    def _spelled(self, expr):
+        """The spelled value EXPR names (UNKNOWN, tfdist.CONTEXT, ...), or
+        None; a bare word that the file sets as a global of its own is its."""
+        word = expr.strip()
+        if word.startswith(SPELLED_PREFIX) and word[len(SPELLED_PREFIX):] in SPELLED:
+            return word[len(SPELLED_PREFIX):]
+        if word in SPELLED and word not in self.own_names:
+            return word
+        return None
+
+    def _spelled_value(self, name, word):
+        if word == "UNKNOWN":
             # A value the user cannot give either (an object of another
             # library): passed around as the unknown it is (the one bound
             # before the file ran, which its default arguments hold).
             return self._unknowns.setdefault(name, setting(name))
+        # CONTEXT: the worker's tf.distribute.InputContext, the object a
+        # from-function's input_context gets (a builder stored it in a
+        # method outside the paste).
+        if self.request.api == "distribute":
+            raise Failure(f"--define {name}=CONTEXT: an input context is what "
+                          f"distribute_datasets_from_function gives each worker, and --api "
+                          f"distribute gives none (--api from-function)")
+        self.api = "from-function"
+        return standin.state["context"]
+
+    def _eval(self, name, expr, namespace):
+        word = self._spelled(expr)
+        if word is not None:
+            return self._spelled_value(name, word)
         try:
             value = define_code(name, expr)[1](namespace)
         except Exception as e:
@@ -288,11 +387,12 @@ class Tracer:
             root = name.split(".")[0]
             if root == "self":
                 continue
-            if expr.strip() == "UNKNOWN":
+            word = self._spelled(expr)
+            if word is not None:
                 # Bound before the file runs, as any other: a default
                 # argument (def f(parse_fn=parse_record)) or a module-level
                 # use reads it while the file loads.
-                value = self._unknowns.setdefault(name, setting(name))
+                value = self._spelled_value(name, word)
                 if "." not in name:
                     g[name] = value
                     continue
@@ -303,12 +403,42 @@ class Tracer:
                     pass
                 continue
             else:
-                value = None
+                try:
+                    value = evaluate(self._base_namespace())
+                except Exception:
+                    value = None  # it names the file's values: set after the file ran
+            if value is not None:
+                self._pending.append((name, AttrDict.wrap(value)))
             if root not in g:
                 g[root] = types.SimpleNamespace()
             if value is not None and isinstance(g[root], types.SimpleNamespace):
                 self._set_path(g[root], name.split(".")[1:], value, name)
         del data.assumptions[said:]  # said again when the defines are applied
+
+    def _import_hook(self, real_import):
+        """The file's __import__: a dotted define whose root the file
+        imports from a module the trace lacks (from myproject import
+        config; --define config.FEATURES=[...]) is set on what the import
+        binds, so the file's top level reads it while it loads."""
+        g = self.module.__dict__
+
+        def hooked(name, globals=None, locals=None, fromlist=(), level=0):
+            module = real_import(name, globals, locals, fromlist, level)
+            if self._pending and globals is g:
+                frame = sys._getframe(1)
+                if frame.f_globals is g and frame.f_locals is g:  # the top level
+                    for stored, value in _import_bindings(frame, module):
+                        self._seed_into(stored, value)
+            return module
+
+        return hooked
+
+    def _seed_into(self, root, obj):
+        if not isinstance(obj, (standin.Module, Unknown)):
+            return  # a real module's names are its own until the file ran
+        for name, value in self._pending:
+            if name.split(".")[0] == root:
+                self._set_path(obj, name.split(".")[1:], value, name)
 
     def _apply_defines(self):
         """After the file ran: every define, evaluated in the file's names."""
@@ -536,6 +666,47 @@ class Tracer:
             if not re.search(r"\b" + re.escape(root) + r"\b", self.source):
                 out.append(name)
         return out
+
+
+def _stored_globals(code):
+    """The names the module's code sets as globals (assigned, imported,
+    defined, or declared global in a function and assigned there)."""
+    names, stack, top = set(), [code], True
+    while stack:
+        c = stack.pop()
+        for ins in dis.get_instructions(c):
+            if ins.opname == "STORE_GLOBAL" or (top and ins.opname == "STORE_NAME"):
+                names.add(ins.argval)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        top = False
+    return names
+
+
+def _import_bindings(frame, module):
+    """(name, value) of what the import statement running in `frame` will
+    bind: read from its bytecode, as IMPORT_FROM and STORE_* will do it."""
+    try:
+        instructions = list(dis.get_instructions(frame.f_code))
+    except (TypeError, ValueError):
+        return []
+    at = next((i for i, ins in enumerate(instructions) if ins.offset == frame.f_lasti), None)
+    if at is None or instructions[at].opname != "IMPORT_NAME":
+        return []
+    out, current = [], module
+    for ins in instructions[at + 1:]:
+        if ins.opname in ("STORE_NAME", "STORE_GLOBAL"):
+            out.append((ins.argval, current))
+            current = module
+        elif ins.opname == "IMPORT_FROM":
+            try:
+                current = getattr(current, ins.argval)
+            except Exception:
+                return out
+        elif ins.opname == "SWAP" or (ins.opname == "POP_TOP" and current is not module):
+            continue  # import a.b.c as d: the chain goes on
+        else:
+            break
+    return out
 
 
 def _short_repr(value, width=60):
