@@ -18,7 +18,7 @@ import types
 
 from . import data, standin
 from .render import exception_site
-from .values import NAME_LIMIT, NeedValue, TraceError, Unknown, WorkerDependent, setting
+from .values import NAME_LIMIT, AnyBase, NeedValue, TraceError, Unknown, WorkerDependent, setting
 
 CONTEXT_NAMES = ("input_context", "ctx", "input_ctx", "context")
 
@@ -180,55 +180,112 @@ def _definable(unknown):
         node = top.origin()
 
 
+def _find_mapping(mapping, namespaces):
+    """The dotted name of a define's dict (params, params.data), or None."""
+    stack = [(name, value) for _, namespace in namespaces[:1] for name, value in
+             namespace.items() if isinstance(value, AttrDict)]
+    while stack:
+        name, value = stack.pop()
+        if value is mapping:
+            return name
+        stack.extend((f"{name}.{k}", v) for k, v in value.items()
+                     if isinstance(v, AttrDict) and isinstance(k, str) and k.isidentifier())
+    return None
+
+
+def _missing_key(e, namespaces):
+    name = _find_mapping(e.mapping, namespaces)
+    keys = ", ".join(sorted(repr(k) for k in e.mapping)) or "none"
+    if name is None:
+        return f"KeyError: {e.key!r} (the keys given: {keys})"
+    message = f"{name} has no key {e.key!r} (the keys given: {keys}); "
+    if isinstance(e.key, str) and e.key.isidentifier():
+        return message + f"give it with --define {name}.{e.key}=VALUE"
+    return message + f"add it to the dict of --define {name.split('.')[0]}=..."
+
+
 def describe_exception(e, namespaces, self_object=None):
     if isinstance(e, NeedValue):
         held = e.unknown
         origin, called = _definable(held)
+
+        def named(unknown):
+            text = _display_name(unknown, namespaces)
+            # An attribute the instance lacks, its class made from a class
+            # the trace cannot see (values.AnyBase): self.NAME.
+            prefix = f"{type(self_object).__name__}."
+            if isinstance(self_object, AnyBase) and text.startswith(prefix):
+                text = "self." + text[len(prefix):]
+            return text
+
         if origin._key in CONTEXT_MEMBERS and isinstance(origin._parent, Unknown) and \
                 not called:
             # self.ctx.num_input_pipelines: self.ctx is used as an input context.
-            context = _display_name(origin._parent, namespaces)
+            context = named(origin._parent)
         else:
             context = None
-        name = _display_name(origin, namespaces)
+        name = named(origin)
         what = name if held is origin else f"{spell(held._name, namespaces)}, computed from {name},"
         if context is None and looks_like_context(name) and not called:
             context = name
         if context is not None:
-            return (f"{what} {e.why}, but nothing defines it; if {context} is an input "
-                    f"context, give each worker's with --define {context}=CONTEXT, else give "
-                    f"it with --define {name}=VALUE")
+            return (f"{what} {e.why}, but nothing defines it; give it with --define "
+                    f"{name}=VALUE or, if {context} is an input context, each worker's with "
+                    f"--define {context}=CONTEXT")
         value = "lambda *args, **kwargs: VALUE" if called else "VALUE"
         define = f"--define '{name}={value}'" if called else f"--define {name}={value}"
         return f"{what} {e.why}, but nothing defines it; give it with {define}"
     if isinstance(e, TraceError):
         return str(e)
+    if isinstance(e, (MissingKey, MissingAttribute)):
+        return _missing_key(e, namespaces)
     if isinstance(e, AttributeError) and self_object is not None and \
             getattr(e, "obj", None) is self_object and getattr(e, "name", None):
         cls = type(self_object).__name__
         message = (f"self.{e.name} is not set ({cls}.__init__ was not run, or did not set it); "
                    f"give it with --define self.{e.name}=VALUE")
         if looks_like_context(e.name):
-            message += f" (each worker's input context: --define self.{e.name}=CONTEXT)"
+            message += (f" or, for each worker's input context, --define "
+                        f"self.{e.name}=CONTEXT")
         return message
     if isinstance(e, NameError) and getattr(e, "name", None):
         message = (f"name '{e.name}' is not defined; give it a value with --define "
                    f"{e.name}=VALUE")
         if looks_like_context(e.name):
-            message += f" (each worker's input context: --define {e.name}=CONTEXT)"
+            message += f" or, for each worker's input context, --define {e.name}=CONTEXT"
         return message
     return f"{type(e).__name__}: {e}"
+
+
+class MissingKey(KeyError):
+    """A key a dict given with --define lacks (params["batch_size"])."""
+
+    def __init__(self, mapping, key):
+        super().__init__(key)
+        self.mapping = mapping
+        self.key = key
+
+
+class MissingAttribute(AttributeError):
+    """The same, read as an attribute (params.batch_size)."""
+
+    def __init__(self, mapping, key):
+        super().__init__(key)
+        self.mapping = mapping
+        self.key = key
 
 
 class AttrDict(dict):
     """A dict given with --define, readable as params["batch_size"] and as
     params.batch_size (configs are written both ways)."""
 
+    def __missing__(self, key):
+        raise MissingKey(self, key)
+
     def __getattr__(self, attr):
-        try:
+        if attr in self:
             return self[attr]
-        except KeyError:
-            raise AttributeError(attr) from None
+        raise MissingAttribute(self, attr)
 
     def __setattr__(self, attr, value):
         self[attr] = value
