@@ -328,6 +328,7 @@ class Tracer:
         self.default_entry = False  # the entry was chosen without --entry
         self.own_names = set()  # the globals the file sets (its own UNKNOWN wins)
         self._pending = []  # (name, value) of dotted defines, set at imports
+        self._pending_names = {}  # plain define name -> value, bound at imports
 
     # -- the file --------------------------------------------------------
     def load(self):
@@ -451,21 +452,21 @@ class Tracer:
                 # use reads it while the file loads.
                 value = self._spelled_value(name, word)
                 if "." not in name:
-                    g[name] = value
+                    g[name] = self._pending_names[name] = value
                     continue
             elif "." not in name:
                 try:
-                    g[name] = evaluate(self._base_namespace())
+                    g[name] = self._pending_names[name] = evaluate(self._base_namespace())
                 except Exception:
                     pass
                 continue
             else:
                 try:
-                    value = evaluate(self._base_namespace())
+                    value = AttrDict.wrap(evaluate(self._base_namespace()))
                 except Exception:
                     value = None  # it names the file's values: set after the file ran
             if value is not None:
-                self._pending.append((name, AttrDict.wrap(value)))
+                self._pending.append((name, value))
             if root not in g:
                 g[root] = types.SimpleNamespace()
             if value is not None and isinstance(g[root], types.SimpleNamespace):
@@ -481,11 +482,17 @@ class Tracer:
 
         def hooked(name, globals=None, locals=None, fromlist=(), level=0):
             module = real_import(name, globals, locals, fromlist, level)
-            if self._pending and globals is g:
+            if (self._pending or self._pending_names) and globals is g:
                 frame = sys._getframe(1)
                 if frame.f_globals is g and frame.f_locals is g:  # the top level
-                    for stored, value in _import_bindings(frame, module):
-                        self._seed_into(stored, value)
+                    for stored, value, holder, attr in _import_bindings(frame, module):
+                        if stored in self._pending_names and attr is not None and \
+                                isinstance(holder, (standin.Module, Unknown)):
+                            # from myproject import get_spec; --define get_spec=...:
+                            # the import binds the define's value.
+                            setattr(holder, attr, self._pending_names[stored])
+                        else:
+                            self._seed_into(stored, value)
             return module
 
         return hooked
@@ -740,8 +747,9 @@ def _stored_globals(code):
 
 
 def _import_bindings(frame, module):
-    """(name, value) of what the import statement running in `frame` will
-    bind: read from its bytecode, as IMPORT_FROM and STORE_* will do it."""
+    """(name, value, holder, attr) of what the import statement running in
+    `frame` will bind: read from its bytecode, as IMPORT_FROM and STORE_*
+    will do it (the value read as holder.attr; attr None: the module)."""
     try:
         instructions = list(dis.get_instructions(frame.f_code))
     except (TypeError, ValueError):
@@ -749,14 +757,14 @@ def _import_bindings(frame, module):
     at = next((i for i, ins in enumerate(instructions) if ins.offset == frame.f_lasti), None)
     if at is None or instructions[at].opname != "IMPORT_NAME":
         return []
-    out, current = [], module
+    out, current, holder, attr = [], module, None, None
     for ins in instructions[at + 1:]:
         if ins.opname in ("STORE_NAME", "STORE_GLOBAL"):
-            out.append((ins.argval, current))
-            current = module
+            out.append((ins.argval, current, holder, attr))
+            current, holder, attr = module, None, None
         elif ins.opname == "IMPORT_FROM":
             try:
-                current = getattr(current, ins.argval)
+                current, holder, attr = getattr(current, ins.argval), current, ins.argval
             except Exception:
                 return out
         elif ins.opname == "SWAP" or (ins.opname == "POP_TOP" and current is not module):

@@ -159,6 +159,17 @@ def make(pattern):
     return ds.interleave(tf.data.TFRecordDataset, cycle_length=2).batch(2)
 """, {"pattern": '"data/*"', "dist": "UNKNOWN", "dist.num_input_pipelines": "1",
       "dist.input_pipeline_id": "0"}),
+
+    "a project helper called while the file loads": (HEAD + """\
+from myproject.features import get_spec
+
+KEYS = [k for k in get_spec() if k != "label"]
+
+
+def input_fn(pattern):
+""" + READ + """\
+    return ds.batch(len(KEYS))
+""", {"pattern": '"data/*"', "get_spec": '{"a": 1, "label": 2}'}),
 }
 
 # Texts given as the user would first (unquoted) to draw the quoting hint.
