@@ -467,11 +467,21 @@ class Tracer:
                     value = None  # it names the file's values: set after the file ran
             if value is not None:
                 self._pending.append((name, value))
+                self._set_flag(name, value)
             if root not in g:
                 g[root] = types.SimpleNamespace()
             if value is not None and isinstance(g[root], types.SimpleNamespace):
                 self._set_path(g[root], name.split(".")[1:], value, name)
         del data.assumptions[said:]  # said again when the defines are applied
+
+    @staticmethod
+    def _set_flag(name, value):
+        """FLAGS.NAME: absl's flag, however the code reaches it (a global
+        FLAGS = flags.FLAGS read while the file loads, flags.FLAGS.NAME):
+        the hint for an undefined flag is spelled FLAGS.NAME."""
+        parts = name.split(".")
+        if len(parts) == 2 and parts[0] == "FLAGS":
+            setattr(standin.FLAGS, parts[1], value)
 
     def _import_hook(self, real_import):
         """The file's __import__: a dotted define whose root the file
@@ -520,6 +530,7 @@ class Tracer:
             if parts[0] not in g:
                 g[parts[0]] = types.SimpleNamespace()
             self._set_path(g[parts[0]], parts[1:], value, name)
+            self._set_flag(name, value)
 
     @staticmethod
     def _set_path(obj, keys, value, name):

@@ -170,6 +170,20 @@ def input_fn(pattern):
 """ + READ + """\
     return ds.batch(len(KEYS))
 """, {"pattern": '"data/*"', "get_spec": '{"a": 1, "label": 2}'}),
+
+    "absl flags read while the file loads, and as flags.FLAGS": (HEAD + """\
+from absl import flags
+
+flags.DEFINE_integer("batch_size", None, "the batch")
+FLAGS = flags.FLAGS
+GLOBAL_BATCH = FLAGS.batch_size * 2 if FLAGS.use_tpu else FLAGS.batch_size
+
+
+def input_fn(pattern):
+""" + READ + """\
+    return ds.batch(GLOBAL_BATCH).take(flags.FLAGS.steps)
+""", {"pattern": '"data/*"', "FLAGS.use_tpu": "False", "FLAGS.batch_size": "2",
+      "GLOBAL_BATCH": "2", "FLAGS.steps": "2"}),
 }
 
 # Texts given as the user would first (unquoted) to draw the quoting hint.
