@@ -684,7 +684,9 @@ class Tracer:
             elif p.name in self.values:
                 kwargs[p.name] = self.values[p.name]
                 self.used.add(p.name)
-                shown.append(f"{p.name}={_short_repr(self.values[p.name])}")
+                value = self.values[p.name]
+                shown.append(f"{p.name}=<input context>" if value is standin.state["context"]
+                             else f"{p.name}={_short_repr(value)}")
             elif p.default is p.empty:
                 missing.append(p.name)
         if missing:

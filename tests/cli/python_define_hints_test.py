@@ -307,6 +307,15 @@ def main():
                        'pattern="data/*"', *topology)
         check(param.get("workers") == workers, "self.input_context=CONTEXT lays out otherwise "
               f"than a parameter input_context:\n{workers}\n{param.get('workers')}")
+        # A parameter of another name given CONTEXT: the same, shown as the context.
+        with open("named.py", "w") as f:
+            f.write(open("param.py").read().replace("input_context", "dist"))
+        named = layout("dist=CONTEXT", "--python", "named.py", "--define", 'pattern="data/*"',
+                       "--define", "dist=CONTEXT", *topology)
+        check(named.get("workers") == workers and
+              named.get("input", {}).get("entry") == "input_fn(pattern='data/*', "
+                                                    "dist=<input context>)",
+              f"a parameter given CONTEXT: {named.get('input')}\n{named.get('workers')}")
         # (c) The builder: its error suggests CONTEXT, which lays out
         # as the attribute set by the paste's own method does.
         proc = run("layout", "--python", "case10.py", "--define", 'pattern="data/*"', *topology)
