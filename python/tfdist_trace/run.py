@@ -119,10 +119,11 @@ class Failure(Exception):
         self.not_input = not_input
 
 
-def _display_name(unknown, namespaces):
+def _display_name(unknown, namespaces, fallback=True):
     """An Unknown's name as the user's code spells it: a global (or self)
-    that holds it or an ancestor of it, or a module under the name the code
-    imported it as (`hvd.size` for horovod.tensorflow.size)."""
+    that holds it or an ancestor of it, or (with `fallback`; else None) a
+    module under the name the code imported it as (`hvd.size` for
+    horovod.tensorflow.size)."""
     chain = []  # the unknown, its parent, ...: linear, whatever the depth
     node = unknown
     while isinstance(node, Unknown):
@@ -139,7 +140,7 @@ def _display_name(unknown, namespaces):
                 if len(text) > NAME_LIMIT:
                     text = text[:NAME_LIMIT] + "..."
                 return text
-    return spell(unknown._name, namespaces)
+    return spell(unknown._name, namespaces) if fallback else None
 
 
 def spell(text, namespaces):
@@ -204,7 +205,7 @@ def _missing_key(e, namespaces):
     return message + f"add it to the dict of --define {name.split('.')[0]}=..."
 
 
-def describe_exception(e, namespaces, self_object=None):
+def describe_exception(e, namespaces, self_object=None, loading=False):
     if isinstance(e, NeedValue):
         held = e.unknown
         origin, called = _definable(held)
@@ -232,6 +233,13 @@ def describe_exception(e, namespaces, self_object=None):
             return (f"{what} {e.why}, but nothing defines it; give it with --define "
                     f"{name}=VALUE or, if {context} is an input context, each worker's with "
                     f"--define {context}=CONTEXT")
+        holder = _display_name(held, namespaces, fallback=False) if called else None
+        if holder is not None and not loading:
+            # FEATURES = utils.get_features() at the top level: the value the
+            # user knows is FEATURES (set after the file ran), not a fake helper.
+            return (f"{holder} (what {name} returned) {e.why}, but nothing defines "
+                    f"it; give it with --define {holder}=VALUE or, as what the call returns, "
+                    f"--define '{name}=lambda *args, **kwargs: VALUE'")
         value = "lambda *args, **kwargs: VALUE" if called else "VALUE"
         define = f"--define '{name}={value}'" if called else f"--define {name}={value}"
         return f"{what} {e.why}, but nothing defines it; give it with {define}"
@@ -887,9 +895,8 @@ def trace_once(request, tf, worker=None):
             namespaces.append(("", tracer.module.__dict__))
         if tracer.self_object is not None:
             namespaces.append(("self", vars(tracer.self_object)))
-        return {"error": _error_json(chosen(describe_exception(e, namespaces,
-                                                               tracer.self_object)),
-                                     exception_site(e))}
+        message = describe_exception(e, namespaces, tracer.self_object, data.loading)
+        return {"error": _error_json(chosen(message), exception_site(e))}
     finally:
         data.loading = False
     for name in tracer.unused_defines():

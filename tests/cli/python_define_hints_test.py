@@ -184,6 +184,17 @@ def input_fn(pattern):
     return ds.batch(GLOBAL_BATCH).take(flags.FLAGS.steps)
 """, {"pattern": '"data/*"', "FLAGS.use_tpu": "False", "FLAGS.batch_size": "2",
       "GLOBAL_BATCH": "2", "FLAGS.steps": "2"}),
+
+    "a global a project helper made": (HEAD + """\
+from myproject import utils
+
+FEATURES = utils.get_features()
+
+
+def input_fn(pattern):
+""" + READ + """\
+    return ds.batch(len(FEATURES))
+""", {"pattern": '"data/*"', "FEATURES": '["a", "b"]', "utils.get_features": '["a"]'}),
 }
 
 # Texts given as the user would first (unquoted) to draw the quoting hint.
@@ -286,6 +297,13 @@ def main():
             with open(path, "w") as f:
                 f.write(code)
             follow(label, path, values, topology)
+
+        # A global made by a helper the paste lacks: the value the user knows
+        # is the global's, not a stand-in for the helper.
+        path = f"case{list(CASES).index('a global a project helper made')}.py"
+        proc = run("layout", "--python", path, "--define", 'pattern="data/*"')
+        check(b"give it with --define FEATURES=VALUE" in proc.stderr,
+              f"a global made by a helper: no define of the global: {proc.stderr!r}")
 
         # (b) CONTEXT: an attribute and a global get each worker's context,
         # which shards as a from-function's input_context does.
