@@ -767,15 +767,23 @@ def _stored_globals(code):
     return names
 
 
+_decoded = {}  # code -> (its instructions, index by offset): decoded once per file
+
+
 def _import_bindings(frame, module):
     """(name, value, holder, attr) of what the import statement running in
     `frame` will bind: read from its bytecode, as IMPORT_FROM and STORE_*
     will do it (the value read as holder.attr; attr None: the module)."""
-    try:
-        instructions = list(dis.get_instructions(frame.f_code))
-    except (TypeError, ValueError):
-        return []
-    at = next((i for i, ins in enumerate(instructions) if ins.offset == frame.f_lasti), None)
+    code = frame.f_code
+    if code not in _decoded:
+        try:
+            instructions = list(dis.get_instructions(code))
+        except (TypeError, ValueError):
+            instructions = []
+        _decoded.clear()  # one file's top level at a time
+        _decoded[code] = (instructions, {ins.offset: i for i, ins in enumerate(instructions)})
+    instructions, index = _decoded[code]
+    at = index.get(frame.f_lasti)
     if at is None or instructions[at].opname != "IMPORT_NAME":
         return []
     out, current, holder, attr = [], module, None, None
