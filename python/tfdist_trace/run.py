@@ -182,13 +182,18 @@ def _definable(unknown):
 
 
 def _find_mapping(mapping, namespaces):
-    """The dotted name of a define's dict (params, params.data), or None."""
-    stack = [(name, value) for _, namespace in namespaces[:1] for name, value in
-             namespace.items() if isinstance(value, AttrDict)]
+    """The dotted name of a define's dict (params, params.data,
+    self.params), or None."""
+    stack = [(f"{prefix}.{name}" if prefix else name, value) for prefix, namespace in namespaces
+             for name, value in namespace.items() if isinstance(value, AttrDict)]
+    seen = set()
     while stack:
         name, value = stack.pop()
         if value is mapping:
             return name
+        if id(value) in seen:  # the code may have put a dict inside itself
+            continue
+        seen.add(id(value))
         stack.extend((f"{name}.{k}", v) for k, v in value.items()
                      if isinstance(v, AttrDict) and isinstance(k, str) and k.isidentifier())
     return None

@@ -48,6 +48,15 @@ def input_fn(params):
     return ds.batch(params.batch_size)
 """, {"params": '{"pattern": "data/*"}', "params.batch_size": "2"}),
 
+    "params of self, holding itself": (HEAD + """\
+
+class Model:
+    def input_fn(self, pattern):
+        self.params["me"] = self.params
+""" + READ.replace("    ", "        ") + """\
+        return ds.batch(self.params["batch_size"])
+""", {"pattern": '"data/*"', "self.params": '{"a": 1}', "self.params.batch_size": "2"}),
+
     "hparams of a library": (HEAD + """\
 def input_fn(hparams, pattern):
 """ + READ + """\
@@ -270,6 +279,11 @@ def follow(label, path, values, topology):
     check(hints_seen > 0, f"{label}: no hint followed")
 
 
+def case(label):
+    """The file main() wrote the case of this label to."""
+    return f"case{list(CASES).index(label)}.py"
+
+
 def layout(what, *args):
     proc = run("layout", "--format", "json", *args)
     check(proc.returncode == 0,
@@ -293,24 +307,27 @@ def main():
                         "6", "--size", "20-40"], check=True, capture_output=True)
         topology = ["--workers", "2"]
         for i, (label, (code, values)) in enumerate(CASES.items()):
-            path = f"case{i}.py"
+            path = case(label)
             with open(path, "w") as f:
                 f.write(code)
             follow(label, path, values, topology)
 
         # A global made by a helper the paste lacks: the value the user knows
         # is the global's, not a stand-in for the helper.
-        path = f"case{list(CASES).index('a global a project helper made')}.py"
-        proc = run("layout", "--python", path, "--define", 'pattern="data/*"')
+        proc = run("layout", "--python", case("a global a project helper made"), "--define",
+                   'pattern="data/*"')
         check(b"give it with --define FEATURES=VALUE" in proc.stderr,
               f"a global made by a helper: no define of the global: {proc.stderr!r}")
 
+        stored = case("an input context stored by a method outside the paste")
+        based = case("an input context of a builder whose base the paste lacks")
+        dist = case("a global used as an input context")
         # (b) CONTEXT: an attribute and a global get each worker's context,
         # which shards as a from-function's input_context does.
-        attr = layout("self.input_context=CONTEXT", "--python", "case9.py",
+        attr = layout("self.input_context=CONTEXT", "--python", stored,
                       "--define", 'pattern="data/*"', "--define",
                       "self.input_context=CONTEXT", *topology)
-        check(attr.get("api") == "from-function" or "from-function" in json.dumps(attr),
+        check(attr.get("api") == "from-function",
               f"CONTEXT gives no from-function layout: {json.dumps(attr)[:800]}")
         workers = attr.get("workers", [])
         check(len(workers) == 2 and files_of(workers[0]) != files_of(workers[1]),
@@ -336,20 +353,20 @@ def main():
               f"a parameter given CONTEXT: {named.get('input')}\n{named.get('workers')}")
         # (c) The issue's builder: its error suggests CONTEXT, which lays out
         # as the attribute set by the paste's own method does.
-        proc = run("layout", "--python", "case10.py", "--define", 'pattern="data/*"', *topology)
+        proc = run("layout", "--python", based, "--define", 'pattern="data/*"', *topology)
         check(b"self.input_context decides a branch" in proc.stderr and
               b"--define self.input_context=CONTEXT" in proc.stderr,
               f"a branch on self.input_context: no CONTEXT hint: {proc.stderr!r}")
-        base = layout("a builder's self.input_context=CONTEXT", "--python", "case10.py",
+        base = layout("a builder's self.input_context=CONTEXT", "--python", based,
                       "--define", 'pattern="data/*"', "--define", "self.input_context=CONTEXT",
                       *topology)
         check(base.get("workers") == workers, "the builder whose base the trace lacks lays "
               f"out otherwise:\n{base.get('workers')}\n{workers}")
-        glob = layout("ctx=CONTEXT", "--python", "case11.py", "--define", 'pattern="data/*"',
+        glob = layout("ctx=CONTEXT", "--python", dist, "--define", 'pattern="data/*"',
                       "--define", "dist=tfdist.CONTEXT", *topology)
         check(glob.get("workers") == workers, "a global given tfdist.CONTEXT lays out "
               f"otherwise than the attribute:\n{glob.get('workers')}\n{workers}")
-        proc = run("layout", "--python", "case9.py", "--define", 'pattern="data/*"',
+        proc = run("layout", "--python", stored, "--define", 'pattern="data/*"',
                    "--define", "self.input_context=CONTEXT", "--api", "distribute", *topology)
         check(proc.returncode == 2 and b"--api distribute gives none" in proc.stderr,
               f"CONTEXT with --api distribute: exit {proc.returncode}\n{proc.stderr!r}")
