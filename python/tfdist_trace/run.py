@@ -5,6 +5,8 @@ what it built as one JSON object (the protocol of doc/python.md).
 Usage (by tfdist): python3 -I -S -c BOOTSTRAP PACKAGE_ROOT RESULT_FD
 with the request as JSON on standard input."""
 
+import builtins
+import dis
 import inspect
 import json
 import linecache
@@ -16,7 +18,7 @@ import types
 
 from . import data, standin, tfx
 from .render import exception_site
-from .values import NAME_LIMIT, NeedValue, TraceError, Unknown, WorkerDependent, setting
+from .values import NAME_LIMIT, AnyBase, NeedValue, TraceError, Unknown, WorkerDependent, setting
 
 CONTEXT_NAMES = ("input_context", "ctx", "input_ctx", "context")
 
@@ -36,6 +38,10 @@ DATASET_NAMES = {"TFRecordDataset", "list_files", "from_tensor_slices", "from_te
                  "make_batched_features_dataset", "parallel_interleave", "map_and_batch",
                  "Dataset", "repeat", "shuffle"}
 MAX_BUILDER_CALLS = 4
+# The values a --define spells (NAME=UNKNOWN, NAME=CONTEXT); under the
+# prefix (tfdist.UNKNOWN) whatever the file names so.
+SPELLED = ("UNKNOWN", "CONTEXT")
+SPELLED_PREFIX = "tfdist."
 
 
 def quote_hint(name, expr, error):
@@ -45,14 +51,30 @@ def quote_hint(name, expr, error):
     bare_word = isinstance(error, NameError) and re.fullmatch(r"[A-Za-z_]\w*", expr.strip())
     if not isinstance(error, SyntaxError) and not bare_word:
         return ""
-    # In the quotes that need no backslash: tfdist prints a backslash doubled
-    # (its terminal escape), so a \" in the hint would not run as shown.
-    if '"' in expr and "'" not in expr:
-        literal = "'" + expr.replace("\\", "\\\\") + "'"
-    else:
-        literal = '"' + expr.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return (f"; the value is a Python expression: to pass the text {expr!r}, quote it as a "
-            f"Python string: --define {shlex.quote(f'{name}={literal}')}")
+    shown = f"the text {expr!r}" if "\\" not in repr(expr) else "it as text"
+    return (f"; the value is a Python expression: to pass {shown}, quote it as a "
+            f"Python string: --define {shlex.quote(f'{name}={python_text(expr)}')}")
+
+
+def python_text(text):
+    """A Python expression of the string `text` that holds no backslash:
+    tfdist shows a message's backslashes doubled (its terminal escape), so
+    a hint that held one would not run as shown. A backslash, and a quote
+    of the kind that delimits the string, are chr(N) between the pieces;
+    shlex.quote never writes a backslash either."""
+    quote = "'" if '"' in text and "'" not in text else '"'
+    pieces, piece = [], ""
+    for c in text:
+        if c == "\\" or c == quote:
+            if piece:
+                pieces.append(quote + piece + quote)
+            pieces.append(f"chr({ord(c)})")
+            piece = ""
+        else:
+            piece += c
+    if piece or not pieces:
+        pieces.append(quote + piece + quote)
+    return " + ".join(pieces)
 
 
 _STRAY_BYTES = re.compile("[\udc80-\udcff]")
@@ -97,10 +119,11 @@ class Failure(Exception):
         self.not_input = not_input
 
 
-def _display_name(unknown, namespaces):
+def _display_name(unknown, namespaces, fallback=True):
     """An Unknown's name as the user's code spells it: a global (or self)
-    that holds it or an ancestor of it, or a module under the name the code
-    imported it as (`hvd.size` for horovod.tensorflow.size)."""
+    that holds it or an ancestor of it, or (with `fallback`; else None) a
+    module under the name the code imported it as (`hvd.size` for
+    horovod.tensorflow.size)."""
     chain = []  # the unknown, its parent, ...: linear, whatever the depth
     node = unknown
     while isinstance(node, Unknown):
@@ -117,7 +140,7 @@ def _display_name(unknown, namespaces):
                 if len(text) > NAME_LIMIT:
                     text = text[:NAME_LIMIT] + "..."
                 return text
-    return spell(unknown._name, namespaces)
+    return spell(unknown._name, namespaces) if fallback else None
 
 
 def spell(text, namespaces):
@@ -130,37 +153,152 @@ def spell(text, namespaces):
     return text
 
 
-def describe_exception(e, namespaces, self_object=None):
+# What an input context has: a value the code reads them from is one.
+CONTEXT_MEMBERS = ("num_input_pipelines", "input_pipeline_id", "num_replicas_in_sync",
+                   "get_per_replica_batch_size")
+
+
+def looks_like_context(name):
+    """A name spelled like an input context (self.input_context, ctx, ...)."""
+    last = name.rsplit(".", 1)[-1]
+    return last in CONTEXT_NAMES or last.endswith("_context") or last.endswith("_ctx")
+
+
+def _definable(unknown):
+    """The unknown a --define can give for `unknown`, and whether a call of
+    it made the value: the nearest value it was computed from whose name is
+    a dotted name. What a call returned (f(...).copy) is no such name: then
+    it is the function called (f), whose define is a lambda."""
+    node = unknown.origin()
+    called = unknown._called
+    while True:
+        top = node
+        while isinstance(top._parent, Unknown):
+            top = top._parent
+        if top._origin is None:  # a named value, or an attribute of one
+            return node, called
+        called = top._called
+        node = top.origin()
+
+
+def _find_mapping(mapping, namespaces):
+    """The dotted name of a define's dict (params, params.data,
+    self.params), or None."""
+    stack = [(f"{prefix}.{name}" if prefix else name, value) for prefix, namespace in namespaces
+             for name, value in namespace.items() if isinstance(value, AttrDict)]
+    seen = set()
+    while stack:
+        name, value = stack.pop()
+        if value is mapping:
+            return name
+        if id(value) in seen:  # the code may have put a dict inside itself
+            continue
+        seen.add(id(value))
+        stack.extend((f"{name}.{k}", v) for k, v in value.items()
+                     if isinstance(v, AttrDict) and isinstance(k, str) and k.isidentifier())
+    return None
+
+
+def _missing_key(e, namespaces):
+    name = _find_mapping(e.mapping, namespaces)
+    keys = ", ".join(sorted(repr(k) for k in e.mapping)) or "none"
+    if name is None:
+        return f"KeyError: {e.key!r} (the keys given: {keys})"
+    message = f"{name} has no key {e.key!r} (the keys given: {keys}); "
+    if isinstance(e.key, str) and e.key.isidentifier():
+        return message + f"give it with --define {name}.{e.key}=VALUE"
+    return message + f"add it to the dict of --define {name.split('.')[0]}=..."
+
+
+def describe_exception(e, namespaces, self_object=None, loading=False):
     if isinstance(e, NeedValue):
         held = e.unknown
-        origin = held.origin()
-        name = _display_name(origin, namespaces)
+        origin, called = _definable(held)
+
+        def named(unknown):
+            text = _display_name(unknown, namespaces)
+            # An attribute the instance lacks, its class made from a class
+            # the trace cannot see (values.AnyBase): self.NAME.
+            prefix = f"{type(self_object).__name__}."
+            if isinstance(self_object, AnyBase) and text.startswith(prefix):
+                text = "self." + text[len(prefix):]
+            return text
+
+        if origin._key in CONTEXT_MEMBERS and isinstance(origin._parent, Unknown) and \
+                not called:
+            # self.ctx.num_input_pipelines: self.ctx is used as an input context.
+            context = named(origin._parent)
+        else:
+            context = None
+        name = named(origin)
         what = name if held is origin else f"{spell(held._name, namespaces)}, computed from {name},"
-        value = "lambda *args, **kwargs: VALUE" if held._called else "VALUE"
-        define = f"--define '{name}={value}'" if held._called else f"--define {name}={value}"
+        if context is None and looks_like_context(name) and not called:
+            context = name
+        if context is not None:
+            return (f"{what} {e.why}, but nothing defines it; give it with --define "
+                    f"{name}=VALUE or, if {context} is an input context, each worker's with "
+                    f"--define {context}=CONTEXT")
+        holder = _display_name(held, namespaces, fallback=False) if called else None
+        if holder is not None and not loading:
+            # FEATURES = utils.get_features() at the top level: the value the
+            # user knows is FEATURES (set after the file ran), not a fake helper.
+            return (f"{holder} (what {name} returned) {e.why}, but nothing defines "
+                    f"it; give it with --define {holder}=VALUE or, as what the call returns, "
+                    f"--define '{name}=lambda *args, **kwargs: VALUE'")
+        value = "lambda *args, **kwargs: VALUE" if called else "VALUE"
+        define = f"--define '{name}={value}'" if called else f"--define {name}={value}"
         return f"{what} {e.why}, but nothing defines it; give it with {define}"
     if isinstance(e, TraceError):
         return str(e)
+    if isinstance(e, (MissingKey, MissingAttribute)):
+        return _missing_key(e, namespaces)
     if isinstance(e, AttributeError) and self_object is not None and \
             getattr(e, "obj", None) is self_object and getattr(e, "name", None):
         cls = type(self_object).__name__
-        return (f"self.{e.name} is not set ({cls}.__init__ was not run, or did not set it); "
-                f"give it with --define self.{e.name}=VALUE")
+        message = (f"self.{e.name} is not set ({cls}.__init__ was not run, or did not set it); "
+                   f"give it with --define self.{e.name}=VALUE")
+        if looks_like_context(e.name):
+            message += (f" or, for each worker's input context, --define "
+                        f"self.{e.name}=CONTEXT")
+        return message
     if isinstance(e, NameError) and getattr(e, "name", None):
-        return (f"name '{e.name}' is not defined; give it a value with --define "
-                f"{e.name}=VALUE")
+        message = (f"name '{e.name}' is not defined; give it a value with --define "
+                   f"{e.name}=VALUE")
+        if looks_like_context(e.name):
+            message += f" or, for each worker's input context, --define {e.name}=CONTEXT"
+        return message
     return f"{type(e).__name__}: {e}"
+
+
+class MissingKey(KeyError):
+    """A key a dict given with --define lacks (params["batch_size"])."""
+
+    def __init__(self, mapping, key):
+        super().__init__(key)
+        self.mapping = mapping
+        self.key = key
+
+
+class MissingAttribute(AttributeError):
+    """The same, read as an attribute (params.batch_size)."""
+
+    def __init__(self, mapping, key):
+        super().__init__(key)
+        self.mapping = mapping
+        self.key = key
 
 
 class AttrDict(dict):
     """A dict given with --define, readable as params["batch_size"] and as
     params.batch_size (configs are written both ways)."""
 
+    def __missing__(self, key):
+        raise MissingKey(self, key)
+
     def __getattr__(self, attr):
-        try:
+        if attr in self:
             return self[attr]
-        except KeyError:
-            raise AttributeError(attr) from None
+        raise MissingAttribute(self, attr)
 
     def __setattr__(self, attr, value):
         self[attr] = value
@@ -202,6 +340,9 @@ class Tracer:
         self.used = set()
         self.default_entry = False  # the entry was chosen without --entry
         self.load_api = None  # the API of a dataset distributed as the file loaded
+        self.own_names = set()  # the globals the file sets (its own UNKNOWN wins)
+        self._pending = []  # (name, value) of dotted defines, set at imports
+        self._pending_names = {}  # plain define name -> value, bound at imports
 
     # -- the file --------------------------------------------------------
     def load(self):
@@ -247,7 +388,10 @@ class Tracer:
         folder = os.path.dirname(os.path.abspath(path)) if req.source is None else os.getcwd()
         sys.path.insert(0, folder)
         sys.argv = [path]
+        self.own_names = _stored_globals(code)
         self._seed_defines()
+        real_import = builtins.__import__
+        builtins.__import__ = self._import_hook(real_import)
         try:
             exec(code, module.__dict__)
         except SystemExit as e:
@@ -260,15 +404,41 @@ class Tracer:
                         f"{data.LOAD_ELEMENTS} elements while the file loads; the trace stopped "
                         f"running the file there (the lines after it did not run; guard the "
                         f"loop with if __name__ == '__main__': to run them)", exception_site(e))
+        finally:
+            builtins.__import__ = real_import
         self._apply_defines()
 
     # -- --define ------------------------------------------------------------
-    def _eval(self, name, expr, namespace):
-        if expr.strip() == "UNKNOWN":
+    def _spelled(self, expr):
+        """The spelled value EXPR names (UNKNOWN, tfdist.CONTEXT, ...), or
+        None; a bare word that the file sets as a global of its own is its."""
+        word = expr.strip()
+        if word.startswith(SPELLED_PREFIX) and word[len(SPELLED_PREFIX):] in SPELLED:
+            return word[len(SPELLED_PREFIX):]
+        if word in SPELLED and word not in self.own_names:
+            return word
+        return None
+
+    def _spelled_value(self, name, word):
+        if word == "UNKNOWN":
             # A value the user cannot give either (an object of another
             # library): passed around as the unknown it is (the one bound
             # before the file ran, which its default arguments hold).
             return self._unknowns.setdefault(name, setting(name))
+        # CONTEXT: the worker's tf.distribute.InputContext, the object a
+        # from-function's input_context gets (a builder stored it in a
+        # method outside the paste).
+        if self.request.api == "distribute":
+            raise Failure(f"--define {name}=CONTEXT: an input context is what "
+                          f"distribute_datasets_from_function gives each worker, and --api "
+                          f"distribute gives none (--api from-function)")
+        self.api = "from-function"
+        return standin.state["context"]
+
+    def _eval(self, name, expr, namespace):
+        word = self._spelled(expr)
+        if word is not None:
+            return self._spelled_value(name, word)
         try:
             value = define_code(name, expr)[1](namespace)
         except Exception as e:
@@ -299,27 +469,74 @@ class Tracer:
             root = name.split(".")[0]
             if root == "self":
                 continue
-            if expr.strip() == "UNKNOWN":
+            word = self._spelled(expr)
+            if word is not None:
                 # Bound before the file runs, as any other: a default
                 # argument (def f(parse_fn=parse_record)) or a module-level
                 # use reads it while the file loads.
-                value = self._unknowns.setdefault(name, setting(name))
+                value = self._spelled_value(name, word)
                 if "." not in name:
-                    g[name] = value
+                    g[name] = self._pending_names[name] = value
                     continue
             elif "." not in name:
                 try:
-                    g[name] = evaluate(self._base_namespace())
+                    g[name] = self._pending_names[name] = evaluate(self._base_namespace())
                 except Exception:
                     pass
                 continue
             else:
-                value = None
+                try:
+                    value = AttrDict.wrap(evaluate(self._base_namespace()))
+                except Exception:
+                    value = None  # it names the file's values: set after the file ran
+            if value is not None:
+                self._pending.append((name, value))
+                self._set_flag(name, value)
             if root not in g:
                 g[root] = types.SimpleNamespace()
             if value is not None and isinstance(g[root], types.SimpleNamespace):
                 self._set_path(g[root], name.split(".")[1:], value, name)
         del data.assumptions[said:]  # said again when the defines are applied
+
+    @staticmethod
+    def _set_flag(name, value):
+        """FLAGS.NAME: absl's flag, however the code reaches it (a global
+        FLAGS = flags.FLAGS read while the file loads, flags.FLAGS.NAME):
+        the hint for an undefined flag is spelled FLAGS.NAME."""
+        parts = name.split(".")
+        if len(parts) == 2 and parts[0] == "FLAGS":
+            setattr(standin.FLAGS, parts[1], value)
+
+    def _import_hook(self, real_import):
+        """The file's __import__: a dotted define whose root the file
+        imports from a module the trace lacks (from myproject import
+        config; --define config.FEATURES=[...]) is set on what the import
+        binds, so the file's top level reads it while it loads."""
+        g = self.module.__dict__
+
+        def hooked(name, globals=None, locals=None, fromlist=(), level=0):
+            module = real_import(name, globals, locals, fromlist, level)
+            if (self._pending or self._pending_names) and globals is g:
+                frame = sys._getframe(1)
+                if frame.f_globals is g and frame.f_locals is g:  # the top level
+                    for stored, value, holder, attr in _import_bindings(frame, module):
+                        if stored in self._pending_names and attr is not None and \
+                                isinstance(holder, (standin.Module, Unknown)):
+                            # from myproject import get_spec; --define get_spec=...:
+                            # the import binds the define's value.
+                            setattr(holder, attr, self._pending_names[stored])
+                        else:
+                            self._seed_into(stored, value)
+            return module
+
+        return hooked
+
+    def _seed_into(self, root, obj):
+        if not isinstance(obj, (standin.Module, Unknown)):
+            return  # a real module's names are its own until the file ran
+        for name, value in self._pending:
+            if name.split(".")[0] == root:
+                self._set_path(obj, name.split(".")[1:], value, name)
 
     def _apply_defines(self):
         """After the file ran: every define, evaluated in the file's names."""
@@ -337,6 +554,7 @@ class Tracer:
             if parts[0] not in g:
                 g[parts[0]] = types.SimpleNamespace()
             self._set_path(g[parts[0]], parts[1:], value, name)
+            self._set_flag(name, value)
 
     @staticmethod
     def _set_path(obj, keys, value, name):
@@ -565,7 +783,9 @@ class Tracer:
             elif p.name in self.values:
                 kwargs[p.name] = self.values[p.name]
                 self.used.add(p.name)
-                shown.append(f"{p.name}={_short_repr(self.values[p.name])}")
+                value = self.values[p.name]
+                shown.append(f"{p.name}=<input context>" if value is standin.state["context"]
+                             else f"{p.name}={_short_repr(value)}")
             elif p.default is p.empty:
                 missing.append(p.name)
         if missing:
@@ -646,6 +866,56 @@ class Tracer:
             if not re.search(r"\b" + re.escape(root) + r"\b", self.source):
                 out.append(name)
         return out
+
+
+def _stored_globals(code):
+    """The names the module's code sets as globals (assigned, imported,
+    defined, or declared global in a function and assigned there)."""
+    names, stack, top = set(), [code], True
+    while stack:
+        c = stack.pop()
+        for ins in dis.get_instructions(c):
+            if ins.opname == "STORE_GLOBAL" or (top and ins.opname == "STORE_NAME"):
+                names.add(ins.argval)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        top = False
+    return names
+
+
+_decoded = {}  # code -> (its instructions, index by offset): decoded once per file
+
+
+def _import_bindings(frame, module):
+    """(name, value, holder, attr) of what the import statement running in
+    `frame` will bind: read from its bytecode, as IMPORT_FROM and STORE_*
+    will do it (the value read as holder.attr; attr None: the module)."""
+    code = frame.f_code
+    if code not in _decoded:
+        try:
+            instructions = list(dis.get_instructions(code))
+        except (TypeError, ValueError):
+            instructions = []
+        _decoded.clear()  # one file's top level at a time
+        _decoded[code] = (instructions, {ins.offset: i for i, ins in enumerate(instructions)})
+    instructions, index = _decoded[code]
+    at = index.get(frame.f_lasti)
+    if at is None or instructions[at].opname != "IMPORT_NAME":
+        return []
+    out, current, holder, attr = [], module, None, None
+    for ins in instructions[at + 1:]:
+        if ins.opname in ("STORE_NAME", "STORE_GLOBAL"):
+            out.append((ins.argval, current, holder, attr))
+            current, holder, attr = module, None, None
+        elif ins.opname == "IMPORT_FROM":
+            try:
+                current, holder, attr = getattr(current, ins.argval), current, ins.argval
+            except Exception:
+                return out
+        elif ins.opname == "SWAP" or (ins.opname == "POP_TOP" and current is not module):
+            continue  # import a.b.c as d: the chain goes on
+        else:
+            break
+    return out
 
 
 def _short_repr(value, width=60):
@@ -804,7 +1074,7 @@ def trace_once(request, tf, worker=None):
             namespaces.append(("", tracer.module.__dict__))
         if tracer.self_object is not None:
             namespaces.append(("self", vars(tracer.self_object)))
-        message = describe_exception(e, namespaces, tracer.self_object)
+        message = describe_exception(e, namespaces, tracer.self_object, data.loading)
         none_read = standin.FLAGS._none_read
         if none_read and not isinstance(e, NeedValue):
             # absl gives a flag its None default; the code may have needed one.

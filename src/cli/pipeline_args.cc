@@ -48,7 +48,10 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args) {
                  "or dataset_fn, else the last function)");
   cmd.add_option("--define", args->defines,
                  "With --python: NAME=EXPR binds a parameter, a global or an attribute "
-                 "(FLAGS.batch_size, self.is_training, params) to a Python expression; "
+                 "(FLAGS.batch_size, self.is_training, params) to a Python expression, or "
+                 "to a spelled value: UNKNOWN (a value nobody can write) or CONTEXT (each "
+                 "worker's tf.distribute.InputContext); a global of the file's own of that "
+                 "name wins, and tfdist.UNKNOWN, tfdist.CONTEXT always mean these; "
                  "repeatable")
       ->take_all()
       ->allow_extra_args(false);
