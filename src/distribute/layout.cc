@@ -66,6 +66,17 @@ class Streamer {
     } else {
       TFDIST_RETURN_IF_ERROR(EachWorker());
     }
+    // Records read from files (a function of range() reads none: its
+    // records are those received and dropped, as before).
+    if (const data::FileReadTally* tally = ex_.read_tally();
+        tally && tally->totals().distinct > 0) {
+      const data::FileReadTally::Totals totals = tally->totals();
+      ReadOverlap& reads = summary_.reads.emplace();
+      for (const WorkerSummary& r : summary_.workers) reads.total += r.records_read.value_or(0);
+      reads.distinct = totals.distinct;
+      reads.shared = totals.shared;
+      reads.passes = std::max<int64_t>(passes_, 1);
+    }
     Decision& d = summary_.decision;
     if (d.ShardsFiles(options_.topology)) {
       std::vector<uint64_t> records;
@@ -87,6 +98,7 @@ class Streamer {
     int64_t k = 1;
     bool ended_all = true;
     for (int64_t epoch = 1; ended_all && epoch <= options_.epochs; ++epoch) {
+      passes_ = epoch;
       TFDIST_RETURN_IF_ERROR(DealEpoch(epoch, k, ended_all));
     }
     summary_.complete = ended_all;  // else max_steps came first
@@ -203,6 +215,7 @@ class Streamer {
       int64_t n = 0;
       bool end = false;
       for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+        passes_ = std::max(passes_, epoch);
         TFDIST_ASSIGN_OR_RETURN(auto stream, ex_.Open(r.worker));
         std::vector<data::Element> one;
         end = false;
@@ -234,6 +247,7 @@ class Streamer {
     r.bytes_read = r.bytes_read.value_or(0) + c.bytes_read.load();
     r.dropped_remainder = c.dropped_remainder.load();
     r.skipped = c.skipped.load();
+    if (ex_.read_tally() != nullptr) r.records_read = c.records_read.load();
     if (layout_options_.list_files) {
       TFDIST_ASSIGN_OR_RETURN(r.file_names, ex_.FileNamesOf(r.worker, r.files));
     }
@@ -246,6 +260,7 @@ class Streamer {
   LayoutSink& sink_;
   LayoutSummary summary_;
   uint64_t padded_steps_ = 0;  // steps in which some replica got padding
+  int64_t passes_ = 0;         // epochs begun (by any worker)
 };
 
 // Collects a whole layout: a row for every worker shown, in order.
@@ -309,8 +324,22 @@ void WorkerSummary::AddBatches(uint64_t size, uint64_t count) {
   largest_batch = std::max(largest_batch.value_or(size), size);
 }
 
+double ReadOverlap::Amplification() const {
+  if (distinct == 0) return 1;
+  return static_cast<double>(total) /
+         (static_cast<double>(distinct) * static_cast<double>(std::max<int64_t>(passes, 1)));
+}
+
 bool LayoutSummary::SharedInput() const {
   const Decision& d = decision;
+  if (reads) {
+    // Every record read by more than one worker, and as many reads as every
+    // worker reading each once (exact for two workers; beyond, a worker
+    // that read a file twice could stand in for one that missed it).
+    const uint64_t W = static_cast<uint64_t>(topology.workers);
+    return W > 1 && reads->distinct > 0 && reads->shared == reads->distinct &&
+           reads->total == W * reads->distinct * static_cast<uint64_t>(reads->passes);
+  }
   return topology.workers > 1 && !d.ShardsFiles(topology) && d.applied != AutoShardPolicy::kHint &&
          (d.applied == AutoShardPolicy::kData || d.applied == AutoShardPolicy::kOff);
 }
@@ -334,6 +363,7 @@ uint64_t LayoutSummary::DroppedRecords() const {
 
 uint64_t LayoutSummary::DistinctRecords() const {
   if (workers.empty()) return 0;
+  if (reads) return reads->distinct;
   if (SharedInput() && decision.applied == AutoShardPolicy::kOff) {
     return workers.front().records + workers.front().dropped();
   }
