@@ -103,6 +103,7 @@ enum class WarningKind {
   kUnseededShuffle,            // a shuffle with no seed at all: random in TensorFlow
   kFileListedTwice,            // list_files: a file matched twice (kept, as TensorFlow does)
   kTwoShardSets,               // list_files: two -of-N sets of one prefix
+  kScalarRebatch,              // no batch(), several in sync: TensorFlow's rebatch fails
 };
 
 enum class Severity {
