@@ -340,6 +340,8 @@ bool LayoutSummary::SharedInput() const {
     return W > 1 && reads->distinct > 0 && reads->shared == reads->distinct &&
            reads->total == W * reads->distinct * static_cast<uint64_t>(reads->passes);
   }
+  // A function that reads no file and shards by its context: each its own.
+  if (d.function_shards) return false;
   return topology.workers > 1 && !d.ShardsFiles(topology) && d.applied != AutoShardPolicy::kHint &&
          (d.applied == AutoShardPolicy::kData || d.applied == AutoShardPolicy::kOff);
 }

@@ -104,6 +104,12 @@ def main():
         check("records: 40 received, 0 dropped, 20 read (each worker reads them all)" in text and
               "read amplification: 2x" in text, f"no shard:\n{text}")
 
+        # A function that reads no file, sharded by its context: its own.
+        text, s = summary("range(20).shard(ctx.num_input_pipelines, ctx.input_pipeline_id)"
+                          ".batch(2)")
+        check("records: 20 received, 0 dropped, 20 read;" in text and
+              "each worker reads them all" not in text, f"range sharded:\n{text}")
+
         # A pipeline summary stays as it was (DATA: W times, by the rule).
         text = tfdist("layout", "--format", "summary", "--workers", "2", "--policy", "DATA",
                       f"from_tensor_slices({files}).interleave(tfrecord).batch(2)").stdout
