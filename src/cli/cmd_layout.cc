@@ -145,6 +145,9 @@ ReadAmplification AmplificationOf(const dist::LayoutSummary& l, dist::Api api) {
     } else {
       why += fmt::format(": {} read by more than one worker", r.shared);
     }
+    if (r.unread && *r.unread > 0) {
+      why += fmt::format("; {} in the listed files that no worker read", *r.unread);
+    }
     return {r.Amplification(), std::move(why)};
   }
   if (api == dist::Api::kFromFunction) {
@@ -197,7 +200,10 @@ nlohmann::ordered_json SummaryJson(const dist::LayoutSummary& l, dist::Api api) 
   if (l.bytes_estimated) out["bytes_estimated"] = true;
   out["imbalance"] = Imbalance(l);
   out["read_amplification"] = FactorJson(AmplificationOf(l, api).factor);
-  if (l.reads) out["records_read_by_several_workers"] = l.reads->shared;
+  if (l.reads) {
+    out["records_read_by_several_workers"] = l.reads->shared;
+    out["records_unread"] = l.reads->unread ? nlohmann::ordered_json(*l.reads->unread) : nullptr;
+  }
   out["workers"] = nlohmann::ordered_json::array();
   for (const auto& r : l.workers) {
     nlohmann::ordered_json w;

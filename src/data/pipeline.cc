@@ -150,6 +150,11 @@ FileReadTally::Totals FileReadTally::totals() const {
   return t;
 }
 
+bool FileReadTally::Read(const std::string* file) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return files_.contains(file);
+}
+
 void ReadCounters::FileClosed(const std::string* file, uint64_t bytes, uint64_t records) {
   bytes_read.fetch_add(bytes, std::memory_order_relaxed);
   records_read.fetch_add(records, std::memory_order_relaxed);

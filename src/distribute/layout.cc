@@ -10,10 +10,12 @@
 #include <algorithm>
 #include <map>
 #include <span>
+#include <unordered_set>
 
 #include "tfdist/base/interrupt.h"
 #include "tfdist/distribute/execute.h"
 #include "tfdist/distribute/steps.h"
+#include "tfdist/io/file_count.h"
 
 namespace tfdist::dist {
 namespace {
@@ -47,6 +49,60 @@ Status CheckEnds(const data::Pipeline& pipeline, const DistributeOptions& option
       .WithAdvice(Remedy::kPlanSteps);
 }
 
+// The file names a pipeline's reader can get, whatever its shards and
+// shuffles take: a list of names followed only by shuffle, shard and
+// prefetch before the reader, and no other files joined after it; nullptr
+// otherwise.
+const StringList* ListedFiles(const data::Pipeline& p) {
+  const PipelineShape s = Analyze(p);
+  if (!s.reader) return nullptr;
+  for (size_t i = *s.reader + 1; i < p.ops.size(); ++i) {
+    if (std::holds_alternative<data::ConcatenateOp>(p.ops[i].params)) return nullptr;
+  }
+  if (const auto* t = std::get_if<data::TFRecordOp>(&p.ops[0].params)) return &t->files;
+  const auto* listed = std::get_if<data::FromTensorSlicesOp>(&p.ops[0].params);
+  if (listed == nullptr || listed->integers) return nullptr;
+  for (size_t i = 1; i < *s.reader; ++i) {
+    const data::OpParams& op = p.ops[i].params;
+    if (!std::holds_alternative<data::ShuffleOp>(op) &&
+        !std::holds_alternative<data::ShardOp>(op) &&
+        !std::holds_alternative<data::PrefetchOp>(op)) {
+      return nullptr;
+    }
+  }
+  return &listed->names;
+}
+
+// The records in the files the workers' functions list that none of them
+// opened (ListedFiles), counted; nullopt where a function does not list
+// its files so. Memory: a pointer per distinct file listed.
+Result<std::optional<uint64_t>> UnreadRecords(const Execution& ex,
+                                              const data::FileReadTally& tally) {
+  std::unordered_set<const std::string*> seen;
+  StringList::Builder unread;
+  std::optional<io::Compression> compression;
+  for (int64_t w : ex.workers()) {
+    const data::Pipeline& p = ex.PipelineOf(w);
+    const StringList* names = ListedFiles(p);
+    if (names == nullptr) return std::optional<uint64_t>();
+    const io::Compression c = ReaderCompression(p, Analyze(p));
+    if (compression && *compression != c) return std::optional<uint64_t>();
+    compression = c;
+    for (size_t i = 0; i < names->size(); ++i) {
+      const std::string* path = data::InternPath(std::string((*names)[i]));
+      if (seen.insert(path).second && !tally.Read(path)) unread.Add(*path);
+    }
+  }
+  const StringList files = std::move(unread).Finish();
+  if (files.size() == 0) return std::optional<uint64_t>(0);
+  io::FileCounter counter;
+  TFDIST_ASSIGN_OR_RETURN(io::FileCounts counts,
+                          counter.Count(files, compression.value_or(io::Compression::kNone)));
+  uint64_t records = 0;
+  for (const io::FileRecords& c : counts.counts) records += c.records;
+  return std::optional<uint64_t>(records);
+}
+
 // One pass of a streaming layout: the execution, its streams, and the
 // summary kept as they are read.
 class Streamer {
@@ -76,6 +132,9 @@ class Streamer {
       reads.distinct = totals.distinct;
       reads.shared = totals.shared;
       reads.passes = std::max<int64_t>(passes_, 1);
+      if (summary_.complete) {
+        TFDIST_ASSIGN_OR_RETURN(reads.unread, UnreadRecords(ex_, *tally));
+      }
     }
     Decision& d = summary_.decision;
     if (d.ShardsFiles(options_.topology)) {

@@ -53,7 +53,7 @@ def main():
         check("records read per worker: 10\n" in text, f"own shares: 10 a worker:\n{text}")
         check("read amplification: 1x" in text, f"own shares: 1x:\n{text}")
         check(s["records_read"] == 20 and s["read_amplification"] == 1 and
-              s["records_read_by_several_workers"] == 0 and
+              s["records_read_by_several_workers"] == 0 and s.get("records_unread") == 0 and
               [w["records_read"] for w in s["workers"]] == [10, 10],
               f"own shares, JSON: {s}")
 
@@ -85,6 +85,12 @@ def main():
                   [w["records_read"] for w in s["workers"]] == [len(w0), len(w1)],
                   f"seed {seed}: the summary {s} agrees with the layout's records "
                   f"({len(w0)}, {len(w1)}, {distinct} distinct, {both} in both)")
+            check(s.get("records_unread") == 20 - distinct,
+                  f"seed {seed}: the records of the files no worker read: {s['records_unread']}, "
+                  f"want {20 - distinct}")
+            if distinct < 20:
+                check(f"{20 - distinct} in the listed files that no worker read" in text,
+                      f"seed {seed}: the unread records are said:\n{text}")
             want = round((len(w0) + len(w1)) / distinct, 2)
             check(s["read_amplification"] == want,
                   f"seed {seed}: amplification {s['read_amplification']}, want {want}")

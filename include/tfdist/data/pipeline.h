@@ -243,6 +243,8 @@ class FileReadTally {
     uint64_t shared = 0;    // of those, read by more than one worker
   };
   Totals totals() const;
+  // Whether some worker closed `file` (an interned path).
+  bool Read(const std::string* file) const;
 
  private:
   struct Entry {

@@ -153,6 +153,8 @@ class Execution {
   // from-function: what every worker's readers took from each file so far
   // (data::FileReadTally); null under Api::kDistribute.
   const data::FileReadTally* read_tally() const { return tally_.get(); }
+  // The pipeline worker `worker` runs. REQUIRES: `worker` is one of workers().
+  const data::Pipeline& PipelineOf(int64_t worker) const { return PlanOf(worker).pipeline; }
 
   // The first `limit` file names worker `worker` reads: its names pipeline
   // run (none for a pipeline that reads no files). REQUIRES: `worker` is one

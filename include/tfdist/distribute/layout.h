@@ -92,6 +92,10 @@ struct ReadOverlap {
   uint64_t distinct = 0;  // read by at least one worker
   uint64_t shared = 0;    // of those, read by more than one worker
   int64_t passes = 1;     // epochs begun
+  // Records in the files of the functions' lists that no worker opened,
+  // where every function lists its files in the pipeline (names, then only
+  // shuffle, shard and prefetch before the reader) and the data ended.
+  std::optional<uint64_t> unread;
 
   // How many times over the records were read in a pass: total / (distinct
   // * passes), 1 when nothing was read.
