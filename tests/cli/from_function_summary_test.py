@@ -86,7 +86,7 @@ def main():
                   f"seed {seed}: the summary {s} agrees with the layout's records "
                   f"({len(w0)}, {len(w1)}, {distinct} distinct, {both} in both)")
             check(s.get("records_unread") == 20 - distinct,
-                  f"seed {seed}: the records of the files no worker read: {s['records_unread']}, "
+                  f"seed {seed}: the records of the files no worker read: {s.get('records_unread')}, "
                   f"want {20 - distinct}")
             if distinct < 20:
                 check(f"{20 - distinct} in the listed files that no worker read" in text,
