@@ -112,25 +112,55 @@ void PrintWarnings(const dist::Decision& d, size_t from) {
 }
 
 // How many times over the workers read the input, and why: W under DATA and
-// OFF (and an input function that does not shard) over several workers, 1
-// under FILE. `why` is empty where there is nothing to say (one worker).
+// OFF over several workers, 1 under FILE; from-function, as measured from
+// the records each worker's readers took (W where the function does not
+// shard). `why` is empty where there is nothing to say (one worker).
 struct ReadAmplification {
-  int64_t factor = 1;
+  double factor = 1;
   std::string why;
 };
 
-ReadAmplification AmplificationOf(const dist::Decision& d, const dist::Topology& t, dist::Api api) {
-  const int64_t W = t.workers;
+// "2", "1.5", "1.33": as the text and the JSON give a factor.
+double RoundedFactor(double f) { return std::round(f * 100) / 100; }
+std::string FactorText(double f) { return fmt::format("{}", RoundedFactor(f)); }
+nlohmann::ordered_json FactorJson(double f) {
+  const double r = RoundedFactor(f);
+  if (r == std::floor(r)) return static_cast<int64_t>(r);
+  return r;
+}
+
+ReadAmplification AmplificationOf(const dist::LayoutSummary& l, dist::Api api) {
+  const dist::Decision& d = l.decision;
+  const int64_t W = l.topology.workers;
   if (W <= 1) return {};
+  if (api == dist::Api::kFromFunction && l.reads) {
+    const dist::ReadOverlap& r = *l.reads;
+    std::string why = fmt::format("the workers' readers took {} records, {} of them distinct",
+                                  r.total, r.distinct);
+    if (r.passes > 1) why += fmt::format(", in {} epochs", r.passes);
+    if (r.shared == 0) {
+      why += ": each record read by one worker";
+    } else if (r.shared == r.distinct) {
+      why += ": every record read by more than one worker";
+    } else {
+      why += fmt::format(": {} read by more than one worker", r.shared);
+    }
+    if (r.unread && *r.unread > 0) {
+      why += fmt::format("; {} in the listed files that no worker read", *r.unread);
+    }
+    return {r.Amplification(), std::move(why)};
+  }
   if (api == dist::Api::kFromFunction) {
     if (d.function_shards) return {1, "the input function shards by its input context"};
-    return {W, "the input function does not shard: every worker reads and feeds the same records"};
+    return {static_cast<double>(W),
+            "the input function does not shard: every worker reads and feeds the same records"};
   }
   switch (d.applied) {
     case dist::AutoShardPolicy::kData:
-      return {W, "DATA: every worker reads the whole dataset, as TensorFlow does"};
+      return {static_cast<double>(W),
+              "DATA: every worker reads the whole dataset, as TensorFlow does"};
     case dist::AutoShardPolicy::kOff:
-      return {W, "no sharding: every worker reads everything"};
+      return {static_cast<double>(W), "no sharding: every worker reads everything"};
     case dist::AutoShardPolicy::kFile:
       return {1, "FILE: each file is read by one worker"};
     default:
@@ -230,7 +260,11 @@ nlohmann::ordered_json SummaryJson(const dist::LayoutSummary& l, dist::Api api) 
   out["records_source"] = l.records_source;
   if (l.bytes_estimated) out["bytes_estimated"] = true;
   out["imbalance"] = Imbalance(l);
-  out["read_amplification"] = AmplificationOf(l.decision, l.topology, api).factor;
+  out["read_amplification"] = FactorJson(AmplificationOf(l, api).factor);
+  if (l.reads) {
+    out["records_read_by_several_workers"] = l.reads->shared;
+    out["records_unread"] = l.reads->unread ? nlohmann::ordered_json(*l.reads->unread) : nullptr;
+  }
   out["workers"] = nlohmann::ordered_json::array();
   for (const auto& r : l.workers) {
     nlohmann::ordered_json w;
@@ -250,6 +284,7 @@ nlohmann::ordered_json SummaryJson(const dist::LayoutSummary& l, dist::Api api) 
                                           : nlohmann::ordered_json(nullptr);
     }
     w["bytes_read"] = r.bytes_read ? nlohmann::ordered_json(*r.bytes_read) : nullptr;
+    if (l.reads) w["records_read"] = r.records_read.value_or(0);
     out["workers"].push_back(std::move(w));
   }
   return out;
@@ -309,9 +344,29 @@ void PrintSummary(const dist::LayoutSummary& l, dist::Api api, const HeaderNotes
     fmt::print("bytes read per worker: {} (worker {}) to {} (worker {})\n", *least, least_w, *most,
                most_w);
   }
-  const ReadAmplification amplification = AmplificationOf(d, l.topology, api);
+  // from-function: the records each worker's readers took, its own.
+  if (l.reads) {
+    std::optional<uint64_t> fewest, largest;
+    int64_t fewest_w = 0, largest_w = 0;
+    for (const auto& r : l.workers) {
+      const uint64_t n = r.records_read.value_or(0);
+      if (!fewest || n < *fewest) fewest = n, fewest_w = r.worker;
+      if (!largest || n > *largest) largest = n, largest_w = r.worker;
+    }
+    if (only && *only < static_cast<int64_t>(l.workers.size())) {
+      fmt::print("records read by worker {}: {}\n", *only,
+                 l.workers[static_cast<size_t>(*only)].records_read.value_or(0));
+    } else if (fewest && *fewest == *largest) {
+      fmt::print("records read per worker: {}\n", *fewest);
+    } else if (fewest) {
+      fmt::print("records read per worker: {} (worker {}) to {} (worker {})\n", *fewest, fewest_w,
+                 *largest, largest_w);
+    }
+  }
+  const ReadAmplification amplification = AmplificationOf(l, api);
   if (!amplification.why.empty()) {
-    fmt::print("read amplification: {}x ({})\n", amplification.factor, amplification.why);
+    fmt::print("read amplification: {}x ({})\n", FactorText(amplification.factor),
+               amplification.why);
   }
   if (d.global_batch_size) {
     fmt::print(
@@ -663,7 +718,7 @@ dist::PolicyOutcome OutcomeOf(dist::AutoShardPolicy policy,
   o.records_read = l.DistinctRecords();
   o.received = l.ReceivedRecords();
   o.dropped = l.DroppedRecords();
-  o.read_amplification = AmplificationOf(l.decision, l.topology, api).factor;
+  o.read_amplification = static_cast<int64_t>(std::ceil(AmplificationOf(l, api).factor));
   o.imbalance = Imbalance(l);
   o.steps = l.decision.batched ? l.steps : 0;
   for (const auto& w : l.workers) {
@@ -809,7 +864,7 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
     fmt::print("{:<6}  {:>7}  {:>9}  {:>9}  {:>13}  {:>12}x  {:>9.2f}  {:>13}  {:>10}\n",
                dist::PolicyName(r.policy), l.decision.batched ? fmt::format("{}", l.steps) : "-",
                l.ReceivedRecords(), l.DroppedRecords(), ReadPerWorker(l),
-               AmplificationOf(l.decision, t, d.api).factor, Imbalance(l), empty, idle);
+               FactorText(AmplificationOf(l, d.api).factor), Imbalance(l), empty, idle);
   }
   if (std::any_of(rows.begin(), rows.end(), [](const Row& r) {
         return r.summary.ok() && ReadPerWorker(*r.summary) == "-" &&

@@ -64,11 +64,8 @@ class SequentialInterleave final : public Iterator {
         }
         // Read on this thread, as TensorFlow's sequential interleave does:
         // parallel reading is what num_parallel_calls asks for.
-        std::atomic<uint64_t>* counter = nullptr;
-        if (options_.counters) {
-          options_.counters->files.fetch_add(1, std::memory_order_relaxed);
-          counter = &options_.counters->bytes_read;
-        }
+        ReadCounters* counter = options_.counters.get();
+        if (counter != nullptr) counter->files.fetch_add(1, std::memory_order_relaxed);
         Result<std::unique_ptr<Iterator>> opened =
             options_.read_by_index
                 ? OpenRecordIdsByIndex(name, options_.compression, counter, options_.record_ids)
@@ -226,20 +223,22 @@ class ParallelInterleave final : public Iterator {
 
   struct Slot {
     ~Slot() {
-      if (bytes_read != nullptr && reader) bytes_read->fetch_add(reader->position());
+      if (counters != nullptr && reader) {
+        counters->FileClosed(path, reader->position(), reader->records_read());
+      }
     }
-    std::atomic<uint64_t>* bytes_read = nullptr;  // InterleaveOptions::bytes_read
-    Element input;                                // the file name
-    const std::string* path = nullptr;            // interned input.bytes
-    std::unique_ptr<io::RecordReader> reader;     // touched only by the task filling it
-    std::unique_ptr<RecordIdReader> ids;          // the same; record ids: reads them
-    std::deque<std::shared_ptr<Packet>> queue;    // read ahead (under mu_)
-    std::deque<std::shared_ptr<Packet>> local;    // taken from queue (consumer only)
-    size_t next = 0;                              // next item of local.front()
-    uint64_t queue_bytes = 0;                     // payload bytes in queue
-    uint64_t queue_records = 0;                   // records in queue
-    bool task = false;                            // a fill task is scheduled or running
-    bool done = false;                            // the input ended (queue may still hold elements)
+    ReadCounters* counters = nullptr;           // InterleaveOptions::counters
+    Element input;                              // the file name
+    const std::string* path = nullptr;          // interned input.bytes
+    std::unique_ptr<io::RecordReader> reader;   // touched only by the task filling it
+    std::unique_ptr<RecordIdReader> ids;        // the same; record ids: reads them
+    std::deque<std::shared_ptr<Packet>> queue;  // read ahead (under mu_)
+    std::deque<std::shared_ptr<Packet>> local;  // taken from queue (consumer only)
+    size_t next = 0;                            // next item of local.front()
+    uint64_t queue_bytes = 0;                   // payload bytes in queue
+    uint64_t queue_records = 0;                 // records in queue
+    bool task = false;                          // a fill task is scheduled or running
+    bool done = false;                          // the input ended (queue may still hold elements)
     Status status;
   };
 
@@ -312,7 +311,7 @@ class ParallelInterleave final : public Iterator {
       auto slot = std::make_unique<Slot>();
       if (options_.counters) {
         options_.counters->files.fetch_add(1, std::memory_order_relaxed);
-        slot->bytes_read = &options_.counters->bytes_read;
+        slot->counters = options_.counters.get();
       }
       if (name.kind == Element::Kind::kName) slot->path = InternPath(name.bytes);
       slot->input = std::move(name);

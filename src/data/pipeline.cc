@@ -125,6 +125,42 @@ Result<Pipeline> ParsePipeline(std::string_view text) {
   return pipeline;
 }
 
+void FileReadTally::Add(const std::string* file, int64_t worker, uint64_t records) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry& e = files_[file];
+  if (worker == e.best_worker) {
+    e.best = std::max(e.best, records);
+  } else if (records > e.best) {
+    // The old best is another worker's, and at least every other one.
+    e.second = e.best;
+    e.best = records;
+    e.best_worker = worker;
+  } else {
+    e.second = std::max(e.second, records);
+  }
+}
+
+FileReadTally::Totals FileReadTally::totals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Totals t;
+  for (const auto& [file, e] : files_) {
+    t.distinct += e.best;
+    t.shared += e.second;
+  }
+  return t;
+}
+
+bool FileReadTally::Read(const std::string* file) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return files_.contains(file);
+}
+
+void ReadCounters::FileClosed(const std::string* file, uint64_t bytes, uint64_t records) {
+  bytes_read.fetch_add(bytes, std::memory_order_relaxed);
+  records_read.fetch_add(records, std::memory_order_relaxed);
+  if (tally && file != nullptr) tally->Add(file, worker, records);
+}
+
 int64_t AutotuneCpus(const BuildOptions& options) {
   return options.cpus > 0 ? options.cpus
                           : std::max<int64_t>(1, std::thread::hardware_concurrency());

@@ -100,10 +100,12 @@ class RangeDataset final : public Dataset {
 class RecordsIterator final : public Iterator {
  public:
   RecordsIterator(std::unique_ptr<io::RecordReader> reader, const std::string* file,
-                  std::atomic<uint64_t>* bytes_read)
-      : reader_(std::move(reader)), file_(std::move(file)), bytes_read_(bytes_read) {}
+                  ReadCounters* counters)
+      : reader_(std::move(reader)), file_(std::move(file)), counters_(counters) {}
   ~RecordsIterator() override {
-    if (bytes_read_ != nullptr) bytes_read_->fetch_add(reader_->position());
+    if (counters_ != nullptr) {
+      counters_->FileClosed(file_, reader_->position(), reader_->records_read());
+    }
   }
 
   Status GetNext(Element& out, bool& end) override {
@@ -123,17 +125,19 @@ class RecordsIterator final : public Iterator {
  private:
   std::unique_ptr<io::RecordReader> reader_;
   const std::string* file_;
-  std::atomic<uint64_t>* bytes_read_;
+  ReadCounters* counters_;
 };
 
 // A file's records read and checked, as record ids (BuildOptions::record_ids).
 class RecordIdsIterator final : public Iterator {
  public:
   RecordIdsIterator(std::unique_ptr<io::RecordReader> reader, const std::string* file,
-                    std::atomic<uint64_t>* bytes_read, RecordIds record_ids)
-      : reader_(std::move(reader)), file_(file), bytes_read_(bytes_read), ids_(record_ids) {}
+                    ReadCounters* counters, RecordIds record_ids)
+      : reader_(std::move(reader)), file_(file), counters_(counters), ids_(record_ids) {}
   ~RecordIdsIterator() override {
-    if (bytes_read_ != nullptr) bytes_read_->fetch_add(reader_->position());
+    if (counters_ != nullptr) {
+      counters_->FileClosed(file_, reader_->position(), reader_->records_read());
+    }
   }
 
   Status GetNext(Element& out, bool& end) override {
@@ -157,7 +161,7 @@ class RecordIdsIterator final : public Iterator {
  private:
   std::unique_ptr<io::RecordReader> reader_;
   const std::string* file_;
-  std::atomic<uint64_t>* bytes_read_;
+  ReadCounters* counters_;
   RecordIdReader ids_;
 };
 
@@ -543,20 +547,20 @@ bool RecordIdReader::Next(io::RecordReader& reader, bool& labelled, std::string&
 }
 
 Result<std::unique_ptr<Iterator>> OpenRecords(const Element& name, io::Compression compression,
-                                              int read_ahead, std::atomic<uint64_t>* bytes_read,
+                                              int read_ahead, ReadCounters* counters,
                                               RecordIds record_ids) {
   TFDIST_ASSIGN_OR_RETURN(auto reader, OpenRecordReader(name, compression, read_ahead, record_ids));
   if (record_ids != RecordIds::kNone) {
     return std::unique_ptr<Iterator>(std::make_unique<RecordIdsIterator>(
-        std::move(reader), InternPath(name.bytes), bytes_read, record_ids));
+        std::move(reader), InternPath(name.bytes), counters, record_ids));
   }
   return std::unique_ptr<Iterator>(
-      std::make_unique<RecordsIterator>(std::move(reader), InternPath(name.bytes), bytes_read));
+      std::make_unique<RecordsIterator>(std::move(reader), InternPath(name.bytes), counters));
 }
 
 Result<std::unique_ptr<Iterator>> OpenRecordIdsByIndex(const Element& name,
                                                        io::Compression compression,
-                                                       std::atomic<uint64_t>* bytes_read,
+                                                       ReadCounters* counters,
                                                        RecordIds record_ids) {
   if (name.kind == Element::Kind::kName &&
       (compression == io::Compression::kNone || compression == io::Compression::kAuto)) {
@@ -568,7 +572,7 @@ Result<std::unique_ptr<Iterator>> OpenRecordIdsByIndex(const Element& name,
           std::make_unique<RecordIdsByIndexIterator>(std::move(*extents), InternPath(name.bytes)));
     }
   }
-  return OpenRecords(name, compression, 0, bytes_read, record_ids);
+  return OpenRecords(name, compression, 0, counters, record_ids);
 }
 
 DatasetPtr NewShardDataset(DatasetPtr input, int64_t num_shards, int64_t index,

@@ -62,22 +62,22 @@ class RecordIdReader {
 
 // The records of one file, as the interleave function opens them: records,
 // or record ids (Element::Kind::kRecordId) as `record_ids` says.
-// `read_ahead`: see RecordReaderOptions. `bytes_read` (when not null) gets
-// the bytes the reader consumed once the iterator is destroyed.
+// `read_ahead`: see RecordReaderOptions. `counters` (when not null) is told
+// the bytes and records the reader consumed once the iterator is destroyed
+// (ReadCounters::FileClosed).
 // Error: NotFound/DataLoss.
 Result<std::unique_ptr<Iterator>> OpenRecords(const Element& name, io::Compression compression,
-                                              int read_ahead,
-                                              std::atomic<uint64_t>* bytes_read = nullptr,
+                                              int read_ahead, ReadCounters* counters = nullptr,
                                               RecordIds record_ids = RecordIds::kNone);
 
 // Read by index: the records of one file as record ids not read yet
 // (Element::Kind::kRecordId, PayloadState::kUnread), from its up-to-date
 // index, when the file is uncompressed
 // (or `compression` is kAuto) and has one; otherwise OpenRecords(name,
-// compression, 0, bytes_read, record_ids).
+// compression, 0, counters, record_ids).
 Result<std::unique_ptr<Iterator>> OpenRecordIdsByIndex(const Element& name,
                                                        io::Compression compression,
-                                                       std::atomic<uint64_t>* bytes_read,
+                                                       ReadCounters* counters,
                                                        RecordIds record_ids = RecordIds::kNone);
 
 // Called with the number of elements of an input too short for a shard that

@@ -145,7 +145,27 @@ Status DecidePolicy(const PipelineShape& s, const DistributeOptions& options, De
 Status DecideSplit(const PipelineShape& s, const DistributeOptions& options, Decision& d) {
   const int64_t N = options.topology.num_replicas_in_sync();
   const Split asked = options.split;
-  if (!s.batched) {
+  if (!s.batched && N > 1 && asked != Split::kNone) {
+    // input_lib: compute_batch_size finds no batch (-1), so the legacy
+    // RebatchDataset splits each element's first dimension into N pieces
+    // of ceil(n / N), which a scalar does not have.
+    d.split = Split::kNone;
+    d.split_reason = fmt::format(
+        "the pipeline does not end in batch(): tf.distribute splits each element's first "
+        "dimension over the {} replicas in sync (legacy RebatchDataset), which tfdist {}; "
+        "shown unsplit",
+        N, s.scalar_elements ? "cannot do to scalars" : "cannot see in these elements");
+    if (s.scalar_elements) {
+      d.Warn(WarningKind::kScalarRebatch,
+             fmt::format("the elements are scalars and the pipeline has no batch(): with {} "
+                         "replicas in sync TensorFlow fails at the first element (\"Cannot "
+                         "rebatch dataset: All components must have at least one dimension. "
+                         "Perhaps your input dataset is not batched? Component 0 is scalar.\"); "
+                         "batch() the dataset to the global batch size",
+                         N),
+             {}, Severity::kError);
+    }
+  } else if (!s.batched) {
     d.split = Split::kNone;
     d.split_reason = "the pipeline does not end in batch(): no split";
   } else if (N == 1) {

@@ -205,6 +205,7 @@ Result<Execution> Execution::Plan(const data::Pipeline& original, const Distribu
   ex.read_by_index_ = dist.build.read_by_index;
   ex.record_ids_ = dist.build.record_ids;
   ex.same_for_all_ = dist.SamePipelineForAll(options);
+  ex.tally_ = dist.tally;
   if (options.worker) {
     ex.workers_.push_back(*options.worker);
   } else {

@@ -11,10 +11,12 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <unordered_set>
 
 #include "tfdist/base/interrupt.h"
 #include "tfdist/distribute/execute.h"
 #include "tfdist/distribute/steps.h"
+#include "tfdist/io/file_count.h"
 
 namespace tfdist::dist {
 namespace {
@@ -48,6 +50,60 @@ Status CheckEnds(const data::Pipeline& pipeline, const DistributeOptions& option
       .WithAdvice(Remedy::kPlanSteps);
 }
 
+// The file names a pipeline's reader can get, whatever its shards and
+// shuffles take: a list of names followed only by shuffle, shard and
+// prefetch before the reader, and no other files joined after it; nullptr
+// otherwise.
+const StringList* ListedFiles(const data::Pipeline& p) {
+  const PipelineShape s = Analyze(p);
+  if (!s.reader) return nullptr;
+  for (size_t i = *s.reader + 1; i < p.ops.size(); ++i) {
+    if (std::holds_alternative<data::ConcatenateOp>(p.ops[i].params)) return nullptr;
+  }
+  if (const auto* t = std::get_if<data::TFRecordOp>(&p.ops[0].params)) return &t->files;
+  const auto* listed = std::get_if<data::FromTensorSlicesOp>(&p.ops[0].params);
+  if (listed == nullptr || listed->integers) return nullptr;
+  for (size_t i = 1; i < *s.reader; ++i) {
+    const data::OpParams& op = p.ops[i].params;
+    if (!std::holds_alternative<data::ShuffleOp>(op) &&
+        !std::holds_alternative<data::ShardOp>(op) &&
+        !std::holds_alternative<data::PrefetchOp>(op)) {
+      return nullptr;
+    }
+  }
+  return &listed->names;
+}
+
+// The records in the files the workers' functions list that none of them
+// opened (ListedFiles), counted; nullopt where a function does not list
+// its files so. Memory: a pointer per distinct file listed.
+Result<std::optional<uint64_t>> UnreadRecords(const Execution& ex,
+                                              const data::FileReadTally& tally) {
+  std::unordered_set<const std::string*> seen;
+  StringList::Builder unread;
+  std::optional<io::Compression> compression;
+  for (int64_t w : ex.workers()) {
+    const data::Pipeline& p = ex.PipelineOf(w);
+    const StringList* names = ListedFiles(p);
+    if (names == nullptr) return std::optional<uint64_t>();
+    const io::Compression c = ReaderCompression(p, Analyze(p));
+    if (compression && *compression != c) return std::optional<uint64_t>();
+    compression = c;
+    for (size_t i = 0; i < names->size(); ++i) {
+      const std::string* path = data::InternPath(std::string((*names)[i]));
+      if (seen.insert(path).second && !tally.Read(path)) unread.Add(*path);
+    }
+  }
+  const StringList files = std::move(unread).Finish();
+  if (files.size() == 0) return std::optional<uint64_t>(0);
+  io::FileCounter counter;
+  TFDIST_ASSIGN_OR_RETURN(io::FileCounts counts,
+                          counter.Count(files, compression.value_or(io::Compression::kNone)));
+  uint64_t records = 0;
+  for (const io::FileRecords& c : counts.counts) records += c.records;
+  return std::optional<uint64_t>(records);
+}
+
 // One pass of a streaming layout: the execution, its streams, and the
 // summary kept as they are read.
 class Streamer {
@@ -66,6 +122,20 @@ class Streamer {
       TFDIST_RETURN_IF_ERROR(DealSteps());
     } else {
       TFDIST_RETURN_IF_ERROR(EachWorker());
+    }
+    // Records read from files (a function of range() reads none: its
+    // records are those received and dropped, as before).
+    if (const data::FileReadTally* tally = ex_.read_tally();
+        tally && tally->totals().distinct > 0) {
+      const data::FileReadTally::Totals totals = tally->totals();
+      ReadOverlap& reads = summary_.reads.emplace();
+      for (const WorkerSummary& r : summary_.workers) reads.total += r.records_read.value_or(0);
+      reads.distinct = totals.distinct;
+      reads.shared = totals.shared;
+      reads.passes = std::max<int64_t>(passes_, 1);
+      if (summary_.complete) {
+        TFDIST_ASSIGN_OR_RETURN(reads.unread, UnreadRecords(ex_, *tally));
+      }
     }
     Decision& d = summary_.decision;
     if (d.ShardsFiles(options_.topology)) {
@@ -88,6 +158,7 @@ class Streamer {
     int64_t k = 1;
     bool ended_all = true;
     for (int64_t epoch = 1; ended_all && epoch <= options_.epochs; ++epoch) {
+      passes_ = epoch;
       TFDIST_RETURN_IF_ERROR(DealEpoch(epoch, k, ended_all));
     }
     summary_.complete = ended_all;  // else max_steps came first
@@ -204,6 +275,7 @@ class Streamer {
       int64_t n = 0;
       bool end = false;
       for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+        passes_ = std::max(passes_, epoch);
         TFDIST_ASSIGN_OR_RETURN(auto stream, ex_.Open(r.worker));
         std::vector<data::Element> one;
         end = false;
@@ -235,6 +307,7 @@ class Streamer {
     r.bytes_read = r.bytes_read.value_or(0) + c.bytes_read.load();
     r.dropped_remainder = c.dropped_remainder.load();
     r.skipped = c.skipped.load();
+    if (ex_.read_tally() != nullptr) r.records_read = c.records_read.load();
     if (layout_options_.list_files) {
       TFDIST_ASSIGN_OR_RETURN(r.file_names, ex_.FileNamesOf(r.worker, r.files));
     }
@@ -247,6 +320,7 @@ class Streamer {
   LayoutSink& sink_;
   LayoutSummary summary_;
   uint64_t padded_steps_ = 0;  // steps in which some replica got padding
+  int64_t passes_ = 0;         // epochs begun (by any worker)
 };
 
 // Collects a whole layout: a row for every worker shown, in order.
@@ -443,8 +517,24 @@ void WorkerSummary::AddBatches(uint64_t size, uint64_t count) {
   largest_batch = std::max(largest_batch.value_or(size), size);
 }
 
+double ReadOverlap::Amplification() const {
+  if (distinct == 0) return 1;
+  return static_cast<double>(total) /
+         (static_cast<double>(distinct) * static_cast<double>(std::max<int64_t>(passes, 1)));
+}
+
 bool LayoutSummary::SharedInput() const {
   const Decision& d = decision;
+  if (reads) {
+    // Every record read by more than one worker, and as many reads as every
+    // worker reading each once (exact for two workers; beyond, a worker
+    // that read a file twice could stand in for one that missed it).
+    const uint64_t W = static_cast<uint64_t>(topology.workers);
+    return W > 1 && reads->distinct > 0 && reads->shared == reads->distinct &&
+           reads->total == W * reads->distinct * static_cast<uint64_t>(reads->passes);
+  }
+  // A function that reads no file and shards by its context: each its own.
+  if (d.function_shards) return false;
   return topology.workers > 1 && !d.ShardsFiles(topology) && d.applied != AutoShardPolicy::kHint &&
          (d.applied == AutoShardPolicy::kData || d.applied == AutoShardPolicy::kOff);
 }
@@ -468,6 +558,7 @@ uint64_t LayoutSummary::DroppedRecords() const {
 
 uint64_t LayoutSummary::DistinctRecords() const {
   if (workers.empty()) return 0;
+  if (reads) return reads->distinct;
   if (SharedInput() && decision.applied == AutoShardPolicy::kOff) {
     return workers.front().records + workers.front().dropped();
   }

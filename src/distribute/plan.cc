@@ -53,6 +53,15 @@ Status CheckJoinedFileCounts(const data::Pipeline& pipeline, const PipelineShape
   return Status::OK();
 }
 
+// Worker w's seed for shuffles without any seed, from the run's: SplitMix64
+// of the two, so that neighbouring workers' seeds share no bits by design.
+uint64_t WorkerSeed(uint64_t run_seed, int64_t w) {
+  uint64_t z = run_seed + static_cast<uint64_t>(w) * 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 // A shuffle with neither its own seed nor the program's: TensorFlow draws
 // its seeds at random, so no order shown can be the one a run will get.
 void WarnUnseeded(Distribution& d, const data::BuildOptions& build) {
@@ -160,6 +169,7 @@ Result<Distribution> PlanDistribution(const data::Pipeline& original,
         out.worker_pipelines.push_back(std::move(expanded));
       }
     }
+    out.tally = std::make_shared<data::FileReadTally>();
     out.decision = DecideFromFunction(out.shape, options);
     out.decision.warnings.insert(out.decision.warnings.begin(), listed.begin(), listed.end());
     WarnUnseeded(out, build);
@@ -191,12 +201,15 @@ std::optional<data::Pipeline> Distribution::WorkerPipeline(const Topology& t, in
 data::BuildOptions Distribution::WorkerBuild(const DistributeOptions& options, int64_t w) const {
   const Topology& t = options.topology;
   data::BuildOptions b = build;
+  b.counters = std::make_shared<data::ReadCounters>();
   if (options.api == Api::kFromFunction) {
     b.context = data::InputContext{t.workers, w, t.num_replicas_in_sync()};
+    b.counters->tally = tally;
+    b.counters->worker = w;
+    if (w > 0 && b.default_seed) b.default_seed = WorkerSeed(*b.default_seed, w);
   } else if (decision.applied == AutoShardPolicy::kHint) {
     b.shard_hint = std::make_pair(t.workers, w);
   }
-  b.counters = std::make_shared<data::ReadCounters>();
   return b;
 }
 

@@ -33,13 +33,19 @@ struct Distribution {
   PipelineShape shape;  // of `pipeline`
   Decision decision;
   data::BuildOptions build;  // one seed for the run; read_by_index for DATA by index
+  // from-function: what each worker's readers take from each file, for the
+  // summary's read amplification (null under Api::kDistribute).
+  std::shared_ptr<data::FileReadTally> tally;
 
   // Worker w's own pipeline under FILE sharding (its share of the names),
   // or the one its input function gave it; nullopt where it runs
   // `pipeline` as it is.
   std::optional<data::Pipeline> WorkerPipeline(const Topology& t, int64_t w) const;
   // Worker w's build options: its InputContext (from-function) or shard
-  // hint (HINT), and ReadCounters of its own.
+  // hint (HINT), and ReadCounters of its own (from-function: telling
+  // `tally`). From-function workers are processes of their own, so each
+  // draws its own order for shuffles without any seed (BuildOptions::
+  // default_seed: worker 0 the run's, the others one made from it).
   data::BuildOptions WorkerBuild(const DistributeOptions& options, int64_t w) const;
   // Whether every worker runs the very same pipeline (no FILE rewrite, no
   // hint, no input context), so that one reading can serve them all.

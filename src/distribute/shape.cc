@@ -176,6 +176,29 @@ PipelineShape Analyze(const data::Pipeline& p) {
     }
     break;
   }
+  // The rank of the elements, forward: records, names and integers are
+  // scalars; a batch has rank >= 1 (unbatch() gives its scalars back); a
+  // map() or a value given in the pipeline may be anything.
+  enum class Rank { kScalar, kBatchOfScalars, kUnknown };
+  Rank rank = Rank::kUnknown;
+  for (const data::Op& op : ops) {
+    if (const auto* f = std::get_if<data::FromTensorSlicesOp>(&op.params)) {
+      rank = f->integers ? Rank::kScalar : Rank::kUnknown;
+    } else if (Is<data::ListFilesOp>(op) || Is<data::TFRecordOp>(op) || Is<data::RangeOp>(op) ||
+               Is<data::InterleaveOp>(op)) {
+      rank = Rank::kScalar;
+    } else if (Is<data::BatchOp>(op) || Is<data::RebatchOp>(op)) {
+      rank = rank == Rank::kScalar ? Rank::kBatchOfScalars : Rank::kUnknown;
+    } else if (Is<data::UnbatchOp>(op)) {
+      rank = rank == Rank::kBatchOfScalars ? Rank::kScalar : Rank::kUnknown;
+    } else if (Is<data::MapOp>(op) || Is<data::ConcatenateOp>(op)) {
+      rank = Rank::kUnknown;
+    }
+  }
+  // enumerate()'s pair leads with its index, a scalar, whatever follows it.
+  const bool enumerated = std::any_of(ops.begin(), ops.end(),
+                                      [](const data::Op& op) { return Is<data::EnumerateOp>(op); });
+  s.scalar_elements = !s.batched && (rank == Rank::kScalar || enumerated);
   // tf.distribute asks the element spec first: a batch dimension that is
   // static there (batch(G, drop_remainder=True), followed by ops that keep
   // the spec) is G whatever the graph walk above found.

@@ -145,6 +145,24 @@ TEST_CASE("cache: the input's files are read (and counted) once, as TensorFlow r
   CHECK(n == 6);
   CHECK(options.counters->files == 1);
   CHECK(options.counters->bytes_read == testing::Frame({"a0", "a1"}).size());
+  CHECK(options.counters->records_read == 2);
+}
+
+TEST_CASE("a file read tally counts records read by anyone and by more than one worker") {
+  FileReadTally tally;
+  const std::string* a = InternPath("tally/a");
+  const std::string* b = InternPath("tally/b");
+  const std::string* c = InternPath("tally/c");
+  tally.Add(a, 0, 10);  // worker 0 reads a whole, twice
+  tally.Add(a, 0, 10);
+  tally.Add(b, 1, 4);  // b: 4 by worker 1, 7 by worker 0, 6 by worker 2
+  tally.Add(b, 0, 7);
+  tally.Add(b, 2, 6);
+  tally.Add(c, 2, 3);  // c: one worker, part then whole
+  tally.Add(c, 2, 5);
+  const FileReadTally::Totals t = tally.totals();
+  CHECK(t.distinct == 10 + 7 + 5);
+  CHECK(t.shared == 6);  // b's first 6, read by workers 0 and 2
 }
 
 TEST_CASE("filter counts as keeping everything; map of an opaque function passes elements") {

@@ -104,6 +104,7 @@ enum class WarningKind {
   kFileListedTwice,            // list_files: a file matched twice (kept, as TensorFlow does)
   kTwoShardSets,               // list_files: two -of-N sets of one prefix
   kGroupedBounds,              // group_by_window: batches and steps are bounds
+  kScalarRebatch,              // no batch(), several in sync: TensorFlow's rebatch fails
 };
 
 enum class Severity {

@@ -150,6 +150,12 @@ class Execution {
   // FileBytesRead; under reads_once(), counted under the first worker).
   const data::ReadCounters& Counters(int64_t worker) const;
 
+  // from-function: what every worker's readers took from each file so far
+  // (data::FileReadTally); null under Api::kDistribute.
+  const data::FileReadTally* read_tally() const { return tally_.get(); }
+  // The pipeline worker `worker` runs. REQUIRES: `worker` is one of workers().
+  const data::Pipeline& PipelineOf(int64_t worker) const { return PlanOf(worker).pipeline; }
+
   // The first `limit` file names worker `worker` reads: its names pipeline
   // run (none for a pipeline that reads no files). REQUIRES: `worker` is one
   // of workers().
@@ -172,6 +178,7 @@ class Execution {
   bool same_for_all_ = false;                            // every worker runs the same pipeline
   std::vector<int64_t> workers_;
   std::vector<WorkerPlan> plans_;
+  std::shared_ptr<data::FileReadTally> tally_;
 };
 
 }  // namespace tfdist::dist

@@ -73,7 +73,10 @@ struct WorkerSummary {
   uint64_t idle_steps = 0;         // steps in which none of its replicas had data
   // Per-replica batch sizes it produced (padding not counted), when any.
   std::optional<uint64_t> smallest_batch, largest_batch;
-  std::optional<uint64_t> bytes_read;   // WorkerLayout::bytes_read, when the pipeline ran
+  std::optional<uint64_t> bytes_read;  // WorkerLayout::bytes_read, when the pipeline ran
+  // from-function: the records its readers took from files (a file read
+  // twice counted twice), its own.
+  std::optional<uint64_t> records_read;
   std::vector<std::string> file_names;  // with LayoutOptions::list_files
 
   uint64_t dropped() const { return dropped_remainder + skipped + dropped_step; }
@@ -81,6 +84,23 @@ struct WorkerSummary {
   void AddBatch(uint64_t size) { AddBatches(size, 1); }
   // Counts `count` of them.
   void AddBatches(uint64_t size, uint64_t count);
+};
+
+// from-function: the records the workers' readers took, measured
+// (data::FileReadTally): each worker reads what its own function gives it.
+struct ReadOverlap {
+  uint64_t total = 0;     // over all workers (WorkerSummary::records_read), every pass
+  uint64_t distinct = 0;  // read by at least one worker
+  uint64_t shared = 0;    // of those, read by more than one worker
+  int64_t passes = 1;     // epochs begun
+  // Records in the files of the functions' lists that no worker opened,
+  // where every function lists its files in the pipeline (names, then only
+  // shuffle, shard and prefetch before the reader) and the data ended.
+  std::optional<uint64_t> unread;
+
+  // How many times over the records were read in a pass: total / (distinct
+  // * passes), 1 when nothing was read.
+  double Amplification() const;
 };
 
 struct LayoutSummary {
@@ -107,9 +127,13 @@ struct LayoutSummary {
   // bounds of its batches and steps (no step is exact; decision.batched is
   // false, as no batch is shown).
   std::optional<GroupedSummary> grouped;
+  // from-function: the workers' reads, measured; nullopt otherwise.
+  std::optional<ReadOverlap> reads;
 
   // Every worker runs the whole of the same pipeline (DATA or OFF over
-  // several workers): they read, and drop, the same records.
+  // several workers): they read, and drop, the same records. From-function:
+  // the function does not shard by its context, and the reads measured
+  // agree (every record read by each worker once).
   bool SharedInput() const;
   // The rows whose drops are distinct records: all, or under SharedInput()
   // the first (every worker drops the same ones).
@@ -119,7 +143,7 @@ struct LayoutSummary {
   // Records no replica receives, each counted once.
   uint64_t DroppedRecords() const;
   // Records read, each counted once: those received (once, under OFF) and
-  // those dropped.
+  // those dropped; from-function, those its readers took (ReadOverlap).
   uint64_t DistinctRecords() const;
 };
 

@@ -40,6 +40,12 @@ struct PipelineShape {
   // A shard() whose index is ctx.input_pipeline_id: each worker of
   // distribute_datasets_from_function reads its own share.
   bool shards_by_context = false;
+  // Not batched, and every element known to hold a scalar (rank 0) first
+  // component: a record, a file name, an integer of range() or
+  // from_tensor_slices(), or enumerate()'s index. The legacy rebatch that
+  // tf.distribute adds over several replicas in sync fails on it. False
+  // where a map() or a value given in the pipeline may make it anything.
+  bool scalar_elements = false;
   // The first filter(), as messages name it ("filter(is_valid) (line 3,
   // column 9)"), or empty: tfdist counts it as keeping every element.
   std::string filter;
