@@ -52,27 +52,36 @@ std::string Dump(const nlohmann::ordered_json& j) { return DumpJson(j); }
 
 // What the host's CPUs decide in the pipeline, or empty: "autotune: ...".
 std::string AutotuneText(const data::Pipeline& pipeline, const data::BuildOptions& build) {
-  const std::vector<std::string> args = data::AutotunedArguments(pipeline);
-  if (args.empty()) return {};
-  std::string names;
-  for (size_t i = 0; i < args.size(); ++i) names += (i ? ", " : "") + args[i];
   const int64_t cpus = data::AutotuneCpus(build);
-  if (build.cpus > 0)
-    return fmt::format("autotune: {} = {} (AUTOTUNE, --cpus {})", names, cpus, cpus);
+  const auto args = data::AutotunedArguments(pipeline, cpus);
+  if (args.empty()) return {};
+  std::string values;
+  for (size_t i = 0; i < args.size(); ++i) {
+    values += fmt::format("{}{} = {}", i ? ", " : "", args[i].first, args[i].second);
+  }
+  if (build.cpus > 0) return fmt::format("autotune: {} (AUTOTUNE, --cpus {})", values, cpus);
   return fmt::format(
-      "autotune: {} = {} (AUTOTUNE: this machine's {} CPUs; --cpus N models "
+      "autotune: {} (AUTOTUNE: this machine's {} CPUs; --cpus N models "
       "another host)",
-      names, cpus, cpus);
+      values, cpus);
 }
 
-// The same as JSON: {"cpus", "from", "arguments"}, or null.
+// The same as JSON: {"cpus", "from", "arguments", "values"}, or null.
 nlohmann::ordered_json AutotuneJson(const data::Pipeline& pipeline,
                                     const data::BuildOptions& build) {
-  const std::vector<std::string> args = data::AutotunedArguments(pipeline);
+  const int64_t cpus = data::AutotuneCpus(build);
+  const auto args = data::AutotunedArguments(pipeline, cpus);
   if (args.empty()) return nullptr;
-  return {{"cpus", data::AutotuneCpus(build)},
+  nlohmann::ordered_json names = nlohmann::ordered_json::array();
+  nlohmann::ordered_json values = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : args) {
+    names.push_back(name);
+    values[name] = value;
+  }
+  return {{"cpus", cpus},
           {"from", build.cpus > 0 ? "--cpus" : "this machine"},
-          {"arguments", args}};
+          {"arguments", names},
+          {"values", values}};
 }
 
 // What a header says beside the decision: where the topology came from,
@@ -80,6 +89,7 @@ nlohmann::ordered_json AutotuneJson(const data::Pipeline& pipeline,
 struct HeaderNotes {
   std::string source_text;               // " (from Open MPI: worker 1 of 4)" or empty
   std::string autotune;                  // "autotune: ..." or empty
+  std::vector<std::string> threads;      // data::ThreadNotes(): "note: ..." lines
   std::string trace;                     // TraceHeader(): "input:" and "assumed:" lines, or empty
   nlohmann::ordered_json source;         // JSON topology_source
   nlohmann::ordered_json autotune_json;  // JSON autotune, or null
@@ -101,6 +111,7 @@ void PrintHeader(const dist::Decision& d, const dist::Topology& t, const HeaderN
   fmt::print("split:    {}: {}\n", dist::SplitName(d.split), TerminalText(SplitReasonText(d)));
   if (d.global_batch_size) fmt::print("global batch: {}\n", *d.global_batch_size);
   if (!notes.autotune.empty()) fmt::print("{}\n", notes.autotune);
+  for (const std::string& n : notes.threads) fmt::print("note:     {}\n", n);
 }
 
 void PrintWarnings(const dist::Decision& d, size_t from) {
@@ -564,6 +575,7 @@ nlohmann::ordered_json HeadJson(const dist::Decision& d, const dist::DistributeO
       d.global_batch_size ? nlohmann::ordered_json(*d.global_batch_size) : nullptr;
   head["topology_source"] = notes.source;
   if (!notes.autotune_json.is_null()) head["autotune"] = notes.autotune_json;
+  if (!notes.threads.empty()) head["notes"] = notes.threads;
   for (const auto& [key, value] : notes.trace_json.items()) head[key] = value;
   return head;
 }
@@ -846,6 +858,7 @@ int Compare(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
   const dist::Topology& t = d.topology;
   PrintTopology(t, notes);
   if (!notes.autotune.empty()) fmt::print("{}\n", notes.autotune);
+  for (const std::string& n : notes.threads) fmt::print("note:     {}\n", n);
   fmt::print("\n{:<6}  {:>7}  {:>9}  {:>9}  {:>13}  {:>13}  {:>9}  {:>13}  {:>10}\n", "policy",
              "steps", "records", "dropped", "read/worker", "amplification", "imbalance",
              "empty batches", "idle steps");
@@ -907,6 +920,7 @@ int RunLayout(const LayoutOptions& o) {
   notes.source = resolved->source;
   notes.autotune = AutotuneText(pipeline, build);
   notes.autotune_json = AutotuneJson(pipeline, build);
+  notes.threads = data::ThreadNotes(pipeline, build);
   notes.trace = TraceHeader(*loaded);
   notes.trace_json = TraceJson(*loaded);
   if (o.compare) return Compare(pipeline, d, build, notes, json);

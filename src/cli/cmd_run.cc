@@ -468,6 +468,9 @@ int RunRun(const RunArgs& o) {
   Result<run::RunReport> report = run::Run(*pipeline, options);
   if (progress_shown) fmt::print(stderr, "\r\033[K");
   if (!report.ok()) return ReportPipelineError(report.status(), pipeline->text, json);
+  // The pipeline's own notes (fewer reader threads than asked) first.
+  std::vector<std::string> thread_notes = data::ThreadNotes(*pipeline, options.build);
+  report->notes.insert(report->notes.begin(), thread_notes.begin(), thread_notes.end());
   const Verdict verdict = Judge(*report, o.step_time_ms, o.target_steps_per_s);
   if (json) {
     PrintJson(ReportJson(*report, resolved->source, TraceJson(*loaded), verdict));

@@ -527,7 +527,7 @@ Result<OpParams> Binder::Repeat(const Call& call, std::string_view name) const {
 }
 
 // num_parallel_calls and deterministic are checked as TensorFlow checks
-// them, then unused: batching is cheap next to reading.
+// them (ParallelBatchDataset), then unused: batching is cheap next to reading.
 Result<OpParams> Binder::Batch(const Call& call, std::string_view name) const {
   static constexpr Param kParams[] = {{"batch_size", true},
                                       {"drop_remainder", false},
@@ -538,7 +538,14 @@ Result<OpParams> Binder::Batch(const Call& call, std::string_view name) const {
   TFDIST_ASSIGN_OR_RETURN(p.batch_size, Int(*b[0], "batch_size"));
   TFDIST_ASSIGN_OR_RETURN(auto drop, OptBool(b[1], "drop_remainder"));
   p.drop_remainder = drop.value_or(false);
-  if (b[2] != nullptr) TFDIST_RETURN_IF_ERROR(OptInt(b[2], "num_parallel_calls"));
+  // TensorFlow's ParallelBatchDataset: > 0 or AUTOTUNE.
+  TFDIST_ASSIGN_OR_RETURN(std::optional<IntArg> calls, OptInt(b[2], "num_parallel_calls"));
+  if (calls && calls->symbol == IntArg::Symbol::kLiteral && calls->value <= 0 &&
+      calls->value != kAutotune) {
+    return ErrorAt(calls->pos, fmt::format("batch(): num_parallel_calls must be greater than zero "
+                                           "or AUTOTUNE; got {}",
+                                           calls->value));
+  }
   if (b[3] != nullptr) TFDIST_RETURN_IF_ERROR(OptBool(b[3], "deterministic"));
   return OpParams(std::move(p));
 }

@@ -66,10 +66,14 @@ Result<DatasetPtr> Builder::Apply(const FromTensorSlicesOp& p, const Op&, Datase
 Result<DatasetPtr> Builder::Apply(const TFRecordOp& p, const Op& op, DatasetPtr) {
   InterleaveOptions o = ReaderOptions();
   o.compression = p.compression;
+  // TensorFlow (readers.py): num_parallel_reads=N is a parallel interleave
+  // of cycle_length N, N reading; AUTOTUNE is interleave(num_parallel_calls=
+  // AUTOTUNE), whose cycle length is AutotuneCycleLength's.
   if (p.num_parallel_reads) {
-    TFDIST_ASSIGN_OR_RETURN(int64_t n, AtLeast(*p.num_parallel_reads, 1, op.name,
-                                               "num_parallel_reads", true, kMaxThreads));
-    o.cycle_length = o.parallelism = n;
+    TFDIST_ASSIGN_OR_RETURN(
+        int64_t n, PositiveOrAutotune(*p.num_parallel_reads, op.name, "num_parallel_reads"));
+    o.cycle_length = n == kAutotune ? AutotuneCycleLength(kAutotune, cpus_) : n;
+    o.parallelism = ReaderThreads(n, o.cycle_length, cpus_);
   }
   return NewInterleaveDataset(NewNamesDataset(p.files), o);
 }
@@ -78,7 +82,7 @@ Result<DatasetPtr> Builder::Apply(const RangeOp& p, const Op& op, DatasetPtr) {
   TFDIST_ASSIGN_OR_RETURN(int64_t start, Resolve(p.start, op.name));
   TFDIST_ASSIGN_OR_RETURN(int64_t stop, Resolve(p.stop, op.name));
   TFDIST_ASSIGN_OR_RETURN(int64_t step, Resolve(p.step, op.name));
-  if (step == 0) return ErrorAt(p.step.pos, "range(): step must not be 0");
+  if (step == 0) return ErrorAt(p.step.pos, "range(): step must be a non-zero integer; got 0");
   return NewRangeDataset(start, stop, step);
 }
 
@@ -112,7 +116,8 @@ Result<DatasetPtr> Builder::Apply(const ShardOp& p, const Op& op, DatasetPtr in)
   }
   TFDIST_ASSIGN_OR_RETURN(const int64_t n, Resolve(num_shards, op.name));
   if (n <= 0) {
-    return ErrorAt(num_shards.pos, fmt::format("shard(): num_shards must be positive; got {}", n));
+    return ErrorAt(num_shards.pos,
+                   fmt::format("shard(): num_shards must be greater than zero; got {}", n));
   }
   // Not rewritten (its num_shards is a number), so its index stays -1.
   if (p.index.symbol == IntArg::Symbol::kShardHint) {
@@ -134,19 +139,33 @@ Result<DatasetPtr> Builder::Apply(const InterleaveOp& p, const Op& op, DatasetPt
   InterleaveOptions o = ReaderOptions();
   o.compression = p.compression;
   if (!p.flat_map) {
+    // TensorFlow's checks (interleave_dataset_op.cc and
+    // parallel_interleave_dataset_op.cc), in its order, and its cycle
+    // length for AUTOTUNE.
     IntArg autotune;
     autotune.value = kAutotune;
     autotune.pos = op.pos;
-    TFDIST_ASSIGN_OR_RETURN(o.cycle_length, AtLeast(p.cycle_length.value_or(autotune), 1, op.name,
-                                                    "cycle_length", true, kMaxCycleLength));
+    const IntArg& cycle_arg = p.cycle_length.value_or(autotune);
+    TFDIST_ASSIGN_OR_RETURN(const int64_t cycle,
+                            PositiveOrAutotune(cycle_arg, op.name, "cycle_length"));
     if (p.block_length) {
-      TFDIST_ASSIGN_OR_RETURN(o.block_length, AtLeast(*p.block_length, 1, op.name, "block_length",
-                                                      false, kMaxBlockLength));
+      TFDIST_ASSIGN_OR_RETURN(o.block_length, AtLeast(*p.block_length, 1, op.name, "block_length"));
     }
+    std::optional<int64_t> calls;
     if (p.num_parallel_calls) {
-      TFDIST_ASSIGN_OR_RETURN(o.parallelism, AtLeast(*p.num_parallel_calls, 1, op.name,
-                                                     "num_parallel_calls", true, kMaxThreads));
+      TFDIST_ASSIGN_OR_RETURN(
+          calls, PositiveOrAutotune(*p.num_parallel_calls, op.name, "num_parallel_calls"));
+      if (cycle != kAutotune && *calls != kAutotune && *calls > cycle) {
+        return ErrorAt(p.num_parallel_calls->pos,
+                       fmt::format("interleave(): if cycle_length is set to a fixed value, "
+                                   "num_parallel_calls must be either AUTOTUNE or a value less "
+                                   "than or equal to cycle_length; got num_parallel_calls {} and "
+                                   "cycle_length {}",
+                                   *calls, cycle));
+      }
     }
+    o.cycle_length = cycle == kAutotune ? AutotuneCycleLength(calls, cpus_) : cycle;
+    if (calls) o.parallelism = ReaderThreads(*calls, o.cycle_length, cpus_);
     o.deterministic = p.deterministic.value_or(true);
   }
   return NewInterleaveDataset(std::move(in), o);
@@ -158,11 +177,12 @@ Result<DatasetPtr> Builder::Apply(const ShuffleOp& p, const Op& op, DatasetPtr i
 }
 
 Result<DatasetPtr> Builder::Apply(const RepeatOp& p, const Op& op, DatasetPtr in) {
+  // TensorFlow's repeat_dataset_op.cc: any count below 0 is forever.
   int64_t count = -1;
   if (p.count) {
-    TFDIST_ASSIGN_OR_RETURN(count, AtLeast(*p.count, -1, op.name, "count"));
+    TFDIST_ASSIGN_OR_RETURN(count, Resolve(*p.count, op.name));
   }
-  return NewRepeatDataset(std::move(in), count);
+  return NewRepeatDataset(std::move(in), std::max<int64_t>(count, -1));
 }
 
 Result<DatasetPtr> Builder::Apply(const BatchOp& p, const Op& op, DatasetPtr in) {
@@ -171,13 +191,15 @@ Result<DatasetPtr> Builder::Apply(const BatchOp& p, const Op& op, DatasetPtr in)
 }
 
 Result<DatasetPtr> Builder::Apply(const TakeOp& p, const Op& op, DatasetPtr in) {
-  TFDIST_ASSIGN_OR_RETURN(int64_t count, AtLeast(p.count, -1, op.name, "count"));
-  return NewTakeDataset(std::move(in), count);
+  // TensorFlow's take_dataset_op.cc: any count below 0 is everything.
+  TFDIST_ASSIGN_OR_RETURN(int64_t count, Resolve(p.count, op.name));
+  return NewTakeDataset(std::move(in), std::max<int64_t>(count, -1));
 }
 
 Result<DatasetPtr> Builder::Apply(const SkipOp& p, const Op& op, DatasetPtr in) {
-  TFDIST_ASSIGN_OR_RETURN(int64_t count, AtLeast(p.count, -1, op.name, "count"));
-  return NewSkipDataset(std::move(in), count, options_.counters);
+  // TensorFlow's skip_dataset_op.cc: any count below 0 skips everything.
+  TFDIST_ASSIGN_OR_RETURN(int64_t count, Resolve(p.count, op.name));
+  return NewSkipDataset(std::move(in), std::max<int64_t>(count, -1), options_.counters);
 }
 
 Result<DatasetPtr> Builder::Apply(const EnumerateOp& p, const Op& op, DatasetPtr in) {
@@ -203,7 +225,11 @@ Result<DatasetPtr> Builder::Apply(const RebatchOp& p, const Op& op, DatasetPtr i
     sizes.push_back(size);
     total = std::max(total, size);
   }
-  if (total == 0) return ErrorAt(op.pos, "rebatch(): every batch size is 0");
+  if (total == 0) {
+    return ErrorAt(op.pos,
+                   "rebatch(): every batch size is 0 (TensorFlow would give empty batches "
+                   "forever, never reading its input)");
+  }
   return NewRebatchDataset(std::move(in), std::move(sizes), p.drop_remainder, options_.counters);
 }
 
@@ -250,9 +276,11 @@ Result<DatasetPtr> Builder::Apply(const GroupByWindowOp& p, const Op& op, Datase
 
 // Records pass through: they are parsed where batches are staged.
 Result<DatasetPtr> Builder::Apply(const MapOp& p, const Op& op, DatasetPtr in) {
+  // Checked as TensorFlow checks it (parallel_map_dataset_op.cc,
+  // parse_example_dataset_op.cc), then unused: tfdist runs no function.
   if (p.num_parallel_calls) {
     TFDIST_RETURN_IF_ERROR(
-        AtLeast(*p.num_parallel_calls, 1, op.name, "num_parallel_calls", true, kMaxThreads));
+        PositiveOrAutotune(*p.num_parallel_calls, op.name, "num_parallel_calls"));
   }
   return in;
 }
@@ -303,14 +331,24 @@ Result<int64_t> Builder::AtLeast(const IntArg& a, int64_t min, std::string_view 
   TFDIST_ASSIGN_OR_RETURN(int64_t v, Resolve(a, op));
   if (autotune && v == kAutotune) return std::min(cpus_, max);
   if (v < min) {
-    return ErrorAt(a.pos, fmt::format("{}(): {} must be {}{}; got {}", op, what,
-                                      min == 1 ? "positive" : fmt::format("at least {}", min),
-                                      autotune ? " or AUTOTUNE" : "", v));
+    // TensorFlow's words: "batch_size must be greater than zero."
+    return ErrorAt(a.pos,
+                   fmt::format("{}(): {} must be {}{}; got {}", op, what,
+                               min == 1 ? "greater than zero" : fmt::format("at least {}", min),
+                               autotune ? " or AUTOTUNE" : "", v));
   }
   if (v > max) {
     return ErrorAt(a.pos, fmt::format("{}(): {} must be at most {}; got {}", op, what, max, v));
   }
   return v;
+}
+
+Result<int64_t> Builder::PositiveOrAutotune(const IntArg& a, std::string_view op,
+                                            std::string_view what) const {
+  TFDIST_ASSIGN_OR_RETURN(int64_t v, Resolve(a, op));
+  if (v > 0 || v == kAutotune) return v;
+  return ErrorAt(
+      a.pos, fmt::format("{}(): {} must be greater than zero or AUTOTUNE; got {}", op, what, v));
 }
 
 InterleaveOptions Builder::ReaderOptions() const {

@@ -31,11 +31,10 @@ class Builder {
   // Remedy::kHintPolicy for SHARD_HINT without a hint; list_files' errors.
   Result<DatasetPtr> Build();
 
-  // Files open at once, reader threads, and elements per block: beyond these
-  // an interleave would exhaust memory or threads before reading anything.
-  static constexpr int64_t kMaxCycleLength = 1 << 16;
-  static constexpr int64_t kMaxThreads = 256;
-  static constexpr int64_t kMaxBlockLength = int64_t{1} << 30;
+  // Reader threads of one interleave (or tfrecord): a larger
+  // num_parallel_calls (or AUTOTUNE on more CPUs) reads with this many, in
+  // the same order (ThreadNotes says so).
+  static constexpr int64_t kMaxThreads = kMaxReaderThreads;
 
  private:
   // One per alternative of OpParams: the stage of `op` reading `in` (null
@@ -70,6 +69,10 @@ class Builder {
   Result<int64_t> AtLeast(const IntArg& a, int64_t min, std::string_view op, std::string_view what,
                           bool autotune = false,
                           int64_t max = std::numeric_limits<int64_t>::max()) const;
+  // Resolve, checked as TensorFlow checks num_parallel_calls: > 0 or
+  // AUTOTUNE, which is returned as kAutotune.
+  Result<int64_t> PositiveOrAutotune(const IntArg& a, std::string_view op,
+                                     std::string_view what) const;
   // What every reader stage takes from the build options (and from an
   // ignore_errors() after the op being built).
   InterleaveOptions ReaderOptions() const;

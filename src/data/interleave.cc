@@ -23,15 +23,55 @@ bool IgnoresError(const InterleaveOptions& o, const Status& s) {
          s.code() != StatusCode::kResourceExhausted;
 }
 
+// The cursor over an interleave's cycle_length slots, of which only those
+// it has reached exist: TensorFlow fills the slots in order, so every slot
+// past the last one made is empty. Once the input is exhausted no slot is
+// filled again, and the cursor skips those empty slots at once (an empty
+// slot produces nothing, so the order is the same as visiting each).
+class SlotCursor {
+ public:
+  explicit SlotCursor(int64_t cycle_length) : cycle_length_(static_cast<uint64_t>(cycle_length)) {}
+
+  // The slot under the cursor, made (empty) when the cursor first reaches it.
+  template <typename T>
+  T& Current(std::vector<T>& slots) const {
+    if (index_ == slots.size()) slots.emplace_back();
+    return slots[index_];
+  }
+
+  // Moves to the next slot; past the last one made, to slot 0 when no more
+  // slots can be filled (`input_done`).
+  template <typename T>
+  void Advance(const std::vector<T>& slots, bool input_done) {
+    ++index_;
+    if (index_ == cycle_length_ || (index_ >= slots.size() && input_done)) index_ = 0;
+  }
+
+  // Whether a slot that does not exist yet lies under the cursor's range.
+  template <typename T>
+  bool HasUnmade(const std::vector<T>& slots) const {
+    return slots.size() < cycle_length_;
+  }
+
+  size_t index() const { return index_; }
+
+ private:
+  uint64_t cycle_length_;
+  size_t index_ = 0;
+};
+
 // The order of tensorflow/core/kernels/data/interleave_dataset_op.cc: the
 // cursor visits cycle_length slots; an empty slot takes the next input and
 // produces from it at once; an open slot gives up to block_length elements,
 // then the cursor moves on; an exhausted input empties its slot and the
 // cursor moves on; empty slots are skipped once the input is exhausted.
+//
+// Slots are made as the cursor first reaches them (SlotCursor), so any
+// cycle_length TensorFlow takes costs only the slots that hold an input.
 class SequentialInterleave final : public Iterator {
  public:
   SequentialInterleave(std::unique_ptr<Iterator> input, const InterleaveOptions& o)
-      : input_(std::move(input)), options_(o), slots_(static_cast<size_t>(o.cycle_length)) {}
+      : input_(std::move(input)), options_(o), cursor_(o.cycle_length) {}
 
   Status GetNext(Element& out, bool& end) override {
     for (;;) {
@@ -39,7 +79,7 @@ class SequentialInterleave final : public Iterator {
         end = true;
         return Status::OK();
       }
-      std::unique_ptr<Iterator>& slot = slots_[cycle_];
+      std::unique_ptr<Iterator>& slot = cursor_.Current(slots_);
       if (slot) {
         bool slot_end = false;
         if (Status s = slot->GetNext(out, slot_end); !s.ok()) {
@@ -86,13 +126,13 @@ class SequentialInterleave final : public Iterator {
  private:
   void Advance() {
     block_ = 0;
-    cycle_ = (cycle_ + 1) % slots_.size();
+    cursor_.Advance(slots_, input_done_);
   }
 
   std::unique_ptr<Iterator> input_;
   InterleaveOptions options_;
   std::vector<std::unique_ptr<Iterator>> slots_;
-  size_t cycle_ = 0;
+  SlotCursor cursor_;
   int64_t block_ = 0;
   size_t open_ = 0;
   bool input_done_ = false;
@@ -112,14 +152,18 @@ class ParallelInterleave final : public Iterator {
   ParallelInterleave(std::unique_ptr<Iterator> input, const InterleaveOptions& o)
       : input_(std::move(input)),
         options_(o),
-        slots_(static_cast<size_t>(o.cycle_length)),
-        capacity_(static_cast<size_t>(std::max<int64_t>(2 * o.block_length, 4096))),
-        futures_capacity_(std::min<size_t>(
-            slots_.size(), 2 * static_cast<size_t>(std::max<int64_t>(o.parallelism, 1)))),
+        cursor_(o.cycle_length),
+        // (block_length may be anything TensorFlow takes: the bound is in
+        // bytes too, and 2^40 records fill no queue first.)
+        capacity_(static_cast<size_t>(
+            std::max<int64_t>(2 * std::min<int64_t>(o.block_length, int64_t{1} << 40), 4096))),
+        futures_capacity_(static_cast<size_t>(
+            std::min<int64_t>(o.cycle_length, 2 * std::max<int64_t>(o.parallelism, 1)))),
         ids_(o.record_ids != RecordIds::kNone),
-        byte_capacity_(std::clamp<uint64_t>(
-            (ids_ ? kIdReadAheadBytes : kReadAheadBytes) / (slots_.size() + futures_capacity_),
-            uint64_t{16} << 10, uint64_t{8} << 20)),
+        byte_capacity_(
+            std::clamp<uint64_t>((ids_ ? kIdReadAheadBytes : kReadAheadBytes) /
+                                     (static_cast<uint64_t>(o.cycle_length) + futures_capacity_),
+                                 uint64_t{16} << 10, uint64_t{8} << 20)),
         packet_bytes_(std::min<size_t>(256 * 1024, byte_capacity_ / 2)) {
     for (int64_t i = 0; i < std::max<int64_t>(o.parallelism, 1); ++i) {
       threads_.emplace_back([this] { Work(); });
@@ -138,7 +182,8 @@ class ParallelInterleave final : public Iterator {
 
   Status GetNext(Element& out, bool& end) override {
     // Fast path, no lock: the current slot's consumer-side buffer.
-    if (Slot* s = slots_[cycle_].get(); s != nullptr && !s->local.empty()) {
+    if (Slot* s = cursor_.index() < slots_.size() ? slots_[cursor_.index()].get() : nullptr;
+        s != nullptr && !s->local.empty()) {
       Take(*s, out);
       end = false;
       return Status::OK();
@@ -160,7 +205,7 @@ class ParallelInterleave final : public Iterator {
         end = true;
         return Status::OK();
       }
-      std::unique_ptr<Slot>& slot = slots_[cycle_];
+      std::unique_ptr<Slot>& slot = cursor_.Current(slots_);
       if (slot) {
         Slot& s = *slot;
         if (!options_.deterministic && !Ready(s)) {
@@ -244,7 +289,7 @@ class ParallelInterleave final : public Iterator {
 
   void Advance() {
     block_ = 0;
-    cycle_ = (cycle_ + 1) % slots_.size();
+    cursor_.Advance(slots_, input_done_ && futures_.empty());
   }
 
   // Hands out the next record of the slot's first packet without copying its
@@ -284,6 +329,7 @@ class ParallelInterleave final : public Iterator {
   }
 
   bool AnyReady() const {
+    if (cursor_.HasUnmade(slots_) && (!futures_.empty() || !input_done_)) return true;
     for (const auto& s : slots_) {
       if (!s) {
         if (!futures_.empty() || !input_done_) return true;
@@ -426,6 +472,7 @@ class ParallelInterleave final : public Iterator {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  SlotCursor cursor_;
   std::deque<std::unique_ptr<Slot>> futures_;
   // Read ahead per input: elements, and payload bytes (kReadAheadBytes
   // shared by the open and future inputs, 16 KiB to 8 MiB each). Future
@@ -446,7 +493,6 @@ class ParallelInterleave final : public Iterator {
   const bool ids_;  // InterleaveOptions::record_ids: record ids
   const uint64_t byte_capacity_;
   const size_t packet_bytes_;
-  size_t cycle_ = 0;
   int64_t block_ = 0;
   size_t open_ = 0;
   bool input_done_ = false;

@@ -166,17 +166,91 @@ int64_t AutotuneCpus(const BuildOptions& options) {
                           : std::max<int64_t>(1, std::thread::hardware_concurrency());
 }
 
-std::vector<std::string> AutotunedArguments(const Pipeline& pipeline) {
-  std::vector<std::string> out;
-  auto autotuned = [](const std::optional<IntArg>& a, bool none_is_autotune) {
-    if (!a) return none_is_autotune;
-    return a->symbol == IntArg::Symbol::kLiteral && a->value == kAutotune;
-  };
+int64_t AutotuneCycleLength(std::optional<int64_t> num_parallel_calls, int64_t cpus) {
+  if (!num_parallel_calls) return cpus;
+  if (*num_parallel_calls != kAutotune) return std::min(*num_parallel_calls, cpus);
+  return (cpus + 2) / 3;  // kDefaultCyclePrefetchFactor + 1 threads per slot
+}
+
+namespace {
+
+bool IsAutotune(const std::optional<IntArg>& a) {
+  return a && a->symbol == IntArg::Symbol::kLiteral && a->value == kAutotune;
+}
+
+// A literal argument's value (AUTOTUNE included); nullopt for None or a
+// ctx.* name.
+std::optional<int64_t> LiteralOf(const std::optional<IntArg>& a) {
+  if (!a || a->symbol != IntArg::Symbol::kLiteral) return std::nullopt;
+  return a->value;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, int64_t>> AutotunedArguments(const Pipeline& pipeline,
+                                                                int64_t cpus) {
+  std::vector<std::pair<std::string, int64_t>> out;
   for (const Op& op : pipeline.ops) {
+    if (const auto* c = std::get_if<ConcatenateOp>(&op.params)) {
+      for (auto& a : AutotunedArguments(*c->dataset, cpus)) out.push_back(std::move(a));
+      continue;
+    }
+    if (const auto* t = std::get_if<TFRecordOp>(&op.params);
+        t && IsAutotune(t->num_parallel_reads)) {
+      out.emplace_back(op.name + "(num_parallel_reads): cycle_length",
+                       AutotuneCycleLength(kAutotune, cpus));
+      continue;
+    }
     const auto* i = std::get_if<InterleaveOp>(&op.params);
     if (i == nullptr || i->flat_map) continue;
-    if (autotuned(i->cycle_length, true)) out.push_back(op.name + "(cycle_length)");
-    if (autotuned(i->num_parallel_calls, false)) out.push_back(op.name + "(num_parallel_calls)");
+    if (!i->cycle_length || IsAutotune(i->cycle_length)) {
+      out.emplace_back(op.name + "(cycle_length)",
+                       AutotuneCycleLength(LiteralOf(i->num_parallel_calls), cpus));
+    }
+    if (IsAutotune(i->num_parallel_calls)) out.emplace_back(op.name + "(num_parallel_calls)", cpus);
+  }
+  return out;
+}
+
+int64_t ReaderThreads(int64_t calls, int64_t cycle_length, int64_t cpus) {
+  return std::min({calls == kAutotune ? cpus : calls, kMaxReaderThreads,
+                   2 * std::min(cycle_length, kMaxReaderThreads)});
+}
+
+std::vector<std::string> ThreadNotes(const Pipeline& pipeline, const BuildOptions& options) {
+  const int64_t cpus = AutotuneCpus(options);
+  std::vector<std::string> out;
+  // `calls` and `cycle` literal (AUTOTUNE included), as the builder resolves them.
+  auto note = [&](const Op& op, std::string_view argument, int64_t calls, int64_t cycle) {
+    const int64_t threads = ReaderThreads(calls, cycle, cpus);
+    const int64_t asked = calls == kAutotune ? std::min(cpus, cycle) : calls;
+    if (threads >= asked) return;
+    out.push_back(fmt::format(
+        "{}({}={}): read by {} threads ({}); the order is TensorFlow's, which does not depend "
+        "on them",
+        op.name, argument,
+        calls == kAutotune ? fmt::format("AUTOTUNE, {} CPUs", cpus) : std::to_string(calls),
+        threads,
+        threads == kMaxReaderThreads
+            ? std::string("tfdist's limit")
+            : fmt::format("twice its cycle length {}: every input it reads at once", cycle)));
+  };
+  for (const Op& op : pipeline.ops) {
+    if (const auto* c = std::get_if<ConcatenateOp>(&op.params)) {
+      for (auto& n : ThreadNotes(*c->dataset, options)) out.push_back(std::move(n));
+    } else if (const auto* t = std::get_if<TFRecordOp>(&op.params)) {
+      const std::optional<int64_t> n = LiteralOf(t->num_parallel_reads);
+      if (!n || (*n <= 0 && *n != kAutotune)) continue;
+      note(op, "num_parallel_reads", *n,
+           *n == kAutotune ? AutotuneCycleLength(kAutotune, cpus) : *n);
+    } else if (const auto* i = std::get_if<InterleaveOp>(&op.params); i && !i->flat_map) {
+      const std::optional<int64_t> calls = LiteralOf(i->num_parallel_calls);
+      if (!calls || (*calls <= 0 && *calls != kAutotune)) continue;
+      std::optional<int64_t> cycle = LiteralOf(i->cycle_length);
+      if (!i->cycle_length || cycle == kAutotune) cycle = AutotuneCycleLength(calls, cpus);
+      if (!cycle || *cycle <= 0) continue;
+      note(op, "num_parallel_calls", *calls, *cycle);
+    }
   }
   return out;
 }

@@ -85,7 +85,7 @@ def test_checked_as_before(tmp):
     with open(path, "wb") as f:
         f.write(data)
     want = f"{path}: corrupted record at {20 * 3016 + 12}: data CRC mismatch"
-    for reader in ("interleave(tfrecord)", "interleave(tfrecord, cycle_length=1, num_parallel_calls=2)"):
+    for reader in ("interleave(tfrecord)", "interleave(tfrecord, cycle_length=2, num_parallel_calls=2)"):
         pipeline = f'from_tensor_slices(["{path}"]).{reader}.map(opaque("f")).batch(4)'
         for args in ([], ["--format", "summary"], ["--format", "json", "--label", "ref"]):
             proc = checks.tfdist("layout", *args, pipeline, expect=3)

@@ -268,7 +268,7 @@ def check_errors(tmp):
          "flags.py:6: FLAGS.pattern is an argument of list_files(), but nothing defines it; "
          "give it with --define FLAGS.pattern=VALUE"),
         (["--python", flags, "--define", "params=0", "--define", "FLAGS.pattern='data/train-*'"],
-         "flags.py:7: batch(): batch_size must be positive; got 0"),
+         "flags.py:7: batch(): batch_size must be greater than zero; got 0"),
         (["--python", write("name.py", "def dataset_fn():\n  return data_set\n")],
          "name.py:2: name 'data_set' is not defined; give it a value with --define "
          "data_set=VALUE"),

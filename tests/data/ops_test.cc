@@ -91,7 +91,9 @@ TEST_CASE("rebatch regroups across batch boundaries, cycling through its sizes")
   CHECK(Out("range(6).batch(4).rebatch([2, 0, 1])") ==
         V{"[0,1]", "[]", "[2]", "[3,4]", "[]", "[5]"});
   CHECK(Out("range(0).batch(4).rebatch(2)").empty());
-  CHECK(Error("range(4).batch(2).rebatch(0)") == "column 19: rebatch(): every batch size is 0");
+  CHECK(Error("range(4).batch(2).rebatch(0)") ==
+        "column 19: rebatch(): every batch size is 0 (TensorFlow would give empty batches "
+        "forever, never reading its input)");
   CHECK(Error("range(4).batch(2).rebatch([1, -1])").find("batch_size must be at least 0") !=
         std::string::npos);
 }
@@ -258,7 +260,7 @@ TEST_CASE("concatenate joins a pipeline written in its argument") {
   CHECK(Out("range(2).concatenate(range(2).shuffle(2)).repeat(2)", 3).size() == 8);
   // The joined pipeline is checked as one: its positions are in the text.
   CHECK(Error("range(2).concatenate(range(3).batch(0))") ==
-        "column 37: batch(): batch_size must be positive; got 0");
+        "column 37: batch(): batch_size must be greater than zero; got 0");
   CHECK(Error("range(2).concatenate(3)").starts_with("column 22: concatenate() takes a dataset"));
   CHECK(Error("range(2).concatenate(range(3).unbatch())").find("takes batches") !=
         std::string::npos);
@@ -293,7 +295,7 @@ TEST_CASE("a line ending in #@ FILE:LINE is named by it in messages") {
   const std::string chain =
       "range(4)  #@ train.py:12\n"
       ".batch(0)  #@ train.py:15\n";
-  CHECK(Error(chain) == "train.py:15: batch(): batch_size must be positive; got 0");
+  CHECK(Error(chain) == "train.py:15: batch(): batch_size must be greater than zero; got 0");
   CHECK(SourceMarker(chain, 0) == "train.py:12");
   CHECK(SourceMarker(chain, chain.size() - 1) == "train.py:15");
   CHECK(DescribePosition("range(4)\n.batch(0)", 10) == "line 2, column 2");

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -111,13 +113,131 @@ TEST_CASE("worked example 9: interleave fills slots from the cursor, block by bl
       Seq({"4", "5", "4", "5", "4", "5", "4", "5", "5", "6", "6", "6", "6", "6", "6"});
   CHECK(Out("from_tensor_slices(" + names +
             ").interleave(tfrecord, cycle_length=2, block_length=1)") == want);
-  // Parallel reading keeps the order, whatever the thread count.
-  for (int threads : {1, 2, 3, 8}) {
+  // Parallel reading keeps the order, whatever the thread count
+  // (TensorFlow takes at most cycle_length of them when it is fixed).
+  for (int threads : {1, 2}) {
     CHECK(Out("from_tensor_slices(" + names +
               ").interleave(tfrecord, cycle_length=2, "
               "block_length=1, num_parallel_calls=" +
               std::to_string(threads) + ")") == want);
   }
+}
+
+// Each of these was refused before (cycle_length over 65536, block_length
+// over 2^30, num_parallel_calls or num_parallel_reads over 256, map's
+// num_parallel_calls over 256), or laid out in another order (AUTOTUNE's
+// cycle length with num_parallel_calls): TensorFlow takes them all.
+TEST_CASE("interleave takes every value TensorFlow takes, in TensorFlow's order") {
+  Files f;
+  const std::string names =
+      List({f.Repeat("f4", "4", 4), f.Repeat("f5", "5", 5), f.Repeat("f6", "6", 6)});
+  const std::string files = "from_tensor_slices(" + names + ")";
+  // A cycle longer than the input is the cycle of the input's length.
+  const auto three = Out(files + ".interleave(tfrecord, cycle_length=3, block_length=2)");
+  CHECK(three == Seq({"4", "4", "5", "5", "6", "6", "4", "4", "5", "5", "6", "6", "5", "6", "6"}));
+  CHECK(Out(files + ".interleave(tfrecord, cycle_length=1000000000000, block_length=2)") == three);
+  CHECK(Out(files + ".interleave(tfrecord, cycle_length=100000, block_length=2, "
+                    "num_parallel_calls=1024)") == three);
+  CHECK(Out(files + ".interleave(tfrecord, cycle_length=3, block_length=4611686018427387904)") ==
+        Out(files + ".flat_map(tfrecord)"));
+  CHECK(Out(files + ".interleave(tfrecord, cycle_length=3, block_length=4611686018427387904, "
+                    "num_parallel_calls=3)") == Out(files + ".flat_map(tfrecord)"));
+  CHECK(Out("tfrecord(" + names + ", num_parallel_reads=1024)") ==
+        Out(files + ".interleave(tfrecord, cycle_length=3)"));
+  CHECK(Out(files + ".interleave(tfrecord, cycle_length=2).map(opaque(\"f\"), "
+                    "num_parallel_calls=1024)")
+            .size() == 15);
+
+  // AUTOTUNE's cycle length is TensorFlow's: the CPUs without
+  // num_parallel_calls, min(num_parallel_calls, CPUs) with it, ceil(CPUs / 3)
+  // when both are AUTOTUNE (tfrecord's num_parallel_reads=AUTOTUNE too).
+  BuildOptions six;
+  six.cpus = 6;
+  const auto cycle2 = Out(files + ".interleave(tfrecord, cycle_length=2)");
+  const auto cycle3 = Out(files + ".interleave(tfrecord, cycle_length=3)");
+  CHECK(cycle2 != cycle3);
+  CHECK(Out(files + ".interleave(tfrecord)", six) == cycle3);
+  CHECK(Out(files + ".interleave(tfrecord, num_parallel_calls=2)", six) == cycle2);
+  CHECK(Out(files + ".interleave(tfrecord, cycle_length=None, num_parallel_calls=AUTOTUNE)", six) ==
+        cycle2);
+  CHECK(Out("tfrecord(" + names + ", num_parallel_reads=AUTOTUNE)", six) == cycle2);
+  // AUTOTUNE against a fixed cycle_length.
+  CHECK(Out(files + ".interleave(tfrecord, cycle_length=2, num_parallel_calls=AUTOTUNE)", six) ==
+        cycle2);
+  BuildOptions three_cpus;
+  three_cpus.cpus = 3;
+  CHECK(Out(files + ".interleave(tfrecord, num_parallel_calls=AUTOTUNE)", three_cpus) ==
+        Out(files + ".interleave(tfrecord, cycle_length=1)"));
+}
+
+TEST_CASE("interleave refuses what TensorFlow refuses, with TensorFlow's rule") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"range(2).interleave(tfrecord, cycle_length=0)",
+       "column 44: interleave(): cycle_length must be greater than zero or AUTOTUNE; got 0"},
+      {"range(2).interleave(tfrecord, cycle_length=-2)",
+       "column 44: interleave(): cycle_length must be greater than zero or AUTOTUNE; got -2"},
+      {"range(2).interleave(tfrecord, block_length=0)",
+       "column 44: interleave(): block_length must be greater than zero; got 0"},
+      {"range(2).interleave(tfrecord, num_parallel_calls=0)",
+       "column 50: interleave(): num_parallel_calls must be greater than zero or AUTOTUNE; got 0"},
+      {"range(2).interleave(tfrecord, cycle_length=2, num_parallel_calls=4)",
+       "column 66: interleave(): if cycle_length is set to a fixed value, num_parallel_calls must "
+       "be either AUTOTUNE or a value less than or equal to cycle_length; got num_parallel_calls "
+       "4 and cycle_length 2"},
+      {"tfrecord(['a'], num_parallel_reads=0)",
+       "column 36: tfrecord(): num_parallel_reads must be greater than zero or AUTOTUNE; got 0"},
+      {"range(2).map(opaque('f'), num_parallel_calls=-3)",
+       "column 46: map(): num_parallel_calls must be greater than zero or AUTOTUNE; got -3"},
+      {"range(2).batch(2, num_parallel_calls=0)",
+       "column 38: batch(): num_parallel_calls must be greater than zero or AUTOTUNE; got 0"},
+      {"range(2).shuffle(0)", "column 18: shuffle(): buffer_size must be greater than zero; got 0"},
+      {"range(2).batch(-1)", "column 16: batch(): batch_size must be greater than zero; got -1"},
+      {"range(2).prefetch(-2)",
+       "column 19: prefetch(): buffer_size must be at least 0 or AUTOTUNE; got -2"},
+  };
+  for (auto [expr, message] : cases) CHECK(Error(expr) == message);
+}
+
+TEST_CASE("AutotunedArguments and ThreadNotes say what the CPUs and tfdist's limit decide") {
+  auto parse = [](const std::string& text) {
+    Result<Pipeline> p = ParsePipeline(text);
+    REQUIRE(p.ok());
+    return *p;
+  };
+  using Args = std::vector<std::pair<std::string, int64_t>>;
+  CHECK(AutotunedArguments(parse("range(2).interleave(tfrecord)"), 16) ==
+        Args{{"interleave(cycle_length)", 16}});
+  CHECK(AutotunedArguments(parse("range(2).interleave(tfrecord, num_parallel_calls=4)"), 16) ==
+        Args{{"interleave(cycle_length)", 4}});
+  CHECK(
+      AutotunedArguments(parse("range(2).interleave(tfrecord, num_parallel_calls=AUTOTUNE)"), 16) ==
+      Args{{"interleave(cycle_length)", 6}, {"interleave(num_parallel_calls)", 16}});
+  CHECK(AutotunedArguments(parse("tfrecord(['a'], num_parallel_reads=AUTOTUNE)"), 16) ==
+        Args{{"tfrecord(num_parallel_reads): cycle_length", 6}});
+  CHECK(AutotunedArguments(parse("range(2).interleave(tfrecord, cycle_length=4)"), 16).empty());
+
+  BuildOptions o;
+  o.cpus = 8;
+  CHECK(ThreadNotes(parse("range(2).interleave(tfrecord, cycle_length=4, num_parallel_calls=4)"), o)
+            .empty());
+  CHECK(
+      ThreadNotes(parse("range(2).interleave(tfrecord, num_parallel_calls=AUTOTUNE)"), o).empty());
+  CHECK(ThreadNotes(parse("range(2).interleave(tfrecord, cycle_length=1024, "
+                          "num_parallel_calls=1024)"),
+                    o) == std::vector<std::string>{
+                              "interleave(num_parallel_calls=1024): read by 256 threads (tfdist's "
+                              "limit); the order is TensorFlow's, which does not depend on them"});
+  CHECK(ThreadNotes(parse("range(2).interleave(tfrecord, num_parallel_calls=100)"), o) ==
+        std::vector<std::string>{
+            "interleave(num_parallel_calls=100): read by 16 threads (twice its cycle length 8: "
+            "every input it reads at once); the order is TensorFlow's, which does not depend on "
+            "them"});
+  CHECK(ThreadNotes(parse("tfrecord(['a'], num_parallel_reads=300)"), o).size() == 1);
+  o.cpus = 1000;
+  CHECK(ThreadNotes(parse("tfrecord(['a'], num_parallel_reads=AUTOTUNE)"), o) ==
+        std::vector<std::string>{
+            "tfrecord(num_parallel_reads=AUTOTUNE, 1000 CPUs): read by 256 threads (tfdist's "
+            "limit); the order is TensorFlow's, which does not depend on them"});
 }
 
 TEST_CASE("interleave: block_length, short inputs, empty inputs, cycle longer than the input") {
@@ -159,11 +279,15 @@ TEST_CASE("parallel interleave gives the sequential order over many uneven files
                              ").interleave(tfrecord(compression_type=\"auto\"), " + shape;
     const auto sequential = Out(base + ")");
     CHECK(sequential.size() > 1000);
+    // At most cycle_length threads, as TensorFlow requires.
+    const int cycle = std::atoi(std::strchr(shape, '=') + 1);
     for (int threads : {1, 2, 4}) {
+      if (threads > cycle) continue;
       CHECK(Out(base + ", num_parallel_calls=" + std::to_string(threads) + ")") == sequential);
     }
     // Without determinism the order may change, never the elements.
-    auto sloppy = Out(base + ", num_parallel_calls=3, deterministic=False)");
+    auto sloppy = Out(base + ", num_parallel_calls=" + std::to_string(std::min(cycle, 3)) +
+                      ", deterministic=False)");
     auto sorted_seq = sequential;
     std::sort(sloppy.begin(), sloppy.end());
     std::sort(sorted_seq.begin(), sorted_seq.end());
@@ -198,7 +322,8 @@ TEST_CASE("list_files sorts byte-wise, shuffles as a full permutation, and needs
 TEST_CASE("shard keeps positions p % n == i and checks its arguments") {
   CHECK(Out("range(10).shard(3, 1)") == Seq({"1", "4", "7"}));
   CHECK(Out("range(2).shard(3, 2)").empty());
-  CHECK(Error("range(10).shard(0, 0)") == "column 17: shard(): num_shards must be positive; got 0");
+  CHECK(Error("range(10).shard(0, 0)") ==
+        "column 17: shard(): num_shards must be greater than zero; got 0");
   CHECK(Error("range(10).shard(2, 2)") ==
         "column 20: shard(): index must be in [0, num_shards); got index 2 for 2 shards");
   CHECK(Error("range(10).shard(2, -1)") ==
@@ -224,7 +349,11 @@ TEST_CASE("repeat, take and skip follow TensorFlow's edge cases") {
   CHECK(Out("range(4).skip(-1)").empty());
   CHECK(Out("range(4).skip(3)") == Seq({"3"}));
   CHECK(Out("range(4).skip(9)").empty());
-  CHECK(Error("range(4).take(-2)") == "column 15: take(): count must be at least -1; got -2");
+  // TensorFlow takes any count: below 0, repeat() is forever, take() is
+  // everything and skip() skips everything (tfdist refused below -1).
+  CHECK(Out("range(4).take(-2)") == Seq({"0", "1", "2", "3"}));
+  CHECK(Out("range(4).skip(-7)").empty());
+  CHECK(Out("range(2).repeat(-5).take(5)") == Seq({"0", "1", "0", "1", "0"}));
 }
 
 TEST_CASE("range takes stop, or start, stop and step, as Python's") {
@@ -232,7 +361,7 @@ TEST_CASE("range takes stop, or start, stop and step, as Python's") {
   CHECK(Out("range(2, 5)") == Seq({"2", "3", "4"}));
   CHECK(Out("range(5, 0, -2)") == Seq({"5", "3", "1"}));
   CHECK(Out("tf.data.Dataset.range(1, 2)") == Seq({"1"}));
-  CHECK(Error("range(1, 5, 0)") == "column 13: range(): step must not be 0");
+  CHECK(Error("range(1, 5, 0)") == "column 13: range(): step must be a non-zero integer; got 0");
 }
 
 TEST_CASE("enumerate labels elements index:label") {
@@ -694,7 +823,8 @@ TEST_CASE("syntax and argument errors name the column and what was expected") {
        "column 40: tfrecord(): buffer_size must be at least 0; got -2"},
       {"tfrecord('a').map(parse)",
        "column 19: tfdist only supports map(parse_example(...)); got parse"},
-      {"range(6)\n  .batch(0)", "line 2, column 10: batch(): batch_size must be positive; got 0"},
+      {"range(6)\n  .batch(0)",
+       "line 2, column 10: batch(): batch_size must be greater than zero; got 0"},
       {"",
        "column 1: expected a source such as list_files(...), tfrecord(...) or range(...); got the "
        "end of the expression"},

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -350,10 +351,39 @@ struct BuildOptions {
 // else this machine's.
 int64_t AutotuneCpus(const BuildOptions& options);
 
+// The most threads tfdist reads with for one interleave (or tfrecord with
+// num_parallel_reads): TensorFlow takes any num_parallel_calls, and the
+// order does not depend on the threads.
+inline constexpr int64_t kMaxReaderThreads = 256;
+
+// An interleave's cycle length when cycle_length is AUTOTUNE (or None), as
+// TensorFlow resolves it on `cpus` CPUs: without num_parallel_calls
+// (InterleaveDataset) the CPUs; with it (ParallelInterleaveDatasetV4's
+// ComputeCycleLength) min(num_parallel_calls, CPUs), or ceil(CPUs / 3) when
+// num_parallel_calls is AUTOTUNE too. `num_parallel_calls` may be kAutotune.
+int64_t AutotuneCycleLength(std::optional<int64_t> num_parallel_calls, int64_t cpus);
+
+// The threads tfdist reads with for num_parallel_calls `calls` (kAutotune:
+// `cpus`) in an interleave of `cycle_length` slots: at most
+// kMaxReaderThreads, and at most 2 * cycle_length, which is every input it
+// reads at once (its open inputs and as many future ones; TensorFlow's
+// autotuned parallelism stays within cycle_length).
+int64_t ReaderThreads(int64_t calls, int64_t cycle_length, int64_t cpus);
+
 // The arguments of `pipeline` that the host's CPUs decide (AUTOTUNE, or
-// None where TensorFlow's default is AUTOTUNE), as "op(argument)":
-// "interleave(cycle_length)", "interleave(num_parallel_calls)".
-std::vector<std::string> AutotunedArguments(const Pipeline& pipeline);
+// None where TensorFlow's default is AUTOTUNE), as "op(argument)" and what
+// it resolves to on `cpus` CPUs: {"interleave(cycle_length)", 4},
+// {"interleave(num_parallel_calls)", 8}. Those of a concatenate()'s
+// pipeline too.
+std::vector<std::pair<std::string, int64_t>> AutotunedArguments(const Pipeline& pipeline,
+                                                                int64_t cpus);
+
+// Where tfdist reads with fewer threads than `pipeline` asks for
+// (ReaderThreads; for AUTOTUNE, fewer than min(CPUs, cycle length)), one
+// line each: "interleave(num_parallel_calls=1024): read by 256 threads
+// (tfdist's limit); the order is TensorFlow's, which does not depend on
+// them". Empty when none.
+std::vector<std::string> ThreadNotes(const Pipeline& pipeline, const BuildOptions& options);
 
 // `pipeline` with the op seed TensorFlow gives each shuffle made without
 // one (list_files(shuffle=True) included) under `global`, drawn in the
