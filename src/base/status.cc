@@ -75,6 +75,8 @@ std::string RemedyText(const Advice& a) {
     case Remedy::kSeedShuffles:
       return "(with the program's global seed, or a seed for the shuffle, the order is "
              "TensorFlow's own)";
+    case Remedy::kLongerTraceTimeout:
+      return "(give the trace more time)";
     case Remedy::kDeclareCompression:
       if (a.subject == "none") return "(read it as uncompressed, or detect the compression)";
       return fmt::format("(read it as {}-compressed, or detect the compression)", a.subject);

@@ -13,14 +13,13 @@
 
 namespace tfdist::cli {
 
-// The most tfdist reads of a pipeline expression (--pipeline-file) and of
-// an input function's code (--python): far more than any real one, so that
-// a FIFO or a device that never ends (/dev/zero) is an error, not a process
-// that grows until the system kills it.
+// The most tfdist reads of a pipeline expression (--pipeline-file): far
+// more than any real one, so that a FIFO or a device that never ends
+// (/dev/zero) is an error, not a process that grows until the system kills
+// it. An input function's code (--python) has trace::kMaxSourceBytes.
 inline constexpr size_t kMaxPipelineBytes = size_t{1} << 20;  // 1 MiB
-inline constexpr size_t kMaxPythonBytes = size_t{16} << 20;   // 16 MiB
 
-// "1 MiB" for the limits above.
+// "1 MiB" for a limit (kMaxPipelineBytes, trace::kMaxSourceBytes).
 std::string DescribeLimit(size_t bytes);
 
 // The whole of `path` ("-": standard input), reading at most `limit` + 1

@@ -39,7 +39,7 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args) {
                   "most {}: tfdist runs it with python3 and a stand-in tensorflow, and lays out "
                   "the tf.data pipeline it builds. The code is the user's own, run as the user "
                   "(see the manual, PYTHON INPUT FUNCTIONS)",
-                  DescribeLimit(kMaxPythonBytes)));
+                  DescribeLimit(trace::kMaxSourceBytes)));
   cmd.add_option("--entry", args->entry,
                  "With --python: the function to call, NAME or CLASS.METHOD, or a global "
                  "holding a dataset the file built as it loads, or the LINE of the call that "
@@ -111,6 +111,10 @@ Result<TraceRequest> MakeTraceRequest(const PipelineArgs& args, const TraceConte
   r.timeout_seconds = args.trace_timeout;
   r.global_seed = args.global_seed;
   r.op_seed_offset = args.op_seed_offset;
+  if (r.file == "-") {
+    TFDIST_ASSIGN_OR_RETURN(r.source,
+                            ReadInputText("-", trace::kMaxSourceBytes, "input function's code"));
+  }
   for (const std::string& d : args.defines) {
     const size_t eq = d.find('=');
     const std::string name = d.substr(0, eq);

@@ -12,11 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "python_trace.h"
 #include "tfdist/base/result.h"
 #include "tfdist/data/pipeline.h"
+#include "tfdist/trace/python_trace.h"
 
 namespace tfdist::cli {
+
+using trace::PythonTrace;
+using trace::TraceRequest;
 
 // --op-seed-offset's bound: draws a program could make before its pipeline.
 inline constexpr int64_t kMaxOpSeedOffset = int64_t{1} << 24;

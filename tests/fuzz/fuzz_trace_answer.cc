@@ -7,14 +7,14 @@
 #include <string>
 
 #include "fuzz_target.h"
-#include "python_trace.h"
+#include "tfdist/trace/python_trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  tfdist::cli::TraceRequest request;
+  tfdist::trace::TraceRequest request;
   request.file = "input_fn.py";
   std::string details;
-  auto trace = tfdist::cli::ReadTraceAnswer(
+  auto trace = tfdist::trace::ReadTraceAnswer(
       request, std::string(reinterpret_cast<const char*>(data) + 1, size - 1), "printed\n",
       (data[0] & 1) != 0, &details);
   if (trace.ok() && trace->chain.empty()) __builtin_trap();  // said to name a pipeline

@@ -55,6 +55,7 @@ enum class Remedy {
   kMoveIndexes,            // move the index files out of the data folder `subject`
   kSeedShuffles,           // give the program's global seed, or the shuffle a seed
   kDeclareCompression,     // read the input with the compression `subject` (none, GZIP, ZLIB)
+  kLongerTraceTimeout,     // give the trace of an input function more time
 };
 
 // A remedy and its subject.

@@ -2,7 +2,7 @@
 // Running the trace of a Python input function in a child process, within
 // a time and a memory limit, and reading its JSON answer.
 
-#include "python_trace.h"
+#include "tfdist/trace/python_trace.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -20,13 +20,12 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "input_text.h"
-#include "report.h"
 #include "tfdist/base/interrupt.h"
+#include "tfdist/base/json.h"
 #include "tfdist/base/text.h"
 #include "trace_config.h"
 
-namespace tfdist::cli {
+namespace tfdist::trace {
 namespace {
 
 // The trace's own output is kept to its last this many bytes (shown on a
@@ -127,16 +126,12 @@ struct ChildOutcome {
   bool answer_too_large = false;
 };
 
-// Past the time limit the trace gets SIGINT (Python then says where it
-// was), and this long later SIGKILL.
-constexpr double kGraceSeconds = 2;
-
 // Feeds `input` to the child and reads its output and answer until it
 // exits (then what is left in the pipes: a process it started may keep them
 // open), killing its process group past the deadline, on an interrupt or on
 // an error. The child is always reaped.
 Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& input,
-                 double timeout_seconds, ChildOutcome& outcome) {
+                 double timeout_seconds, double grace_seconds, ChildOutcome& outcome) {
   for (const Fd* fd : {&in, &out, &answer}) fcntl(fd->fd, F_SETFL, O_NONBLOCK);
   size_t written = 0;
   const auto seconds = [](double s) {
@@ -181,7 +176,7 @@ Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& inpu
     } else if (!killed && !outcome.timed_out && now > deadline) {
       outcome.timed_out = true;
       kill(-pid, SIGINT);
-    } else if (!killed && outcome.timed_out && now > deadline + seconds(kGraceSeconds)) {
+    } else if (!killed && outcome.timed_out && now > deadline + seconds(grace_seconds)) {
       kill(-pid, SIGKILL);
       killed = true;
     }
@@ -259,12 +254,14 @@ Result<PythonTrace> ReadAnswerJson(const TraceRequest& request, const ChildOutco
   if (j.contains("error")) {
     const nlohmann::json& e = j["error"];
     std::string message = e.value("message", std::string("the trace failed"));
+    Remedy advice = Remedy::kNone;
     if (child.timed_out || e.value("kind", std::string()) == "timeout") {
       message = fmt::format(
-          "the trace did not finish within {:g} s; this line was running (the "
+          "the trace did not finish within {:g} s; this line was running, and the "
           "code may wait for input, loop, or do real work while it builds the "
-          "dataset; --trace-timeout gives it longer)",
+          "dataset",
           request.timeout_seconds);
+      advice = Remedy::kLongerTraceTimeout;
     }
     if (e.contains("file")) {
       // The line as an integer only: converting any other number (1e60) to
@@ -281,7 +278,7 @@ Result<PythonTrace> ReadAnswerJson(const TraceRequest& request, const ChildOutco
                      : "";
       *details += Printed(child.output);
     }
-    return Status::InvalidArgument(message);
+    return Status::InvalidArgument(message).WithAdvice(advice);
   }
   PythonTrace t;
   t.file = request.file == "-" ? "<stdin>" : request.file;
@@ -357,25 +354,40 @@ std::string TraceModuleFolder() {
   return "";
 }
 
-Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* details) {
+namespace {
+
+// What the trace runs: the stand-in's folder and the interpreter.
+struct Launch {
+  std::string folder;
+  std::string python;
+};
+
+// The checks made before a process starts: the stand-in and the interpreter
+// are there, and the code is a file (or the code given) of at most
+// kMaxSourceBytes.
+Result<Launch> Prepare(const TraceRequest& request) {
   const std::string folder = TraceModuleFolder();
   if (folder.empty()) {
     return Status::FailedPrecondition(
         "the stand-in tensorflow module (tfdist_trace) is not installed beside tfdist");
   }
-  const char* wanted = std::getenv("TFDIST_PYTHON");
-  const std::string python = FindProgram(wanted && *wanted ? wanted : "python3");
+  const char* env = std::getenv("TFDIST_PYTHON");
+  const std::string wanted = !request.python.empty() ? request.python : env && *env ? env : "";
+  const std::string python = FindProgram(wanted.empty() ? "python3" : wanted);
   if (python.empty()) {
     return Status::FailedPrecondition(fmt::format(
         "tracing a Python input function needs {}, which was not found (install python3, or "
         "set TFDIST_PYTHON to the interpreter)",
-        wanted && *wanted ? wanted : "python3 on PATH"));
+        wanted.empty() ? "python3 on PATH" : wanted));
   }
-  nlohmann::json req;
-  req["file"] = request.file == "-" ? "<stdin>" : request.file;
-  if (request.file == "-") {
-    TFDIST_ASSIGN_OR_RETURN(req["source"],
-                            ReadInputText("-", kMaxPythonBytes, "input function's code"));
+  if (request.source) {
+    if (request.source->size() > kMaxSourceBytes) {
+      return Status::InvalidArgument(
+          fmt::format("{}: the input function's code is over {} MiB, the most tfdist reads of one",
+                      request.file == "-" ? "<stdin>" : request.file, kMaxSourceBytes >> 20));
+    }
+  } else if (request.file == "-") {
+    return Status::Internal("the code of standard input was not read before its trace");
   } else {
     struct stat st;
     if (stat(request.file.c_str(), &st) != 0) {
@@ -385,17 +397,26 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
     if (!S_ISREG(st.st_mode)) {
       return Status::InvalidArgument(fmt::format("{}: not a file of Python code", request.file));
     }
-    if (static_cast<uint64_t>(st.st_size) > kMaxPythonBytes) {
+    if (static_cast<uint64_t>(st.st_size) > kMaxSourceBytes) {
       return Status::InvalidArgument(
-          fmt::format("{}: the input function file is over {}, the most tfdist reads of one",
-                      request.file, DescribeLimit(kMaxPythonBytes)));
+          fmt::format("{}: the input function file is over {} MiB, the most tfdist reads of one",
+                      request.file, kMaxSourceBytes >> 20));
     }
   }
+  return Launch{folder, python};
+}
+
+}  // namespace
+
+std::string TraceRequestJson(const TraceRequest& request) {
+  nlohmann::json req;
+  req["file"] = request.file == "-" ? "<stdin>" : request.file;
+  if (request.source) req["source"] = *request.source;
   if (!request.entry.empty()) req["entry"] = request.entry;
   req["defines"] = nlohmann::json::array();
   for (const auto& [name, expr] : request.defines) req["defines"].push_back({name, expr});
   req["memory_mib"] = request.memory_bytes >> 20;
-  req["max_source_bytes"] = kMaxPythonBytes;  // the file may grow after the check above
+  req["max_source_bytes"] = kMaxSourceBytes;  // the file may grow after its check
   if (!request.api.empty()) req["api"] = request.api;
   if (request.global_seed) req["global_seed"] = *request.global_seed;
   req["op_seed_offset"] = request.op_seed_offset;
@@ -403,14 +424,20 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
       {"workers", request.workers}, {"worker", request.worker}, {"replicas", request.replicas}};
   // Names that are not UTF-8 go as \udcXX a byte: json.load then gives the
   // str os.fsdecode makes of them, which opens the file.
-  const std::string input = DumpJson(req, true);
+  return DumpJson(req, true);
+}
+
+Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* details) {
+  TFDIST_ASSIGN_OR_RETURN(const Launch launch, Prepare(request));
+  const std::string& python = launch.python;
+  const std::string& folder = launch.folder;
+  const std::string input = TraceRequestJson(request);
 
   Fd in_r, in_w, out_r, out_w, ans_r, ans_w;
   TFDIST_RETURN_IF_ERROR(MakePipe(in_r, in_w));
   TFDIST_RETURN_IF_ERROR(MakePipe(out_r, out_w));
   TFDIST_RETURN_IF_ERROR(MakePipe(ans_r, ans_w));
-  FlushStdout();
-  std::fflush(stderr);
+  // No stdio buffer is flushed twice: the child execs or _exits.
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
@@ -432,8 +459,8 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   struct sigaction ignore = {}, old_pipe = {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore, &old_pipe);
-  const Status supervised =
-      Supervise(pid, in_w, out_r, ans_r, input, request.timeout_seconds, child);
+  const Status supervised = Supervise(pid, in_w, out_r, ans_r, input, request.timeout_seconds,
+                                      request.grace_seconds, child);
   sigaction(SIGPIPE, &old_pipe, nullptr);
   TFDIST_RETURN_IF_ERROR(supervised);
   if (child.interrupted) return Status::Cancelled("interrupted");
@@ -445,10 +472,11 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   }
   if (child.timed_out && child.answer.empty()) {
     if (details) *details = Printed(child.output);
-    return Status::InvalidArgument(fmt::format(
-        "{}: the trace did not finish within {:g} s; the code may wait for input, loop, or do "
-        "real work while it builds the dataset (--trace-timeout gives it longer)",
-        where, request.timeout_seconds));
+    return Status::InvalidArgument(
+               fmt::format("{}: the trace did not finish within {:g} s; the code may wait for "
+                           "input, loop, or do real work while it builds the dataset",
+                           where, request.timeout_seconds))
+        .WithAdvice(Remedy::kLongerTraceTimeout);
   }
   const int st = child.wait_status;
   if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && child.answer.empty()) {
@@ -472,4 +500,4 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   return ReadAnswer(request, child, details);
 }
 
-}  // namespace tfdist::cli
+}  // namespace tfdist::trace
