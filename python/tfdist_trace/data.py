@@ -418,6 +418,11 @@ class Dataset:
         return out
 
     def _method(self, op, positional=(), keywords=(), element=None, count=None):
+        if op in _NUMBER_ARGUMENTS and any(p is None for p in positional):
+            # TensorFlow converts these to int64 tensors, and None is none;
+            # raised here, the error names a flag whose DEFINE default it is.
+            raise ValueError(f"{op}(): Attempt to convert a value (None) with an unsupported "
+                             f"type (<class 'NoneType'>) to a Tensor.")
         return self._then(op, _call_text(op, positional, keywords), element, user_site(), count)
 
     def _counted(self, f):
@@ -787,6 +792,12 @@ class Dataset:
             return lambda *a, **k: tensor(f"dataset.{attr}()")
         why = _REFUSED.get(attr, "tfdist does not know what it does to a layout")
         raise TraceError(f"Dataset.{attr}(): {why}")
+
+
+# The methods whose positional arguments TensorFlow makes int64 tensors of
+# (repeat(None) is "forever"; these have no None).
+_NUMBER_ARGUMENTS = {"shard", "shuffle", "batch", "padded_batch", "rebatch", "take", "skip",
+                     "prefetch"}
 
 
 def _is_hint(value):

@@ -797,8 +797,8 @@ class Tracer:
             raise Failure(f"{label}() needs {', '.join(missing)}: give "
                           f"{'it' if len(missing) == 1 else 'them'} with "
                           + " ".join(f"--define {m}={hints[m] or 'VALUE'}" for m in missing)
-                          + "".join(f"; {m}={hints[m]}: {_TFX_SAID[hints[m]]}"
-                                    for m in missing if hints[m]), site)
+                          + _said(f"{m}={hints[m]} is {_TFX_SAID[hints[m]]}"
+                                  for m in missing if hints[m]), site)
         positional_only = [p.name for p in sig.parameters.values() if p.kind == p.POSITIONAL_ONLY]
         args = [kwargs.pop(n) for n in positional_only if n in kwargs]
         return args, kwargs, shown
@@ -958,6 +958,13 @@ _TFX_SAID = {
 }
 
 
+def _said(notes):
+    """ (NOTE; NOTE) after a hint, set apart by a space so that the shell
+    word of its last --define ends where it should; "" for none."""
+    notes = list(notes)
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
 def _tfx_hint(p):
     """The define that gives a TFX trainer parameter (a DataAccessor, a
     TFTransformOutput), by its annotation or its usual name; else None."""
@@ -1079,9 +1086,9 @@ def trace_once(request, tf, worker=None):
         if none_read and not isinstance(e, NeedValue):
             # absl gives a flag its None default; the code may have needed one.
             flags = ", ".join(f"FLAGS.{n}" for n in none_read)
-            message += (f" ({flags} {'is' if len(none_read) == 1 else 'are'} None, the DEFINE "
-                        f"default; if the code needs a value, give it with "
-                        + " ".join(f"--define FLAGS.{n}=VALUE" for n in none_read) + ")")
+            message += (f"; {flags} {'is' if len(none_read) == 1 else 'are'} None, the DEFINE "
+                        f"default: if the code needs a value, give it with "
+                        + " ".join(f"--define FLAGS.{n}=VALUE" for n in none_read))
         return {"error": _error_json(chosen(message), exception_site(e))}
     finally:
         data.loading = False
