@@ -209,7 +209,11 @@ Result<DatasetPtr> Builder::Apply(const EnumerateOp& p, const Op& op, DatasetPtr
 
 Result<DatasetPtr> Builder::Apply(const PrefetchOp& p, const Op& op, DatasetPtr in) {
   TFDIST_ASSIGN_OR_RETURN(int64_t size, AtLeast(p.buffer_size, 0, op.name, "buffer_size", true));
-  if (size == 0) return in;
+  // A prefetch changes when records are read, never which or in what order.
+  // A layout (record ids) runs it without its thread, so what a layout that
+  // stops at --steps counts as read is what its steps took, the same on
+  // every run, not what the thread happened to fetch ahead of them.
+  if (size == 0 || options_.record_ids != RecordIds::kNone) return in;
   return NewPrefetchDataset(std::move(in), size);
 }
 

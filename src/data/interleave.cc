@@ -239,6 +239,10 @@ class ParallelInterleave final : public Iterator {
         slot = std::move(futures_.front());
         futures_.pop_front();
         ++open_;
+        if (options_.counters) {  // a file is taken when it enters the cycle
+          options_.counters->files.fetch_add(1, std::memory_order_relaxed);
+          slot->counters = options_.counters.get();
+        }
         TFDIST_RETURN_IF_ERROR(TopUpFutures(lock));
       } else {
         Advance();
@@ -266,13 +270,20 @@ class ParallelInterleave final : public Iterator {
     std::vector<Item> items;
   };
 
+  // A record's bytes beyond its payload: its length, the length's CRC and
+  // the payload's CRC (io's record framing).
+  static constexpr uint64_t kRecordFraming = 8 + 4 + 4;
+
+  // A slot counts what the consumer took from it, not what its tasks read
+  // ahead: how far they got when a layout stops (--steps) depends on the
+  // threads, and a layout's counts must not.
   struct Slot {
     ~Slot() {
-      if (counters != nullptr && reader) {
-        counters->FileClosed(path, reader->position(), reader->records_read());
-      }
+      if (counters != nullptr && reader) counters->FileClosed(path, taken_end, taken_records);
     }
-    ReadCounters* counters = nullptr;           // InterleaveOptions::counters
+    ReadCounters* counters = nullptr;           // InterleaveOptions::counters, once in the cycle
+    uint64_t taken_records = 0;                 // records the consumer took (consumer only)
+    uint64_t taken_end = 0;                     // the offset just past the last of them
     Element input;                              // the file name
     const std::string* path = nullptr;          // interned input.bytes
     std::unique_ptr<io::RecordReader> reader;   // touched only by the task filling it
@@ -315,6 +326,8 @@ class ParallelInterleave final : public Iterator {
     out.origin.file = s.path;
     out.origin.index = item.index;
     out.origin.offset = item.offset;
+    ++s.taken_records;
+    s.taken_end = item.offset + item.payload_size + kRecordFraming;
     if (++s.next == p->items.size()) {
       drained_.push_back(std::move(s.local.front()));
       s.local.pop_front();
@@ -355,10 +368,6 @@ class ParallelInterleave final : public Iterator {
         break;
       }
       auto slot = std::make_unique<Slot>();
-      if (options_.counters) {
-        options_.counters->files.fetch_add(1, std::memory_order_relaxed);
-        slot->counters = options_.counters.get();
-      }
       if (name.kind == Element::Kind::kName) slot->path = InternPath(name.bytes);
       slot->input = std::move(name);
       Refill(*slot);

@@ -90,6 +90,8 @@ def main():
             check(False, f"the JSON of a failed layout does not parse: {e}: {proc.stdout[-300:]}")
         check("zbad.tfrecord" in proc.stderr, f"the error names the file: {proc.stderr}")
 
+    check_reads_repeat()
+
     # An endless pipeline: an error at its repeat() without --steps; with
     # --steps, many steps in a few MB.
     proc = tfdist("layout", "range(3).repeat().batch(2)", expect=2)
@@ -103,6 +105,29 @@ def main():
     check(proc.returncode == 0, f"200,000 steps stream: {proc.stderr}")
     check(before / 1024 > 200 or peak_mb < 200, f"a layout of 200,000 steps peaked at {peak_mb} MB")
     return checks.finish()
+
+
+def check_reads_repeat():
+    # A layout that stops at --steps counts as read what its steps took: the
+    # same on every run, whatever a prefetch or a parallel interleave's
+    # threads fetched ahead, and the same as with neither.
+    with tempfile.TemporaryDirectory(prefix="tfdist-reads-") as tmp:
+        tfdist("gen", "-o", f"{tmp}/d", "--files", "6", "--records", "40", "--no-fsync")
+        base = f'list_files("{tmp}/d-*", shuffle=False).repeat()'
+        tail = ".shuffle(50, seed=3).batch(4)"
+        threaded = (base + ".interleave(tfrecord, cycle_length=3, num_parallel_calls=3)" + tail +
+                    ".prefetch(256)")
+        plain = base + ".interleave(tfrecord, cycle_length=3)" + tail
+        flags = ("--workers", "2", "--policy", "DATA", "--steps", "5", "--cpus", "4")
+        runs = [summary_json(threaded, *flags)["summary"] for _ in range(5)]
+        for r in runs[1:]:
+            check(r == runs[0], f"a layout stopped at --steps reads the same on every run:\n"
+                                f"{json.dumps(runs[0])}\n{json.dumps(r)}")
+        one = summary_json(plain, *flags)["summary"]
+        check(runs[0] == one, f"a prefetch and threads change no count:\n"
+                              f"{json.dumps(runs[0])}\n{json.dumps(one)}")
+        check(all(w["bytes_read"] > 0 and w["files"] > 0 for w in one["workers"]),
+              f"each worker's reads are counted: {json.dumps(one)}")
 
 
 if __name__ == "__main__":

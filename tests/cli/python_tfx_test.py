@@ -25,17 +25,8 @@ PARSED = ('.apply(parse_example_dataset(opaque("feature spec")))'
 
 
 def layout(*args):
-    """The layout as JSON, and what only a trace adds (input, assumptions).
-    Of a pipeline that repeats forever, the summary's files and bytes read
-    per worker count what its threads read ahead, which varies from run to
-    run (the chain against itself too): left out of the comparison."""
+    """The layout as JSON, and what only a trace adds (input, assumptions)."""
     out = json.loads(tfdist("layout", "--format", "json", *args).stdout)
-    if not out["summary"].get("complete", True):
-        for worker in out["summary"].get("workers", []):
-            worker.pop("files", None)
-            worker.pop("bytes_read", None)
-        out["summary"].pop("bytes_read", None)
-        out["summary"].pop("read_amplification", None)
     return out, out.pop("input", None), out.pop("assumptions", [])
 
 
