@@ -7,6 +7,7 @@ import os
 import random
 
 from . import render as r
+from . import session
 from . import values
 from .render import render, user_site
 from .values import NeedValue, TraceError, Unknown, WorkerDependent, is_unknown, tensor
@@ -14,24 +15,17 @@ from .values import NeedValue, TraceError, Unknown, WorkerDependent, is_unknown,
 AUTOTUNE = -1
 SHARD_HINT = -1
 
-# What the trace learns beside the chain: filled by the stand-in, read by
-# the runner.
-assumptions = []
-_parse_events = []  # stack of lists: parse calls seen while a function runs
-_op_events = []  # stack of lists: (tf op, site) a function computes with, beside _parse_events
-
 # TensorFlow's op-seed counter: tf.random.set_seed(G) makes random.Random(G),
 # and each random op made eagerly without a seed takes randint(0, 2**31 - 1)
 # as its op seed (ops inside dataset functions count in the function's own
 # graph, not here).
 MAX_SEED = 2**31 - 1
-_op_seeds = {"counter": None, "offset": 0}
 
 
 def start_op_seeds(global_seed, offset):
     """The counter before the program runs: --global-seed's, skipping the
     --op-seed-offset draws of ops the trace does not see."""
-    _op_seeds["offset"] = offset
+    session.current.op_seed_offset = offset
     set_global_seed(global_seed)
 
 
@@ -51,27 +45,18 @@ def set_global_seed(seed):
     counter = None
     if known_seed(seed) is not None:
         counter = random.Random(known_seed(seed))
-        for _ in range(_op_seeds["offset"]):
+        for _ in range(session.current.op_seed_offset):
             counter.randint(0, MAX_SEED)
-    _op_seeds["counter"] = counter
+    session.current.op_seed_counter = counter
 
 
 def draw_op_seed():
     """The op seed of a random op made eagerly without one: the counter's
     next, or None without a global seed (or inside a dataset function)."""
-    counter = _op_seeds["counter"]
-    if counter is None or _parse_events:
+    counter = session.current.op_seed_counter
+    if counter is None or session.current.parse_events:
         return None
     return counter.randint(0, MAX_SEED)
-
-
-def reset():
-    """Forgets what one trace learnt (for a trace per worker)."""
-    assumptions.clear()
-    iterated.clear()
-    _parse_events.clear()
-    _op_events.clear()
-    load_uses.clear()
 
 
 def assume(text, site=None):
@@ -81,8 +66,8 @@ def assume(text, site=None):
     elif site:
         where = f"{site[0]}:{site[1]}: "
     line = where + text
-    if line not in assumptions:
-        assumptions.append(line)
+    if line not in session.current.assumptions:
+        session.current.assumptions.append(line)
 
 
 class Step:
@@ -258,9 +243,9 @@ def trace_function(fn, element):
     """Runs `fn` on `element`, collecting the parse calls it makes. An
     exception is kept (with the user's line), not raised."""
     events, ops = [], []
-    _parse_events.append(events)
-    _op_events.append(ops)
-    outermost = values._budget[0] is None
+    session.current.parse_events.append(events)
+    session.current.op_events.append(ops)
+    outermost = session.current.budget is None
     try:
         return _Traced(values.run_with_budget(_element_call, fn, element), events, ops=ops)
     except (NeedValue, WorkerDependent):
@@ -272,13 +257,13 @@ def trace_function(fn, element):
             raise
         return _Traced(None, events, e, r.exception_site(e), ops)
     finally:
-        _parse_events.pop()
-        _op_events.pop()
+        session.current.parse_events.pop()
+        session.current.op_events.pop()
 
 
 def record_parse(serialized, features, single):
-    if _parse_events:
-        _parse_events[-1].append((serialized, features, single))
+    if session.current.parse_events:
+        session.current.parse_events[-1].append((serialized, features, single))
 
 
 # tf.* names that do no work on the data (logging, shapes, asserts).
@@ -291,8 +276,8 @@ _NOT_WORK = ("tf.logging.", "tf.compat.v1.logging.", "tf.debugging.", "tf.print"
 def record_op(name):
     """A tf op (tf.io.decode_raw, tf.cast) called while a function of map
     runs: work tfdist's pipeline leaves out."""
-    if _op_events and not name.startswith(_NOT_WORK):
-        _op_events[-1].append((name, user_site()))
+    if session.current.op_events and not name.startswith(_NOT_WORK):
+        session.current.op_events[-1].append((name, user_site()))
 
 
 # Keras methods that iterate the dataset they are given (distributing it
@@ -301,7 +286,7 @@ _KERAS_USES = {"fit": 1, "evaluate": 2, "predict": 2}
 
 
 def _on_unknown_call(unknown, args, kwargs):
-    if _op_events:
+    if session.current.op_events:
         # tf.reshape, tf.image.decode_jpeg: an attribute path from a module
         # of the stand-in tensorflow (not a method of a computed tensor).
         keys, root = [], unknown
@@ -311,7 +296,7 @@ def _on_unknown_call(unknown, args, kwargs):
         text = root._parts[0] if len(root._parts) == 1 else None
         if isinstance(text, str) and text.startswith("tensorflow."):
             record_op(".".join(["tf." + text[len("tensorflow."):]] + keys[::-1]))
-    if loading:
+    if session.current.loading:
         dataset = args[0] if args else kwargs.get("x")
         if isinstance(dataset, Dataset):
             method = unknown._name.rsplit(".", 1)[-1]
@@ -337,12 +322,11 @@ class LoadUse:
         self.strategy = strategy
 
 
-load_uses = []  # LoadUse, in the order the file made them
 
 
 def record_use(dataset, how, rank, site, api=None, strategy=None):
-    if loading:
-        load_uses.append(LoadUse(dataset, how, rank, site, api, strategy))
+    if session.current.loading:
+        session.current.load_uses.append(LoadUse(dataset, how, rank, site, api, strategy))
 
 
 # Elements a loading file's iterator gives at most (of a dataset whose
@@ -767,7 +751,7 @@ class Dataset:
         return out
 
     def __iter__(self):
-        if loading:
+        if session.current.loading:
             # A script peeking at a batch, or its training loop, while it loads.
             return _LoadIterator(self)
         raise TraceError("the code iterates over the dataset while building it; tfdist traces "
@@ -829,8 +813,6 @@ _REFUSED = {
 }
 
 
-iterated = []  # the datasets whose iterators the code asked for
-loading = False  # the user's file is being loaded (not the entry called)
 
 
 class Cardinality(int):
@@ -877,7 +859,7 @@ def _batches(n, size, drop):
 class _Iterator:
     def __init__(self, dataset):
         self._dataset = dataset
-        iterated.append((dataset, user_site()))
+        session.current.iterated.append((dataset, user_site()))
 
     def get_next(self, name=None):
         return tensor("iterator.get_next()")

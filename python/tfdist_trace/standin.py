@@ -9,26 +9,14 @@ import importlib.machinery
 import sys
 import types
 
-from . import data, tf_io, tfx
+from . import data, session, tf_io, tfx
 from .render import PACKAGE_DIR, is_library, user_site
 from .values import ContextInt, TraceError, Unknown, WorkerIndex, setting, tensor
 
-# What the code set that the runner reports.
-state = {"api": None, "global_seed": None, "context": None, "strategy_replicas": 1,
-         "random_seeded": False}
-
-
-def reset():
-    """Forgets what the code set and imported (for a trace per worker)."""
-    state["api"] = None
-    state["global_seed"] = None
-    state["random_seeded"] = False
-    FLAGS._defaults.clear()
-    FLAGS._values.clear()
-    FLAGS._required.clear()
-    FLAGS._none_read.clear()
-    # The user's modules and the permissive ones made for their imports are
-    # imported afresh (Python's own stay).
+def forget_user_modules():
+    """The user's modules and the permissive ones made for their imports are
+    imported afresh by the next trace (Python's own and the stand-ins stay);
+    what the code set is the session's (session.py)."""
     for name in set(sys.modules) - _installed_modules:
         module = sys.modules[name]
         path = getattr(module, "__file__", None)
@@ -36,7 +24,9 @@ def reset():
             del sys.modules[name]
 
 
-_installed_modules = set()  # sys.modules once the stand-ins are in
+# sys.modules once the stand-ins are in: the process's, not a trace's (the
+# stand-ins are installed once and serve every trace).
+_installed_modules = set()
 
 
 class Module(types.ModuleType):
@@ -208,22 +198,22 @@ class Strategy:
 
     @property
     def num_replicas_in_sync(self):
-        return state["strategy_replicas"]
+        return session.current.strategy_replicas
 
     def scope(self):
         return Unknown("strategy.scope()", tensor=True)
 
     def experimental_distribute_dataset(self, dataset, options=None):
-        state["api"] = "distribute"
+        session.current.api = "distribute"
         if isinstance(dataset, data.Dataset):
             data.record_use(dataset, "experimental_distribute_dataset(...)", 0, user_site(),
                             "distribute", self._origin())
         return dataset
 
     def distribute_datasets_from_function(self, dataset_fn, options=None):
-        state["api"] = "from-function"
+        session.current.api = "from-function"
         site = user_site()
-        dataset = dataset_fn(state["context"] or InputContext())
+        dataset = dataset_fn(session.current.context or InputContext())
         if isinstance(dataset, data.Dataset):
             data.record_use(dataset, f"distribute_datasets_from_function"
                             f"({getattr(dataset_fn, '__name__', 'fn')})", 0, site,
@@ -239,7 +229,7 @@ class Strategy:
 
 
 def _set_seed(seed):
-    state["global_seed"] = (seed, user_site())
+    session.current.global_seed = (seed, user_site())
     data.set_global_seed(seed)
 
 
@@ -259,29 +249,26 @@ def _random_op(name):
 
 class FlagValues:
     """absl's FLAGS: --define values, else the DEFINE_* default (said as an
-    assumption), else an unknown setting."""
-
-    def __init__(self):
-        object.__setattr__(self, "_defaults", {})
-        object.__setattr__(self, "_values", {})
-        # Flags marked required (their None default is no value to use),
-        # and those whose None default the code read.
-        object.__setattr__(self, "_required", set())
-        object.__setattr__(self, "_none_read", [])
+    assumption), else an unknown setting. One object for every trace (the
+    code imports it once from the stand-in absl.flags); what it holds is the
+    session's (flag_values, flag_defaults, flags_required: their None
+    default is no value to use, flags_none_read: those whose None default
+    the code read)."""
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        values = object.__getattribute__(self, "_values")
+        current = session.current
+        values = current.flag_values
         if name in values:
             return values[name]
-        defaults = object.__getattribute__(self, "_defaults")
-        required = object.__getattribute__(self, "_required")
+        defaults = current.flag_defaults
+        required = current.flags_required
         if name in defaults and (defaults[name] is not None or name not in required):
             # None too: absl gives it (repeat(FLAGS.num_epochs) repeats forever).
             data.assume(f"FLAGS.{name} = {defaults[name]!r} (its DEFINE default)", user_site())
             if defaults[name] is None:
-                none_read = object.__getattribute__(self, "_none_read")
+                none_read = current.flags_none_read
                 if name not in none_read:
                     none_read.append(name)
             return defaults[name]
@@ -290,7 +277,7 @@ class FlagValues:
         return unknown
 
     def __setattr__(self, name, value):
-        self._values[name] = value
+        session.current.flag_values[name] = value
 
     def __getitem__(self, name):
         return types.SimpleNamespace(value=getattr(self, name))
@@ -299,7 +286,7 @@ class FlagValues:
         return list(argv)
 
     def __contains__(self, name):
-        return name in self._defaults or name in self._values
+        return name in session.current.flag_defaults or name in session.current.flag_values
 
     def is_parsed(self):
         return True
@@ -315,16 +302,16 @@ FLAGS = FlagValues()
 
 
 def _define(name, default=None, *args, required=False, **kwargs):
-    FLAGS._defaults[name] = default
+    session.current.flag_defaults[name] = default
     if required:
-        FLAGS._required.add(name)
+        session.current.flags_required.add(name)
     return types.SimpleNamespace(value=default, name=name)
 
 
 def _mark_required(*names, **kwargs):
     """mark_flag_as_required(name), mark_flags_as_required([names])."""
     for name in names:
-        FLAGS._required.update([name] if isinstance(name, str) else name)
+        session.current.flags_required.update([name] if isinstance(name, str) else name)
 
 
 def _flags_module(name):
@@ -571,19 +558,19 @@ def _horovod_module(name):
     layout is distribute_datasets_from_function's."""
 
     def used():
-        if state["api"] != "from-function":
-            state["api"] = "from-function"
+        if session.current.api != "from-function":
+            session.current.api = "from-function"
             data.assume("Horovod: each process builds its own pipeline; laid out a worker per "
                         "process (--workers), as distribute_datasets_from_function does",
                         user_site())
 
     def size():
         used()
-        return state["context"].num_input_pipelines
+        return session.current.context.num_input_pipelines
 
     def rank():
         used()
-        return state["context"].input_pipeline_id
+        return session.current.context.input_pipeline_id
 
     members = {"init": lambda *a, **k: None, "size": size, "rank": rank,
                "local_rank": lambda: ContextInt(0, "0"), "local_size": lambda: ContextInt(1, "1"),
@@ -624,7 +611,7 @@ def _mark_random_draws():
     def marked(draw):
         def wrapper(*args, **kwargs):
             value = draw(*args, **kwargs)
-            if isinstance(value, int) and not state.get("random_seeded"):
+            if isinstance(value, int) and not session.current.random_seeded:
                 return data.RandomInt(value)
             return value
         return wrapper
@@ -635,7 +622,7 @@ def _mark_random_draws():
 
     def seeded(a=None, *args, **kwargs):
         # random.seed(K): every process draws the same numbers after it.
-        state["random_seeded"] = a is not None
+        session.current.random_seeded = a is not None
         return seed(a, *args, **kwargs)
 
     random.seed = seeded
