@@ -16,7 +16,7 @@ import shlex
 import sys
 import types
 
-from . import data, session, standin, tfx
+from . import data, datasets, seeds, session, standin, tfx
 from .render import exception_site
 from .values import NAME_LIMIT, AnyBase, NeedValue, TraceError, Unknown, WorkerDependent, setting
 
@@ -398,11 +398,11 @@ class Tracer:
             raise Failure("the file exits while it is loaded (sys.exit or app.run at the top "
                           "level); guard it with if __name__ == '__main__':",
                           exception_site(e)) from None
-        except data.LoadStopped as e:
+        except datasets.LoadStopped as e:
             # A training loop at the top level: bounded, and said.
             data.assume(f"a loop of the file asks a dataset's iterator for more than "
-                        f"{data.LOAD_ELEMENTS} elements while the file loads; the trace stopped "
-                        f"running the file there (the lines after it did not run; guard the "
+                        f"{datasets.LOAD_ELEMENTS} elements while the file loads; the trace "
+                        f"stopped running the file there (the lines after it did not run; guard the "
                         f"loop with if __name__ == '__main__': to run them)", exception_site(e))
         finally:
             builtins.__import__ = real_import
@@ -611,7 +611,7 @@ class Tracer:
             use = self._load_entry(want, uses)
             if use is not None:
                 return use
-            held = [n for n, v in self.module.__dict__.items() if isinstance(v, data.Dataset)]
+            held = [n for n, v in self.module.__dict__.items() if isinstance(v, datasets.Dataset)]
             lines = [str(u.site[1]) for u in uses if u.site and u.site[0] == self.request.file]
             raise Failure(f"--entry {want}: no such function or method in {self.request.file} "
                           f"(found: {', '.join(names) or 'none'}"
@@ -700,7 +700,7 @@ class Tracer:
                   and u.site[1] == int(want)]
             return min(at, key=lambda u: u.rank) if at else None
         value = self.module.__dict__.get(want)
-        if not isinstance(value, data.Dataset):
+        if not isinstance(value, datasets.Dataset):
             return None
         for use in uses:
             if use.dataset is value:
@@ -820,7 +820,7 @@ class Tracer:
             calls.append(f"{label}({', '.join(shown)})")
             result = fn(*args, **kwargs)
             result = _one_of(result, label)
-            if isinstance(result, data.Dataset):
+            if isinstance(result, datasets.Dataset):
                 break
             if callable(result) and not isinstance(result, (type, Unknown)):
                 fn = result
@@ -930,7 +930,7 @@ def _short_repr(value, width=60):
 
 
 def _usable(value):
-    return isinstance(value, data.Dataset) or \
+    return isinstance(value, datasets.Dataset) or \
         (callable(value) and not isinstance(value, (type, Unknown)))
 
 
@@ -1043,7 +1043,7 @@ def trace_once(request, tf, worker=None):
     one place a session starts: nothing one trace learnt or the code set
     reaches the next."""
     session.start()
-    data.start_op_seeds(request.global_seed, request.op_seed_offset)
+    seeds.start_op_seeds(request.global_seed, request.op_seed_offset)
     session.current.context = standin.context_for(request.workers,
                                                   request.worker if worker is None else worker,
                                                   request.replicas, concrete=worker is not None)
@@ -1109,7 +1109,7 @@ def trace_once(request, tf, worker=None):
     }
     if session.current.global_seed is not None:
         seed, site = session.current.global_seed
-        result["global_seed"] = {"value": data.known_seed(seed),
+        result["global_seed"] = {"value": seeds.known_seed(seed),
                                  "site": f"{site[0]}:{site[1]}"}
     return result
 

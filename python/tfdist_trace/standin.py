@@ -9,7 +9,7 @@ import importlib.machinery
 import sys
 import types
 
-from . import data, session, tf_io, tfx
+from . import data, datasets, experimental_ops, seeds, session, tf_io, tfx
 from .render import PACKAGE_DIR, is_library, user_site
 from .values import ContextInt, TraceError, Unknown, WorkerIndex, setting, tensor
 
@@ -205,7 +205,7 @@ class Strategy:
 
     def experimental_distribute_dataset(self, dataset, options=None):
         session.current.api = "distribute"
-        if isinstance(dataset, data.Dataset):
+        if isinstance(dataset, datasets.Dataset):
             data.record_use(dataset, "experimental_distribute_dataset(...)", 0, user_site(),
                             "distribute", self._origin())
         return dataset
@@ -214,7 +214,7 @@ class Strategy:
         session.current.api = "from-function"
         site = user_site()
         dataset = dataset_fn(session.current.context or InputContext())
-        if isinstance(dataset, data.Dataset):
+        if isinstance(dataset, datasets.Dataset):
             data.record_use(dataset, f"distribute_datasets_from_function"
                             f"({getattr(dataset_fn, '__name__', 'fn')})", 0, site,
                             "from-function", self._origin())
@@ -230,7 +230,7 @@ class Strategy:
 
 def _set_seed(seed):
     session.current.global_seed = (seed, user_site())
-    data.set_global_seed(seed)
+    seeds.set_global_seed(seed)
 
 
 def _random_op(name):
@@ -240,7 +240,7 @@ def _random_op(name):
 
     def op(*args, seed=None, **kwargs):
         if seed is None:
-            data.draw_op_seed()
+            seeds.draw_op_seed()
         return make(*args, **kwargs)
     return op
 
@@ -331,40 +331,42 @@ def _flags_module(name):
 # -- tensorflow --------------------------------------------------------------
 
 def _data_module():
-    ds = data.Dataset
-    for name, fn in [("list_files", data.list_files),
-                     ("from_tensor_slices", data.from_tensor_slices),
-                     ("from_tensors", data.from_tensors), ("range", data.range_)]:
+    ds = datasets.Dataset
+    for name, fn in [("list_files", datasets.list_files),
+                     ("from_tensor_slices", datasets.from_tensor_slices),
+                     ("from_tensors", datasets.from_tensors), ("range", datasets.range_)]:
         setattr(ds, name, staticmethod(fn))
     for name in ["zip", "sample_from_datasets", "choose_from_datasets", "random", "load",
                  "counter"]:
-        setattr(ds, name, staticmethod(data.refused(f"Dataset.{name}")))
-    ds.from_generator = staticmethod(data.refused(
+        setattr(ds, name, staticmethod(datasets.refused(f"Dataset.{name}")))
+    ds.from_generator = staticmethod(datasets.refused(
         "Dataset.from_generator", "runs a Python generator; tfdist does not run the code that "
         "produces data"))
     experimental = {
         "AUTOTUNE": data.AUTOTUNE, "SHARD_HINT": data.SHARD_HINT,
         "AutoShardPolicy": data.AutoShardPolicy, "DistributeOptions": data.DistributeOptions,
-        "Options": data.Options, "ignore_errors": data.ignore_errors,
-        "parallel_interleave": data.parallel_interleave, "map_and_batch": data.map_and_batch,
-        "map_and_batch_with_legacy_function": data.map_and_batch_with_legacy_function,
-        "shuffle_and_repeat": data.shuffle_and_repeat, "unbatch": data.unbatch,
-        "group_by_window": data.group_by_window,
-        "bucket_by_sequence_length": data.bucket_by_sequence_length,
-        "batch_and_drop_remainder": data.batch_and_drop_remainder,
-        "dense_to_ragged_batch": data.dense_to_ragged_batch,
-        "dense_to_sparse_batch": data.dense_to_sparse_batch,
-        "enumerate_dataset": data.enumerate_dataset,
-        "assert_cardinality": data.assert_cardinality,
-        "prefetch_to_device": data.device_copy, "copy_to_device": data.device_copy,
-        "parse_example_dataset": data.parse_example_dataset,
-        "make_batched_features_dataset": data.make_batched_features_dataset,
-        "TFRecordDataset": data.TFRecordDataset,
-        "make_one_shot_iterator": data.make_one_shot_iterator,
-        "make_initializable_iterator": data.make_one_shot_iterator,
+        "Options": data.Options, "ignore_errors": experimental_ops.ignore_errors,
+        "parallel_interleave": experimental_ops.parallel_interleave,
+        "map_and_batch": experimental_ops.map_and_batch,
+        "map_and_batch_with_legacy_function": experimental_ops.map_and_batch_with_legacy_function,
+        "shuffle_and_repeat": experimental_ops.shuffle_and_repeat, "unbatch": experimental_ops.unbatch,
+        "group_by_window": experimental_ops.group_by_window,
+        "bucket_by_sequence_length": experimental_ops.bucket_by_sequence_length,
+        "batch_and_drop_remainder": experimental_ops.batch_and_drop_remainder,
+        "dense_to_ragged_batch": experimental_ops.dense_to_ragged_batch,
+        "dense_to_sparse_batch": experimental_ops.dense_to_sparse_batch,
+        "enumerate_dataset": experimental_ops.enumerate_dataset,
+        "assert_cardinality": experimental_ops.assert_cardinality,
+        "prefetch_to_device": experimental_ops.device_copy,
+        "copy_to_device": experimental_ops.device_copy,
+        "parse_example_dataset": experimental_ops.parse_example_dataset,
+        "make_batched_features_dataset": experimental_ops.make_batched_features_dataset,
+        "TFRecordDataset": datasets.TFRecordDataset,
+        "make_one_shot_iterator": datasets.make_one_shot_iterator,
+        "make_initializable_iterator": datasets.make_one_shot_iterator,
         "cardinality": lambda ds: tensor("cardinality"),
         "INFINITE_CARDINALITY": -1, "UNKNOWN_CARDINALITY": -2,
-        "get_structure": lambda ds: data.element_structure(ds, "element_spec"),
+        "get_structure": lambda ds: datasets.element_structure(ds, "element_spec"),
     }
     for name in data.EXPERIMENTAL_OPTION_GROUPS:
         experimental[name] = data.options_group(name)
@@ -374,22 +376,22 @@ def _data_module():
                  "make_csv_dataset", "CsvDataset", "SqlDataset", "make_saveable_from_iterator",
                  "distributed_save", "rejection_resample", "get_single_element",
                  "make_tf_record_dataset"]:
-        experimental[name] = data.refused(f"tf.data.experimental.{name}")
+        experimental[name] = datasets.refused(f"tf.data.experimental.{name}")
     members = {
-        "Dataset": ds, "TFRecordDataset": data.TFRecordDataset, "Options": data.Options,
-        "make_one_shot_iterator": data.make_one_shot_iterator,
-        "make_initializable_iterator": data.make_one_shot_iterator,
+        "Dataset": ds, "TFRecordDataset": datasets.TFRecordDataset, "Options": data.Options,
+        "make_one_shot_iterator": datasets.make_one_shot_iterator,
+        "make_initializable_iterator": datasets.make_one_shot_iterator,
         "AUTOTUNE": data.AUTOTUNE, "INFINITE_CARDINALITY": -1, "UNKNOWN_CARDINALITY": -2,
-        "TextLineDataset": data.refused_reader("TextLineDataset", "lines of text"),
-        "FixedLengthRecordDataset": data.refused_reader("FixedLengthRecordDataset",
-                                                        "fixed-length records"),
+        "TextLineDataset": datasets.refused_reader("TextLineDataset", "lines of text"),
+        "FixedLengthRecordDataset": datasets.refused_reader("FixedLengthRecordDataset",
+                                                            "fixed-length records"),
         "experimental": Module("tensorflow.data.experimental", True, experimental, strict=True),
         "DatasetSpec": tensor("tf.data.DatasetSpec"),
         "Iterator": tensor("tf.data.Iterator"),
         # tf.compat.v1.data's structure functions (the stand-in's v1 is its tf)
-        "get_output_shapes": lambda ds: data.element_structure(ds, "output_shapes"),
-        "get_output_types": lambda ds: data.element_structure(ds, "output_types"),
-        "get_output_classes": lambda ds: data.element_structure(ds, "output_classes"),
+        "get_output_shapes": lambda ds: datasets.element_structure(ds, "output_shapes"),
+        "get_output_types": lambda ds: datasets.element_structure(ds, "output_types"),
+        "get_output_classes": lambda ds: datasets.element_structure(ds, "output_classes"),
     }
     for name in data.OPTION_GROUPS:
         members[name] = data.options_group(name)
@@ -449,14 +451,17 @@ def build_tensorflow(flags_module):
     estimator = Module("tensorflow.estimator", True, {
         "ModeKeys": types.SimpleNamespace(TRAIN="train", EVAL="eval", PREDICT="infer")})
     contrib_data = Module("tensorflow.contrib.data", True, {
-        "parallel_interleave": data.parallel_interleave, "map_and_batch": data.map_and_batch,
-        "map_and_batch_with_legacy_function": data.map_and_batch_with_legacy_function,
-        "shuffle_and_repeat": data.shuffle_and_repeat, "ignore_errors": data.ignore_errors,
-        "unbatch": data.unbatch, "group_by_window": data.group_by_window,
-        "bucket_by_sequence_length": data.bucket_by_sequence_length, "AUTOTUNE": data.AUTOTUNE,
-        "batch_and_drop_remainder": data.batch_and_drop_remainder,
-        "padded_batch_and_drop_remainder": data.padded_batch_and_drop_remainder,
-        "TFRecordDataset": data.TFRecordDataset}, strict=True)
+        "parallel_interleave": experimental_ops.parallel_interleave,
+        "map_and_batch": experimental_ops.map_and_batch,
+        "map_and_batch_with_legacy_function": experimental_ops.map_and_batch_with_legacy_function,
+        "shuffle_and_repeat": experimental_ops.shuffle_and_repeat,
+        "ignore_errors": experimental_ops.ignore_errors,
+        "unbatch": experimental_ops.unbatch, "group_by_window": experimental_ops.group_by_window,
+        "bucket_by_sequence_length": experimental_ops.bucket_by_sequence_length,
+        "AUTOTUNE": data.AUTOTUNE,
+        "batch_and_drop_remainder": experimental_ops.batch_and_drop_remainder,
+        "padded_batch_and_drop_remainder": experimental_ops.padded_batch_and_drop_remainder,
+        "TFRecordDataset": datasets.TFRecordDataset}, strict=True)
     contrib = Module("tensorflow.contrib", True, {"data": contrib_data})
     version = types.SimpleNamespace(VERSION="2.15.0 (tfdist stand-in)", GIT_VERSION="")
     members = {
@@ -605,14 +610,14 @@ def install():
 
 def _mark_random_draws():
     """random.randint and the like return numbers marked as drawn at random
-    (data.RandomInt): a seed drawn so differs in each worker's process."""
+    (seeds.RandomInt): a seed drawn so differs in each worker's process."""
     import random
 
     def marked(draw):
         def wrapper(*args, **kwargs):
             value = draw(*args, **kwargs)
             if isinstance(value, int) and not session.current.random_seeded:
-                return data.RandomInt(value)
+                return seeds.RandomInt(value)
             return value
         return wrapper
 

@@ -13,7 +13,7 @@ import unittest
 sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else
                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
-from tfdist_trace import data, render, session, standin, tf_io, values  # noqa: E402
+from tfdist_trace import data, datasets, render, session, standin, tf_io, values  # noqa: E402
 
 tf = standin.install()
 
@@ -372,9 +372,9 @@ class RealCodeTest(unittest.TestCase):
             self.assertEqual(len(list(files.take(1).batch(4).prefetch(1))), 1)
             # ... else LOAD_ELEMENTS, then the file stops loading.
             it = iter(ds.repeat())
-            for _ in range(data.LOAD_ELEMENTS):
+            for _ in range(datasets.LOAD_ELEMENTS):
                 next(it)
-            with self.assertRaises(data.LoadStopped):
+            with self.assertRaises(datasets.LoadStopped):
                 next(it)
         finally:
             session.current.loading = False
