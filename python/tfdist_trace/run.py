@@ -16,7 +16,7 @@ import shlex
 import sys
 import types
 
-from . import data, standin, tfx
+from . import data, datasets, seeds, session, standin, tfx
 from .render import exception_site
 from .values import NAME_LIMIT, AnyBase, NeedValue, TraceError, Unknown, WorkerDependent, setting
 
@@ -398,11 +398,11 @@ class Tracer:
             raise Failure("the file exits while it is loaded (sys.exit or app.run at the top "
                           "level); guard it with if __name__ == '__main__':",
                           exception_site(e)) from None
-        except data.LoadStopped as e:
+        except datasets.LoadStopped as e:
             # A training loop at the top level: bounded, and said.
             data.assume(f"a loop of the file asks a dataset's iterator for more than "
-                        f"{data.LOAD_ELEMENTS} elements while the file loads; the trace stopped "
-                        f"running the file there (the lines after it did not run; guard the "
+                        f"{datasets.LOAD_ELEMENTS} elements while the file loads; the trace "
+                        f"stopped running the file there (the lines after it did not run; guard the "
                         f"loop with if __name__ == '__main__': to run them)", exception_site(e))
         finally:
             builtins.__import__ = real_import
@@ -433,7 +433,7 @@ class Tracer:
                           f"distribute_datasets_from_function gives each worker, and --api "
                           f"distribute gives none (--api from-function)")
         self.api = "from-function"
-        return standin.state["context"]
+        return session.current.context
 
     def _eval(self, name, expr, namespace):
         word = self._spelled(expr)
@@ -457,7 +457,7 @@ class Tracer:
         """Before the file runs: plain names become globals, and the roots
         of dotted ones exist (as settable namespaces)."""
         g = self.module.__dict__
-        said = len(data.assumptions)
+        said = len(session.current.assumptions)
         for name, expr in self.request.defines:
             try:
                 evaluate = define_code(name, expr)[1]
@@ -496,7 +496,7 @@ class Tracer:
                 g[root] = types.SimpleNamespace()
             if value is not None and isinstance(g[root], types.SimpleNamespace):
                 self._set_path(g[root], name.split(".")[1:], value, name)
-        del data.assumptions[said:]  # said again when the defines are applied
+        del session.current.assumptions[said:]  # said again when the defines are applied
 
     @staticmethod
     def _set_flag(name, value):
@@ -611,7 +611,7 @@ class Tracer:
             use = self._load_entry(want, uses)
             if use is not None:
                 return use
-            held = [n for n, v in self.module.__dict__.items() if isinstance(v, data.Dataset)]
+            held = [n for n, v in self.module.__dict__.items() if isinstance(v, datasets.Dataset)]
             lines = [str(u.site[1]) for u in uses if u.site and u.site[0] == self.request.file]
             raise Failure(f"--entry {want}: no such function or method in {self.request.file} "
                           f"(found: {', '.join(names) or 'none'}"
@@ -656,11 +656,11 @@ class Tracer:
         """The file's load-time uses of datasets, one per dataset (its
         strongest: distributed, then fit, then iterated), in file order."""
         best = {}
-        for use in data.load_uses:
+        for use in session.current.load_uses:
             kept = best.get(id(use.dataset))
             if kept is None or use.rank < kept.rank:
                 best[id(use.dataset)] = use
-        return [u for u in data.load_uses if best.get(id(u.dataset)) is u]
+        return [u for u in session.current.load_uses if best.get(id(u.dataset)) is u]
 
     def _held(self, dataset):
         """The global that holds `dataset`, or None."""
@@ -700,7 +700,7 @@ class Tracer:
                   and u.site[1] == int(want)]
             return min(at, key=lambda u: u.rank) if at else None
         value = self.module.__dict__.get(want)
-        if not isinstance(value, data.Dataset):
+        if not isinstance(value, datasets.Dataset):
             return None
         for use in uses:
             if use.dataset is value:
@@ -777,14 +777,14 @@ class Tracer:
                                   f"from-function)",
                                   (code.co_filename, code.co_firstlineno) if code else None)
             elif context:
-                kwargs[p.name] = standin.state["context"]
+                kwargs[p.name] = session.current.context
                 self.api = "from-function"
                 shown.append(f"{p.name}=<input context>")
             elif p.name in self.values:
                 kwargs[p.name] = self.values[p.name]
                 self.used.add(p.name)
                 value = self.values[p.name]
-                shown.append(f"{p.name}=<input context>" if value is standin.state["context"]
+                shown.append(f"{p.name}=<input context>" if value is session.current.context
                              else f"{p.name}={_short_repr(value)}")
             elif p.default is p.empty:
                 missing.append(p.name)
@@ -820,15 +820,15 @@ class Tracer:
             calls.append(f"{label}({', '.join(shown)})")
             result = fn(*args, **kwargs)
             result = _one_of(result, label)
-            if isinstance(result, data.Dataset):
+            if isinstance(result, datasets.Dataset):
                 break
             if callable(result) and not isinstance(result, (type, Unknown)):
                 fn = result
                 label = getattr(result, "__name__", "the returned function")
                 continue
-            if data.iterated:
+            if session.current.iterated:
                 # A TF1 input function returns iterator.get_next() of its dataset.
-                result, site = data.iterated[-1]
+                result, site = session.current.iterated[-1]
                 data.assume(f"{label}() returns the next element of an iterator; laid out: "
                             f"the dataset iterated", site)
                 break
@@ -882,7 +882,9 @@ def _stored_globals(code):
     return names
 
 
-_decoded = {}  # code -> (its instructions, index by offset): decoded once per file
+# code -> (its instructions, index by offset): decoded once per file. Not
+# the session's: a code object's bytecode is the same in every trace.
+_decoded = {}
 
 
 def _import_bindings(frame, module):
@@ -928,7 +930,7 @@ def _short_repr(value, width=60):
 
 
 def _usable(value):
-    return isinstance(value, data.Dataset) or \
+    return isinstance(value, datasets.Dataset) or \
         (callable(value) and not isinstance(value, (type, Unknown)))
 
 
@@ -1019,8 +1021,7 @@ def trace(request):
             f"got {request.workers} workers", site)}
     results, said = [], []
     for worker in range(request.workers):
-        data.reset()
-        standin.reset()
+        standin.forget_user_modules()
         result = trace_once(request, tf, worker)
         if "error" in result:
             result["error"]["message"] = f"worker {worker}: {result['error']['message']}"
@@ -1038,12 +1039,15 @@ def trace(request):
 
 
 def trace_once(request, tf, worker=None):
-    """One trace; `worker` set: worker `worker`'s, its index a number."""
-    data.start_op_seeds(request.global_seed, request.op_seed_offset)
-    standin.state["context"] = standin.context_for(request.workers,
-                                                   request.worker if worker is None else worker,
-                                                   request.replicas, concrete=worker is not None)
-    standin.state["strategy_replicas"] = request.workers * request.replicas
+    """One trace; `worker` set: worker `worker`'s, its index a number. The
+    one place a session starts: nothing one trace learnt or the code set
+    reaches the next."""
+    session.start()
+    seeds.start_op_seeds(request.global_seed, request.op_seed_offset)
+    session.current.context = standin.context_for(request.workers,
+                                                  request.worker if worker is None else worker,
+                                                  request.replicas, concrete=worker is not None)
+    session.current.strategy_replicas = request.workers * request.replicas
     tracer = Tracer(request, tf)
     entry = None
 
@@ -1058,9 +1062,9 @@ def trace_once(request, tf, worker=None):
                 + ": name the input function with --entry)")
 
     try:
-        data.loading = True
+        session.current.loading = True
         tracer.load()
-        data.loading = False
+        session.current.loading = False
         entry = tracer.choose_entry()
         dataset = tracer.call_entry(entry)
         chain = data.chain_of(dataset)
@@ -1081,8 +1085,9 @@ def trace_once(request, tf, worker=None):
             namespaces.append(("", tracer.module.__dict__))
         if tracer.self_object is not None:
             namespaces.append(("self", vars(tracer.self_object)))
-        message = describe_exception(e, namespaces, tracer.self_object, data.loading)
-        none_read = standin.FLAGS._none_read
+        message = describe_exception(e, namespaces, tracer.self_object,
+                                     session.current.loading)
+        none_read = session.current.flags_none_read
         if none_read and not isinstance(e, NeedValue):
             # absl gives a flag its None default; the code may have needed one.
             flags = ", ".join(f"FLAGS.{n}" for n in none_read)
@@ -1091,20 +1096,20 @@ def trace_once(request, tf, worker=None):
                         + " ".join(f"--define FLAGS.{n}=VALUE" for n in none_read))
         return {"error": _error_json(chosen(message), exception_site(e))}
     finally:
-        data.loading = False
+        session.current.loading = False
     for name in tracer.unused_defines():
         data.assume(f"--define {name}: no parameter or name of that spelling in the code")
-    api = tracer.load_api or standin.state["api"] or tracer.api
+    api = tracer.load_api or session.current.api or tracer.api
     result = {
         "chain": chain,
         "entry": tracer.entry_text,
         "api": api,
         "options": options,
-        "assumptions": list(data.assumptions),
+        "assumptions": list(session.current.assumptions),
     }
-    if standin.state["global_seed"] is not None:
-        seed, site = standin.state["global_seed"]
-        result["global_seed"] = {"value": data.known_seed(seed),
+    if session.current.global_seed is not None:
+        seed, site = session.current.global_seed
+        result["global_seed"] = {"value": seeds.known_seed(seed),
                                  "site": f"{site[0]}:{site[1]}"}
     return result
 

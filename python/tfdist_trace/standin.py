@@ -9,26 +9,14 @@ import importlib.machinery
 import sys
 import types
 
-from . import data, tf_io, tfx
+from . import data, datasets, experimental_ops, seeds, session, tf_io, tfx
 from .render import PACKAGE_DIR, is_library, user_site
 from .values import ContextInt, TraceError, Unknown, WorkerIndex, setting, tensor
 
-# What the code set that the runner reports.
-state = {"api": None, "global_seed": None, "context": None, "strategy_replicas": 1,
-         "random_seeded": False}
-
-
-def reset():
-    """Forgets what the code set and imported (for a trace per worker)."""
-    state["api"] = None
-    state["global_seed"] = None
-    state["random_seeded"] = False
-    FLAGS._defaults.clear()
-    FLAGS._values.clear()
-    FLAGS._required.clear()
-    FLAGS._none_read.clear()
-    # The user's modules and the permissive ones made for their imports are
-    # imported afresh (Python's own stay).
+def forget_user_modules():
+    """The user's modules and the permissive ones made for their imports are
+    imported afresh by the next trace (Python's own and the stand-ins stay);
+    what the code set is the session's (session.py)."""
     for name in set(sys.modules) - _installed_modules:
         module = sys.modules[name]
         path = getattr(module, "__file__", None)
@@ -36,7 +24,9 @@ def reset():
             del sys.modules[name]
 
 
-_installed_modules = set()  # sys.modules once the stand-ins are in
+# sys.modules once the stand-ins are in: the process's, not a trace's (the
+# stand-ins are installed once and serve every trace).
+_installed_modules = set()
 
 
 class Module(types.ModuleType):
@@ -208,23 +198,23 @@ class Strategy:
 
     @property
     def num_replicas_in_sync(self):
-        return state["strategy_replicas"]
+        return session.current.strategy_replicas
 
     def scope(self):
         return Unknown("strategy.scope()", tensor=True)
 
     def experimental_distribute_dataset(self, dataset, options=None):
-        state["api"] = "distribute"
-        if isinstance(dataset, data.Dataset):
+        session.current.api = "distribute"
+        if isinstance(dataset, datasets.Dataset):
             data.record_use(dataset, "experimental_distribute_dataset(...)", 0, user_site(),
                             "distribute", self._origin())
         return dataset
 
     def distribute_datasets_from_function(self, dataset_fn, options=None):
-        state["api"] = "from-function"
+        session.current.api = "from-function"
         site = user_site()
-        dataset = dataset_fn(state["context"] or InputContext())
-        if isinstance(dataset, data.Dataset):
+        dataset = dataset_fn(session.current.context or InputContext())
+        if isinstance(dataset, datasets.Dataset):
             data.record_use(dataset, f"distribute_datasets_from_function"
                             f"({getattr(dataset_fn, '__name__', 'fn')})", 0, site,
                             "from-function", self._origin())
@@ -239,8 +229,8 @@ class Strategy:
 
 
 def _set_seed(seed):
-    state["global_seed"] = (seed, user_site())
-    data.set_global_seed(seed)
+    session.current.global_seed = (seed, user_site())
+    seeds.set_global_seed(seed)
 
 
 def _random_op(name):
@@ -250,7 +240,7 @@ def _random_op(name):
 
     def op(*args, seed=None, **kwargs):
         if seed is None:
-            data.draw_op_seed()
+            seeds.draw_op_seed()
         return make(*args, **kwargs)
     return op
 
@@ -259,29 +249,26 @@ def _random_op(name):
 
 class FlagValues:
     """absl's FLAGS: --define values, else the DEFINE_* default (said as an
-    assumption), else an unknown setting."""
-
-    def __init__(self):
-        object.__setattr__(self, "_defaults", {})
-        object.__setattr__(self, "_values", {})
-        # Flags marked required (their None default is no value to use),
-        # and those whose None default the code read.
-        object.__setattr__(self, "_required", set())
-        object.__setattr__(self, "_none_read", [])
+    assumption), else an unknown setting. One object for every trace (the
+    code imports it once from the stand-in absl.flags); what it holds is the
+    session's (flag_values, flag_defaults, flags_required: their None
+    default is no value to use, flags_none_read: those whose None default
+    the code read)."""
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        values = object.__getattribute__(self, "_values")
+        current = session.current
+        values = current.flag_values
         if name in values:
             return values[name]
-        defaults = object.__getattribute__(self, "_defaults")
-        required = object.__getattribute__(self, "_required")
+        defaults = current.flag_defaults
+        required = current.flags_required
         if name in defaults and (defaults[name] is not None or name not in required):
             # None too: absl gives it (repeat(FLAGS.num_epochs) repeats forever).
             data.assume(f"FLAGS.{name} = {defaults[name]!r} (its DEFINE default)", user_site())
             if defaults[name] is None:
-                none_read = object.__getattribute__(self, "_none_read")
+                none_read = current.flags_none_read
                 if name not in none_read:
                     none_read.append(name)
             return defaults[name]
@@ -290,7 +277,7 @@ class FlagValues:
         return unknown
 
     def __setattr__(self, name, value):
-        self._values[name] = value
+        session.current.flag_values[name] = value
 
     def __getitem__(self, name):
         return types.SimpleNamespace(value=getattr(self, name))
@@ -299,7 +286,7 @@ class FlagValues:
         return list(argv)
 
     def __contains__(self, name):
-        return name in self._defaults or name in self._values
+        return name in session.current.flag_defaults or name in session.current.flag_values
 
     def is_parsed(self):
         return True
@@ -315,16 +302,16 @@ FLAGS = FlagValues()
 
 
 def _define(name, default=None, *args, required=False, **kwargs):
-    FLAGS._defaults[name] = default
+    session.current.flag_defaults[name] = default
     if required:
-        FLAGS._required.add(name)
+        session.current.flags_required.add(name)
     return types.SimpleNamespace(value=default, name=name)
 
 
 def _mark_required(*names, **kwargs):
     """mark_flag_as_required(name), mark_flags_as_required([names])."""
     for name in names:
-        FLAGS._required.update([name] if isinstance(name, str) else name)
+        session.current.flags_required.update([name] if isinstance(name, str) else name)
 
 
 def _flags_module(name):
@@ -344,40 +331,42 @@ def _flags_module(name):
 # -- tensorflow --------------------------------------------------------------
 
 def _data_module():
-    ds = data.Dataset
-    for name, fn in [("list_files", data.list_files),
-                     ("from_tensor_slices", data.from_tensor_slices),
-                     ("from_tensors", data.from_tensors), ("range", data.range_)]:
+    ds = datasets.Dataset
+    for name, fn in [("list_files", datasets.list_files),
+                     ("from_tensor_slices", datasets.from_tensor_slices),
+                     ("from_tensors", datasets.from_tensors), ("range", datasets.range_)]:
         setattr(ds, name, staticmethod(fn))
     for name in ["zip", "sample_from_datasets", "choose_from_datasets", "random", "load",
                  "counter"]:
-        setattr(ds, name, staticmethod(data.refused(f"Dataset.{name}")))
-    ds.from_generator = staticmethod(data.refused(
+        setattr(ds, name, staticmethod(datasets.refused(f"Dataset.{name}")))
+    ds.from_generator = staticmethod(datasets.refused(
         "Dataset.from_generator", "runs a Python generator; tfdist does not run the code that "
         "produces data"))
     experimental = {
         "AUTOTUNE": data.AUTOTUNE, "SHARD_HINT": data.SHARD_HINT,
         "AutoShardPolicy": data.AutoShardPolicy, "DistributeOptions": data.DistributeOptions,
-        "Options": data.Options, "ignore_errors": data.ignore_errors,
-        "parallel_interleave": data.parallel_interleave, "map_and_batch": data.map_and_batch,
-        "map_and_batch_with_legacy_function": data.map_and_batch_with_legacy_function,
-        "shuffle_and_repeat": data.shuffle_and_repeat, "unbatch": data.unbatch,
-        "group_by_window": data.group_by_window,
-        "bucket_by_sequence_length": data.bucket_by_sequence_length,
-        "batch_and_drop_remainder": data.batch_and_drop_remainder,
-        "dense_to_ragged_batch": data.dense_to_ragged_batch,
-        "dense_to_sparse_batch": data.dense_to_sparse_batch,
-        "enumerate_dataset": data.enumerate_dataset,
-        "assert_cardinality": data.assert_cardinality,
-        "prefetch_to_device": data.device_copy, "copy_to_device": data.device_copy,
-        "parse_example_dataset": data.parse_example_dataset,
-        "make_batched_features_dataset": data.make_batched_features_dataset,
-        "TFRecordDataset": data.TFRecordDataset,
-        "make_one_shot_iterator": data.make_one_shot_iterator,
-        "make_initializable_iterator": data.make_one_shot_iterator,
+        "Options": data.Options, "ignore_errors": experimental_ops.ignore_errors,
+        "parallel_interleave": experimental_ops.parallel_interleave,
+        "map_and_batch": experimental_ops.map_and_batch,
+        "map_and_batch_with_legacy_function": experimental_ops.map_and_batch_with_legacy_function,
+        "shuffle_and_repeat": experimental_ops.shuffle_and_repeat, "unbatch": experimental_ops.unbatch,
+        "group_by_window": experimental_ops.group_by_window,
+        "bucket_by_sequence_length": experimental_ops.bucket_by_sequence_length,
+        "batch_and_drop_remainder": experimental_ops.batch_and_drop_remainder,
+        "dense_to_ragged_batch": experimental_ops.dense_to_ragged_batch,
+        "dense_to_sparse_batch": experimental_ops.dense_to_sparse_batch,
+        "enumerate_dataset": experimental_ops.enumerate_dataset,
+        "assert_cardinality": experimental_ops.assert_cardinality,
+        "prefetch_to_device": experimental_ops.device_copy,
+        "copy_to_device": experimental_ops.device_copy,
+        "parse_example_dataset": experimental_ops.parse_example_dataset,
+        "make_batched_features_dataset": experimental_ops.make_batched_features_dataset,
+        "TFRecordDataset": datasets.TFRecordDataset,
+        "make_one_shot_iterator": datasets.make_one_shot_iterator,
+        "make_initializable_iterator": datasets.make_one_shot_iterator,
         "cardinality": lambda ds: tensor("cardinality"),
         "INFINITE_CARDINALITY": -1, "UNKNOWN_CARDINALITY": -2,
-        "get_structure": lambda ds: data.element_structure(ds, "element_spec"),
+        "get_structure": lambda ds: datasets.element_structure(ds, "element_spec"),
     }
     for name in data.EXPERIMENTAL_OPTION_GROUPS:
         experimental[name] = data.options_group(name)
@@ -387,22 +376,22 @@ def _data_module():
                  "make_csv_dataset", "CsvDataset", "SqlDataset", "make_saveable_from_iterator",
                  "distributed_save", "rejection_resample", "get_single_element",
                  "make_tf_record_dataset"]:
-        experimental[name] = data.refused(f"tf.data.experimental.{name}")
+        experimental[name] = datasets.refused(f"tf.data.experimental.{name}")
     members = {
-        "Dataset": ds, "TFRecordDataset": data.TFRecordDataset, "Options": data.Options,
-        "make_one_shot_iterator": data.make_one_shot_iterator,
-        "make_initializable_iterator": data.make_one_shot_iterator,
+        "Dataset": ds, "TFRecordDataset": datasets.TFRecordDataset, "Options": data.Options,
+        "make_one_shot_iterator": datasets.make_one_shot_iterator,
+        "make_initializable_iterator": datasets.make_one_shot_iterator,
         "AUTOTUNE": data.AUTOTUNE, "INFINITE_CARDINALITY": -1, "UNKNOWN_CARDINALITY": -2,
-        "TextLineDataset": data.refused_reader("TextLineDataset", "lines of text"),
-        "FixedLengthRecordDataset": data.refused_reader("FixedLengthRecordDataset",
-                                                        "fixed-length records"),
+        "TextLineDataset": datasets.refused_reader("TextLineDataset", "lines of text"),
+        "FixedLengthRecordDataset": datasets.refused_reader("FixedLengthRecordDataset",
+                                                            "fixed-length records"),
         "experimental": Module("tensorflow.data.experimental", True, experimental, strict=True),
         "DatasetSpec": tensor("tf.data.DatasetSpec"),
         "Iterator": tensor("tf.data.Iterator"),
         # tf.compat.v1.data's structure functions (the stand-in's v1 is its tf)
-        "get_output_shapes": lambda ds: data.element_structure(ds, "output_shapes"),
-        "get_output_types": lambda ds: data.element_structure(ds, "output_types"),
-        "get_output_classes": lambda ds: data.element_structure(ds, "output_classes"),
+        "get_output_shapes": lambda ds: datasets.element_structure(ds, "output_shapes"),
+        "get_output_types": lambda ds: datasets.element_structure(ds, "output_types"),
+        "get_output_classes": lambda ds: datasets.element_structure(ds, "output_classes"),
     }
     for name in data.OPTION_GROUPS:
         members[name] = data.options_group(name)
@@ -462,14 +451,17 @@ def build_tensorflow(flags_module):
     estimator = Module("tensorflow.estimator", True, {
         "ModeKeys": types.SimpleNamespace(TRAIN="train", EVAL="eval", PREDICT="infer")})
     contrib_data = Module("tensorflow.contrib.data", True, {
-        "parallel_interleave": data.parallel_interleave, "map_and_batch": data.map_and_batch,
-        "map_and_batch_with_legacy_function": data.map_and_batch_with_legacy_function,
-        "shuffle_and_repeat": data.shuffle_and_repeat, "ignore_errors": data.ignore_errors,
-        "unbatch": data.unbatch, "group_by_window": data.group_by_window,
-        "bucket_by_sequence_length": data.bucket_by_sequence_length, "AUTOTUNE": data.AUTOTUNE,
-        "batch_and_drop_remainder": data.batch_and_drop_remainder,
-        "padded_batch_and_drop_remainder": data.padded_batch_and_drop_remainder,
-        "TFRecordDataset": data.TFRecordDataset}, strict=True)
+        "parallel_interleave": experimental_ops.parallel_interleave,
+        "map_and_batch": experimental_ops.map_and_batch,
+        "map_and_batch_with_legacy_function": experimental_ops.map_and_batch_with_legacy_function,
+        "shuffle_and_repeat": experimental_ops.shuffle_and_repeat,
+        "ignore_errors": experimental_ops.ignore_errors,
+        "unbatch": experimental_ops.unbatch, "group_by_window": experimental_ops.group_by_window,
+        "bucket_by_sequence_length": experimental_ops.bucket_by_sequence_length,
+        "AUTOTUNE": data.AUTOTUNE,
+        "batch_and_drop_remainder": experimental_ops.batch_and_drop_remainder,
+        "padded_batch_and_drop_remainder": experimental_ops.padded_batch_and_drop_remainder,
+        "TFRecordDataset": datasets.TFRecordDataset}, strict=True)
     contrib = Module("tensorflow.contrib", True, {"data": contrib_data})
     version = types.SimpleNamespace(VERSION="2.15.0 (tfdist stand-in)", GIT_VERSION="")
     members = {
@@ -571,19 +563,19 @@ def _horovod_module(name):
     layout is distribute_datasets_from_function's."""
 
     def used():
-        if state["api"] != "from-function":
-            state["api"] = "from-function"
+        if session.current.api != "from-function":
+            session.current.api = "from-function"
             data.assume("Horovod: each process builds its own pipeline; laid out a worker per "
                         "process (--workers), as distribute_datasets_from_function does",
                         user_site())
 
     def size():
         used()
-        return state["context"].num_input_pipelines
+        return session.current.context.num_input_pipelines
 
     def rank():
         used()
-        return state["context"].input_pipeline_id
+        return session.current.context.input_pipeline_id
 
     members = {"init": lambda *a, **k: None, "size": size, "rank": rank,
                "local_rank": lambda: ContextInt(0, "0"), "local_size": lambda: ContextInt(1, "1"),
@@ -618,14 +610,14 @@ def install():
 
 def _mark_random_draws():
     """random.randint and the like return numbers marked as drawn at random
-    (data.RandomInt): a seed drawn so differs in each worker's process."""
+    (seeds.RandomInt): a seed drawn so differs in each worker's process."""
     import random
 
     def marked(draw):
         def wrapper(*args, **kwargs):
             value = draw(*args, **kwargs)
-            if isinstance(value, int) and not state.get("random_seeded"):
-                return data.RandomInt(value)
+            if isinstance(value, int) and not session.current.random_seeded:
+                return seeds.RandomInt(value)
             return value
         return wrapper
 
@@ -635,7 +627,7 @@ def _mark_random_draws():
 
     def seeded(a=None, *args, **kwargs):
         # random.seed(K): every process draws the same numbers after it.
-        state["random_seeded"] = a is not None
+        session.current.random_seeded = a is not None
         return seed(a, *args, **kwargs)
 
     random.seed = seeded

@@ -12,9 +12,9 @@ import collections
 import os
 import sys
 
-from . import data, tf_io
+from . import data, datasets, experimental_ops, tf_io
 from .render import user_site
-from .values import TraceError, Unknown, setting
+from .values import TraceError, Unknown, setting, tensor
 
 _DATASET_OPTION_DEFAULTS = collections.OrderedDict([
     ("batch_size", None), ("drop_final_batch", False), ("num_epochs", None),
@@ -95,8 +95,8 @@ def tf_example_dataset(file_pattern, options, schema=None):
         file_pattern = [file_pattern]
     compression = detect_compression(file_pattern)
     o = options
-    ds = data.list_files(list(file_pattern), shuffle=o.shuffle, seed=o.shuffle_seed)
-    ds = ds.interleave(lambda name: data.TFRecordDataset(name, compression_type=compression),
+    ds = datasets.list_files(list(file_pattern), shuffle=o.shuffle, seed=o.shuffle_seed)
+    ds = ds.interleave(lambda name: datasets.TFRecordDataset(name, compression_type=compression),
                        num_parallel_calls=o.reader_num_threads)
     # TFExampleRecord passes no sloppy_ordering: make_tf_record_dataset's
     # default, an order that is deterministic.
@@ -112,15 +112,15 @@ def tf_example_dataset(file_pattern, options, schema=None):
         spec = schema if schema is not None else setting("the feature spec of no schema")
     else:
         spec = setting(f"the feature spec of the schema {type(schema).__name__}")
-    ds = ds.apply(data.parse_example_dataset(spec))
-    features = data.tensor("parsed")
+    ds = ds.apply(experimental_ops.parse_example_dataset(spec))
+    features = tensor("parsed")
     ds = _opaque_map(ds, "TFExampleRecord: rename features", features)
     if o.label_key is not None:
         data.assume(f"tf_dataset_factory(): the label {o.label_key!r} is popped from the "
                     f"parsed features (not checked against the schema, which the trace "
                     f"cannot see)", site)
         ds = _opaque_map(ds, f"pop label {o.label_key}",
-                         (data.tensor("features"), data.tensor("label")))
+                         (tensor("features"), tensor("label")))
     return ds.prefetch(data.AUTOTUNE)
 
 

@@ -13,10 +13,14 @@ import dis
 import reprlib
 import sys
 
+from . import session
+
 
 # Called as call_hook(unknown, args, kwargs) on each call of an Unknown:
 # data.py records what a traced function computes (tf.io.decode_raw) and
-# what the loading file hands to Keras (model.fit(dataset)).
+# what the loading file hands to Keras (model.fit(dataset)). Not per-trace
+# state: data.py sets it once when imported (values.py cannot import it),
+# and it records into the current session.
 call_hook = None
 
 
@@ -112,21 +116,21 @@ class SymbolicLoop(BaseException):
 
 
 # Unknown values a function run on a symbolic element may make (a million
-# take a few seconds); None outside such a function.
+# take a few seconds); the session's budget is None outside such a function.
 FUNCTION_BUDGET = 1_000_000
-_budget = [None]
 
 
 def run_with_budget(fn, *args):
     """fn(*args) with the budget of unknown values, unless one is running
     (a function traced inside another shares the outer one's)."""
-    if _budget[0] is not None:
+    current = session.current
+    if current.budget is not None:
         return fn(*args)
-    _budget[0] = FUNCTION_BUDGET
+    current.budget = FUNCTION_BUDGET
     try:
         return fn(*args)
     finally:
-        _budget[0] = None
+        current.budget = None
 
 
 class Unknown:
@@ -136,10 +140,11 @@ class Unknown:
                  "_called", "__weakref__")
 
     def __init__(self, name, tensor=False, parent=None, key=None, origin=None, called=False):
-        if _budget[0] is not None:
-            _budget[0] -= 1
-            if _budget[0] < 0:
-                _budget[0] = FUNCTION_BUDGET  # the handler may compute on
+        current = session.current
+        if current.budget is not None:
+            current.budget -= 1
+            if current.budget < 0:
+                current.budget = FUNCTION_BUDGET  # the handler may compute on
                 raise SymbolicLoop(f"it made {FUNCTION_BUDGET} values from symbolic ones "
                                    f"without ending (a loop whose end depends on a value "
                                    f"the trace does not know?)")

@@ -13,7 +13,7 @@ import unittest
 sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else
                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
-from tfdist_trace import data, render, standin, tf_io, values  # noqa: E402
+from tfdist_trace import data, datasets, render, session, standin, tf_io, values  # noqa: E402
 
 tf = standin.install()
 
@@ -182,7 +182,7 @@ class DatasetTest(unittest.TestCase):
             '.map(parse_single_example({"x": FixedLenFeature(shape=[2], dtype=tf.float32), '
             '"y": VarLenFeature(dtype=tf.int64)}))', '.map(opaque("DatasetTest.'
             'test_a_map_that_parses_its_element.lambda"))'])
-        self.assertTrue(any("'z' (SparseFeature) is not parsed" in a for a in data.assumptions))
+        self.assertTrue(any("'z' (SparseFeature) is not parsed" in a for a in session.current.assumptions))
 
     def test_sources_of_values(self):
         self.assertEqual(chain(tf.data.Dataset.from_tensor_slices(([1, 2], ["a", "b"])))[0],
@@ -282,12 +282,12 @@ class RealCodeTest(unittest.TestCase):
 
     def test_horovod_rank_and_size_are_the_input_context(self):
         import horovod.tensorflow as hvd
-        standin.state["context"] = standin.context_for(4, 0, 1)
+        session.current.context = standin.context_for(4, 0, 1)
         hvd.init()
         ds = tf.data.Dataset.list_files("x*", shuffle=False).shard(hvd.size(), hvd.rank())
         self.assertEqual(chain(ds)[1], ".shard(ctx.num_input_pipelines, ctx.input_pipeline_id)")
-        self.assertEqual(standin.state["api"], "from-function")
-        standin.state["api"] = None
+        self.assertEqual(session.current.api, "from-function")
+        session.current.api = None
 
     def test_a_seed_drawn_at_random_is_an_unseeded_shuffle(self):
         import random
@@ -297,7 +297,7 @@ class RealCodeTest(unittest.TestCase):
         self.assertEqual(chain(tf.data.Dataset.range(4).shuffle(4, seed=seed + 1))[1],
                          ".shuffle(4, seed=%d)" % (seed + 1))  # computed: a plain number
         self.assertTrue(any("drawn at random in each worker's process" in a
-                            for a in data.assumptions))
+                            for a in session.current.assumptions))
 
     def test_isinstance_against_a_class_the_trace_cannot_see(self):
         unknown_class = values.setting("protos.InputReader")
@@ -363,7 +363,7 @@ class RealCodeTest(unittest.TestCase):
 
     def test_iterating_while_the_file_loads_is_bounded(self):
         ds = tf.data.Dataset.range(3).batch(2)
-        data.loading = True
+        session.current.loading = True
         try:
             # As many symbolic elements as Python counts...
             self.assertEqual(len(list(ds)), 2)
@@ -372,12 +372,12 @@ class RealCodeTest(unittest.TestCase):
             self.assertEqual(len(list(files.take(1).batch(4).prefetch(1))), 1)
             # ... else LOAD_ELEMENTS, then the file stops loading.
             it = iter(ds.repeat())
-            for _ in range(data.LOAD_ELEMENTS):
+            for _ in range(datasets.LOAD_ELEMENTS):
                 next(it)
-            with self.assertRaises(data.LoadStopped):
+            with self.assertRaises(datasets.LoadStopped):
                 next(it)
         finally:
-            data.loading = False
+            session.current.loading = False
         with self.assertRaises(values.TraceError):
             next(iter(ds))
 

@@ -21,7 +21,7 @@ import unittest
 sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else
                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
-from tfdist_trace import data, render, run, standin, values  # noqa: E402
+from tfdist_trace import data, render, run, session, standin, values  # noqa: E402
 
 tf = standin.install()
 SEED = 20261126
@@ -142,13 +142,13 @@ def _alarm(signum, frame):
 
 class PropertyTest(unittest.TestCase):
     def setUp(self):
-        data.assumptions.clear()
+        session.current.assumptions.clear()
         self.previous = signal.signal(signal.SIGALRM, _alarm)
 
     def tearDown(self):
         signal.alarm(0)
         signal.signal(signal.SIGALRM, self.previous)
-        data.assumptions.clear()
+        session.current.assumptions.clear()
 
     def check_error(self, e, steps):
         self.assertNotIsInstance(e, RecursionError, steps)
@@ -195,19 +195,19 @@ class PropertyTest(unittest.TestCase):
         for make, fn in [(_pipeline, values.setting("self.parse")),
                          (_pipeline, values.setting("preprocess.parse_record")),
                          (_pipeline, functools.partial(values.setting("parse"), 1))]:
-            data.assumptions.clear()
+            session.current.assumptions.clear()
             ds = make().map(fn).filter(values.setting("self.keep"))
             text = data.chain_of(ds)
             self.assertIn("map(opaque(", text)
             self.assertIn("filter(opaque(", text)
-            said = " ".join(str(a) for a in data.assumptions)
+            said = " ".join(str(a) for a in session.current.assumptions)
             self.assertIn("cannot see this function", said)
             self.assertIn("one element in, one out", said)
             self.assertIn("keeping every element", said)
-        data.assumptions.clear()
+        session.current.assumptions.clear()
         ds = _names().interleave(values.setting("reader_fn"), cycle_length=2)
         self.assertIn("interleave(tfrecord, cycle_length=2)", data.chain_of(ds))
-        self.assertIn("TFRecord", " ".join(str(a) for a in data.assumptions))
+        self.assertIn("TFRecord", " ".join(str(a) for a in session.current.assumptions))
 
     def test_a_long_chain_is_stored_in_linear_space(self):
         for build in (lambda u: u + 1, lambda u: u.attribute, lambda u: u[0], lambda u: u(),
