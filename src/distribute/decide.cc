@@ -5,9 +5,11 @@
 #include "tfdist/distribute/decide.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
+#include <vector>
 
 namespace tfdist::dist {
 
@@ -150,20 +152,43 @@ Status DecideSplit(const PipelineShape& s, const DistributeOptions& options, Dec
     // RebatchDataset splits each element's first dimension into N pieces
     // of ceil(n / N), which a scalar does not have.
     d.split = Split::kNone;
-    d.split_reason = fmt::format(
-        "the pipeline does not end in batch(): tf.distribute splits each element's first "
-        "dimension over the {} replicas in sync (legacy RebatchDataset), which tfdist {}; "
-        "shown unsplit",
-        N, s.scalar_elements ? "cannot do to scalars" : "cannot see in these elements");
+    if (!s.element_rows.empty()) {
+      // Every feature's first dimension n is cut into N pieces of ceil(n /
+      // N) rows, the last ones short or empty: each replica gets a piece
+      // of every element.
+      std::string pieces;
+      for (const auto& [name, n] : s.element_rows) {
+        const int64_t per = (n + N - 1) / N;
+        std::vector<int64_t> rows;
+        for (int64_t r = 0; r < N; ++r) rows.push_back(std::clamp<int64_t>(n - r * per, 0, per));
+        pieces += fmt::format("{}{}: {} -> {} rows", pieces.empty() ? "" : "; ", name, n,
+                              fmt::join(rows, " + "));
+      }
+      d.split_reason = fmt::format(
+          "the pipeline does not end in batch(): tf.distribute cuts each element's first "
+          "dimension into {} pieces (legacy RebatchDataset), so every replica gets a piece of "
+          "every element, not elements of its own ({}); shown one element a step",
+          N, pieces);
+    } else {
+      d.split_reason = fmt::format(
+          "the pipeline does not end in batch(): tf.distribute splits each element's first "
+          "dimension over the {} replicas in sync (legacy RebatchDataset), which tfdist {}; "
+          "shown unsplit",
+          N, s.scalar_elements ? "cannot do to scalars" : "cannot see in these elements");
+    }
     if (s.scalar_elements) {
-      d.Warn(WarningKind::kScalarRebatch,
-             fmt::format("the elements are scalars and the pipeline has no batch(): with {} "
-                         "replicas in sync TensorFlow fails at the first element (\"Cannot "
-                         "rebatch dataset: All components must have at least one dimension. "
-                         "Perhaps your input dataset is not batched? Component 0 is scalar.\"); "
-                         "batch() the dataset to the global batch size",
-                         N),
-             {}, Severity::kError);
+      d.Warn(
+          WarningKind::kScalarRebatch,
+          fmt::format("{} and the pipeline has no batch(): with {} "
+                      "replicas in sync TensorFlow fails at the first element (\"Cannot "
+                      "rebatch dataset: All components must have at least one dimension. "
+                      "Perhaps your input dataset is not batched? Component {} is scalar.\"); "
+                      "batch() the dataset to the global batch size",
+                      s.scalar_feature.empty()
+                          ? std::string("the elements are scalars")
+                          : fmt::format("the elements' feature '{}' is a scalar", s.scalar_feature),
+                      N, s.scalar_component),
+          {}, Severity::kError);
     }
   } else if (!s.batched) {
     d.split = Split::kNone;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <map>
 
@@ -179,14 +180,42 @@ PipelineShape Analyze(const data::Pipeline& p) {
   // The rank of the elements, forward: records, names and integers are
   // scalars; a batch has rank >= 1 (unbatch() gives its scalars back); a
   // map() or a value given in the pipeline may be anything.
-  enum class Rank { kScalar, kBatchOfScalars, kUnknown };
+  // A parse_single_example() of FixedLenFeatures gives a dict whose ranks
+  // are the features' (kRows: all >= 1, their first dimensions known).
+  enum class Rank { kScalar, kBatchOfScalars, kRows, kUnknown };
   Rank rank = Rank::kUnknown;
   for (const data::Op& op : ops) {
-    if (const auto* f = std::get_if<data::FromTensorSlicesOp>(&op.params)) {
+    if (const auto* m = std::get_if<data::MapOp>(&op.params);
+        m != nullptr && m->single_example && rank == Rank::kScalar && !m->features.empty() &&
+        std::none_of(m->features.begin(), m->features.end(),
+                     [](const data::FeatureSpec& f) { return f.var_len; })) {
+      s.element_rows.clear();
+      rank = Rank::kRows;
+      std::vector<std::string> scalars;
+      for (const data::FeatureSpec& f : m->features) {
+        if (f.shape.empty()) {
+          scalars.push_back(f.name);
+        } else {
+          s.element_rows.emplace_back(f.name, f.shape[0]);
+        }
+      }
+      if (!scalars.empty()) {
+        // A scalar component is enough to fail the rebatch; TensorFlow
+        // flattens the dict in the order of its sorted keys.
+        rank = Rank::kScalar;
+        const std::string& first = *std::min_element(scalars.begin(), scalars.end());
+        s.scalar_feature = first;
+        s.scalar_component =
+            std::count_if(m->features.begin(), m->features.end(),
+                          [&](const data::FeatureSpec& f) { return f.name < first; });
+      }
+    } else if (const auto* f = std::get_if<data::FromTensorSlicesOp>(&op.params)) {
       rank = f->integers ? Rank::kScalar : Rank::kUnknown;
     } else if (Is<data::ListFilesOp>(op) || Is<data::TFRecordOp>(op) || Is<data::RangeOp>(op) ||
                Is<data::InterleaveOp>(op)) {
       rank = Rank::kScalar;
+      s.scalar_component = 0;
+      s.scalar_feature.clear();
     } else if (Is<data::BatchOp>(op) || Is<data::RebatchOp>(op)) {
       rank = rank == Rank::kScalar ? Rank::kBatchOfScalars : Rank::kUnknown;
     } else if (Is<data::UnbatchOp>(op)) {
@@ -199,6 +228,11 @@ PipelineShape Analyze(const data::Pipeline& p) {
   const bool enumerated = std::any_of(ops.begin(), ops.end(),
                                       [](const data::Op& op) { return Is<data::EnumerateOp>(op); });
   s.scalar_elements = !s.batched && (rank == Rank::kScalar || enumerated);
+  if (enumerated) {  // the pair leads with its index
+    s.scalar_component = 0;
+    s.scalar_feature.clear();
+  }
+  if (s.batched || rank != Rank::kRows || enumerated) s.element_rows.clear();
   // tf.distribute asks the element spec first: a batch dimension that is
   // static there (batch(G, drop_remainder=True), followed by ops that keep
   // the spec) is G whatever the graph walk above found.

@@ -42,6 +42,25 @@ def main():
     check("cannot see in these elements" in out.get("split_reason", "") and
           not any(SCALAR in w for w in out.get("warnings", [])),
           f"opaque elements: {out.get('split_reason')} {out.get('warnings')}")
+    # Parsed records: a dict of features, flattened in sorted key order. A
+    # scalar feature is TensorFlow's error, named by its index; features
+    # that all have a first dimension are cut into ceil(n / N) rows a piece.
+    parsed = (f'tfrecord(["{one}"]).map(parse_single_example({{"x": FixedLenFeature([3], '
+              'tf.int64), "c": FixedLenFeature([], tf.int64), "a": FixedLenFeature([2], '
+              'tf.int64)}))')
+    out = layout_json("--replicas", "2", parsed)
+    check(any(SCALAR in w and "Component 1 is scalar" in w and "feature 'c'" in w
+              for w in out.get("warnings", [])),
+          f"a scalar feature: component 1 (a, c, x), named: {out.get('warnings')}")
+    rows = (f'tfrecord(["{one}"]).map(parse_single_example({{"x": FixedLenFeature([4], '
+            'tf.int64), "y": FixedLenFeature([1, 2], tf.float32)}))')
+    out = layout_json("--replicas", "3", rows)
+    check("x: 4 -> 2 + 2 + 0 rows; y: 1 -> 1 + 0 + 0 rows" in out.get("split_reason", "") and
+          "every replica gets a piece of every element" in out.get("split_reason", "") and
+          not any(SCALAR in w for w in out.get("warnings", [])),
+          f"features with rows: {out.get('split_reason')} {out.get('warnings')}")
+    out = layout_json("--replicas", "3", rows + ".batch(6)")
+    check("rows" not in out.get("split_reason", ""), f"batched: {out.get('split_reason')}")
     # One replica in sync, --rebatch none, from-function and batch(): no rebatch, no error.
     for args in (("range(5)",), ("--replicas", "2", "--rebatch", "none", "range(5)"),
                  ("--replicas", "2", "--api", "from-function", "range(5)"),

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tfdist/data/pipeline.h"
@@ -46,6 +47,16 @@ struct PipelineShape {
   // tf.distribute adds over several replicas in sync fails on it. False
   // where a map() or a value given in the pipeline may make it anything.
   bool scalar_elements = false;
+  // With scalar_elements: the first scalar of an element's components in
+  // TensorFlow's flat order (a dict's keys sorted), as its error names it.
+  size_t scalar_component = 0;
+  // With scalar_elements, of a parse_single_example() dict: that
+  // component's feature name; empty when the element itself is a scalar.
+  std::string scalar_feature;
+  // Not batched, and every element a parse_single_example() dict of
+  // FixedLenFeatures of rank >= 1: each feature's name and first dimension,
+  // in the dict's order (what the legacy rebatch cuts). Empty otherwise.
+  std::vector<std::pair<std::string, int64_t>> element_rows;
   // The first filter(), as messages name it ("filter(is_valid) (line 3,
   // column 9)"), or empty: tfdist counts it as keeping every element.
   std::string filter;
