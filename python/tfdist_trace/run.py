@@ -158,6 +158,24 @@ CONTEXT_MEMBERS = ("num_input_pipelines", "input_pipeline_id", "num_replicas_in_
                    "get_per_replica_batch_size")
 
 
+# Helpers of a launcher (Horovod's rank() and size(), a project's
+# get_rank()/get_world_size()) whose value is each worker's own.
+RANK_NAMES = ("rank", "get_rank", "local_rank", "worker_index", "task_index", "process_index")
+SIZE_NAMES = ("size", "get_size", "world_size", "get_world_size", "num_workers", "process_count")
+
+
+def _worker_hint(name):
+    """For a call of an unknown RANK_NAMES/SIZE_NAMES helper: the define
+    that gives each worker its own value; "" for another name."""
+    last = name.rsplit(".", 1)[-1]
+    member = ("input_pipeline_id" if last in RANK_NAMES else
+              "num_input_pipelines" if last in SIZE_NAMES else None)
+    if member is None:
+        return ""
+    return (f" or, if it is the worker's {'index' if member == 'input_pipeline_id' else 'count'}"
+            f", each worker's with --define '{name}=lambda *args, **kwargs: CONTEXT.{member}'")
+
+
 def looks_like_context(name):
     """A name spelled like an input context (self.input_context, ctx, ...)."""
     last = name.rsplit(".", 1)[-1]
@@ -247,7 +265,8 @@ def describe_exception(e, namespaces, self_object=None, loading=False):
                     f"--define '{name}=lambda *args, **kwargs: VALUE'")
         value = "lambda *args, **kwargs: VALUE" if called else "VALUE"
         define = f"--define '{name}={value}'" if called else f"--define {name}={value}"
-        return f"{what} {e.why}, but nothing defines it; give it with {define}"
+        return (f"{what} {e.why}, but nothing defines it; give it with {define}"
+                + (_worker_hint(name) if called else ""))
     if isinstance(e, TraceError):
         return str(e)
     if isinstance(e, (MissingKey, MissingAttribute)):
@@ -446,12 +465,20 @@ class Tracer:
                           + quote_hint(name, expr, e))
         return AttrDict.wrap(value)
 
-    def _base_namespace(self):
+    def _base_namespace(self, name=None, expr=""):
         # DATA_ACCESSOR: the DataAccessor TFX's Trainer passes; a global of
         # the file's own of that name wins, tfdist.DATA_ACCESSOR stays.
-        return {"tf": self.tf, "tensorflow": self.tf, "__builtins__": __builtins__,
-                "DATA_ACCESSOR": tfx.DATA_ACCESSOR,
-                "tfdist": types.SimpleNamespace(DATA_ACCESSOR=tfx.DATA_ACCESSOR)}
+        spelled = {"DATA_ACCESSOR": tfx.DATA_ACCESSOR}
+        if re.search(r"\bCONTEXT\b", expr):
+            # CONTEXT inside an expression (--define 'get_rank=lambda:
+            # CONTEXT.input_pipeline_id', a Horovod-style helper): each
+            # worker's InputContext, as the bare word gives it.
+            spelled["CONTEXT"] = self._spelled_value(name, "CONTEXT")
+        base = {"tf": self.tf, "tensorflow": self.tf, "__builtins__": __builtins__,
+                "tfdist": types.SimpleNamespace(**spelled)}
+        base.update((word, value) for word, value in spelled.items()
+                    if word not in self.own_names)
+        return base
 
     def _seed_defines(self):
         """Before the file runs: plain names become globals, and the roots
@@ -480,13 +507,14 @@ class Tracer:
                     continue
             elif "." not in name:
                 try:
-                    g[name] = self._pending_names[name] = evaluate(self._base_namespace())
+                    g[name] = self._pending_names[name] = evaluate(
+                        self._base_namespace(name, expr))
                 except Exception:
                     pass
                 continue
             else:
                 try:
-                    value = AttrDict.wrap(evaluate(self._base_namespace()))
+                    value = AttrDict.wrap(evaluate(self._base_namespace(name, expr)))
                 except Exception:
                     value = None  # it names the file's values: set after the file ran
             if value is not None:
@@ -541,9 +569,8 @@ class Tracer:
     def _apply_defines(self):
         """After the file ran: every define, evaluated in the file's names."""
         g = self.module.__dict__
-        namespace = {**self._base_namespace(), **g}
         for name, expr in self.request.defines:
-            value = self._eval(name, expr, namespace)
+            value = self._eval(name, expr, {**self._base_namespace(name, expr), **g})
             self.values[name] = value
             parts = name.split(".")
             if parts[0] == "self":

@@ -194,6 +194,16 @@ def input_fn(pattern):
 """, {"pattern": '"data/*"', "FLAGS.use_tpu": "False", "FLAGS.batch_size": "2",
       "GLOBAL_BATCH": "2", "FLAGS.steps": "2"}),
 
+    "a launcher's rank and size helpers": (HEAD + """\
+from myproject.launch import get_rank, get_world_size
+
+
+def input_fn(pattern):
+    ds = tf.data.Dataset.list_files(pattern, shuffle=False)
+    ds = ds.shard(get_world_size(), get_rank())
+    return ds.interleave(tf.data.TFRecordDataset, cycle_length=2).batch(2)
+""", {"pattern": '"data/*"', "get_world_size": "1", "get_rank": "0"}),
+
     "a global a project helper made": (HEAD + """\
 from myproject import utils
 
@@ -332,6 +342,15 @@ def main():
         workers = attr.get("workers", [])
         check(len(workers) == 2 and files_of(workers[0]) != files_of(workers[1]),
               f"each worker's context: the workers read the same files: {workers}")
+        # CONTEXT inside an expression: a launcher's rank and size helpers.
+        launcher = case("a launcher's rank and size helpers")
+        out = layout("CONTEXT in a lambda", "--python", launcher, "--define", 'pattern="data/*"',
+                     "--define", "get_rank=lambda: CONTEXT.input_pipeline_id", "--define",
+                     "get_world_size=lambda: CONTEXT.num_input_pipelines", *topology)
+        workers = out.get("workers", [])
+        check(out.get("api") == "from-function" and len(workers) == 2 and
+              files_of(workers[0]) != files_of(workers[1]),
+              f"CONTEXT in a lambda: each worker's rank: {json.dumps(out)[:800]}")
         with open("param.py", "w") as f:
             f.write(HEAD + "\n\ndef input_fn(pattern, input_context):\n"
                     "    ds = tf.data.Dataset.list_files(pattern, shuffle=False)\n"
