@@ -322,6 +322,10 @@ class AttrDict(dict):
     def __setattr__(self, attr, value):
         self[attr] = value
 
+    def get(self, key, default=None):
+        # HParams and ConfigDict take get(key=..., default=...) by keyword.
+        return dict.get(self, key, default)
+
     @staticmethod
     def wrap(value):
         if isinstance(value, dict) and not isinstance(value, AttrDict):
@@ -948,7 +952,8 @@ def _import_bindings(frame, module):
 
 
 def _short_repr(value, width=60):
-    text = repr(value)
+    # An object's default repr holds its address, which differs run to run.
+    text = re.sub(r"<([\w.]+) object at 0x[0-9a-f]+>", r"<\1 object>", repr(value))
     if len(text) <= width:
         return text
     if isinstance(value, (list, tuple)) and value:

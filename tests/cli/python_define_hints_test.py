@@ -342,6 +342,18 @@ def main():
         workers = attr.get("workers", [])
         check(len(workers) == 2 and files_of(workers[0]) != files_of(workers[1]),
               f"each worker's context: the workers read the same files: {workers}")
+        # A dict define read as HParams are, get(key=..., default=...); an
+        # object's repr on the input line without its address.
+        with open("hparams.py", "w") as f:
+            f.write(HEAD + "\n\ndef input_fn(hparams, cfg):\n"
+                    "    ds = tf.data.TFRecordDataset(tf.io.gfile.glob('data/*'))\n"
+                    "    return ds.batch(hparams.get(key='batch_size', default=8))\n")
+        out = layout("get by keyword", "--python", "hparams.py", "--define",
+                     'hparams={"batch_size": 2}', "--define", "cfg=object()")
+        check(out.get("global_batch_size") == 2, f"hparams.get(key=...): {json.dumps(out)[:400]}")
+        check("0x" not in out.get("input", {}).get("entry", "0x") and
+              "<object object>" in out.get("input", {}).get("entry", ""),
+              f"an object's address on the input line: {out.get('input')}")
         # CONTEXT inside an expression: a launcher's rank and size helpers.
         launcher = case("a launcher's rank and size helpers")
         out = layout("CONTEXT in a lambda", "--python", launcher, "--define", 'pattern="data/*"',
