@@ -194,6 +194,19 @@ def input_fn(pattern):
 """, {"pattern": '"data/*"', "FLAGS.use_tpu": "False", "FLAGS.batch_size": "2",
       "GLOBAL_BATCH": "2", "FLAGS.steps": "2"}),
 
+    "a config object a library's call makes": (HEAD + """\
+import hparams
+
+
+class Reader:
+    def __init__(self):
+        self.cfg = hparams.Config(name="imagenet")
+
+    def input_fn(self, batch_size):
+        files = tf.io.gfile.glob(self.cfg.splits["train"]["files"])
+        return tf.data.TFRecordDataset(files).batch(batch_size)
+""", {"batch_size": "2", "hparams.Config": '{"splits": {"train": {"files": "data/*"}}}'}),
+
     "a launcher's rank and size helpers": (HEAD + """\
 from myproject.launch import get_rank, get_world_size
 
