@@ -1,6 +1,7 @@
 # Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 # What the CLI tests share: checks that report every failure rather than
 # stopping at the first, and running tfdist with an expected exit status.
+import json
 import signal
 import subprocess
 import time
@@ -20,6 +21,24 @@ def tfdist(*args, expect=0):
     check(proc.returncode == expect,
           f"tfdist {' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stderr}")
     return proc
+
+
+def layout_parts(*args):
+    """`tfdist layout --format json ARGS` as (the layout, without what only a
+    trace adds; the trace's input; its assumptions)."""
+    out = json.loads(tfdist("layout", "--format", "json", *args).stdout)
+    return out, out.pop("input", None), out.pop("assumptions", [])
+
+
+def same_layout(name, traced_args, chain_args):
+    """Checks that the layout of `traced_args` (a --python trace) equals the
+    layout of `chain_args` (the chain that says what it builds); returns the
+    traced layout, its input (a dict) and its assumptions."""
+    traced, source, assumed = layout_parts(*traced_args)
+    direct, _, _ = layout_parts(*chain_args)
+    check(traced == direct, f"{name}: the traced layout differs from the chain's\n"
+                            f"traced: {json.dumps(traced)[:2000]}\nchain:  {json.dumps(direct)[:2000]}")
+    return traced, source or {}, assumed
 
 
 def finish():

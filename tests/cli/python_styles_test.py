@@ -24,20 +24,12 @@ def fixture(name):
     return os.path.join(FIXTURES, name)
 
 
-def layout(*args):
-    """The layout as JSON, and what only a trace adds (input, assumptions)."""
-    out = json.loads(tfdist("layout", "--format", "json", *args).stdout)
-    return out, out.pop("input", None), out.pop("assumptions", [])
-
-
 def same_layout(name, python_args, chain, topology):
     """The traced layout equals the chain's; returns the trace's input and
     assumptions."""
-    traced, source, assumed = layout("--python", *python_args, *topology)
-    direct, _, _ = layout(chain, *topology)
-    check(traced == direct, f"{name}: the traced layout differs from the chain's\n"
-                            f"traced: {json.dumps(traced)[:2000]}\nchain:  {json.dumps(direct)[:2000]}")
-    return source or {}, assumed
+    _, source, assumed = checks.same_layout(name, ["--python", *python_args, *topology],
+                                            [chain, *topology])
+    return source, assumed
 
 
 def main():

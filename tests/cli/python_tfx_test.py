@@ -7,7 +7,6 @@
 # GZIP readers, shuffle, repeat, batch, parse_example_dataset, the maps,
 # prefetch). doc/python.md, "TFX input functions".
 # Usage: python_tfx_test.py TFDIST
-import json
 import os
 import shutil
 import sys
@@ -24,18 +23,9 @@ PARSED = ('.apply(parse_example_dataset(opaque("feature spec")))'
           '.map(opaque("rename features"))')
 
 
-def layout(*args):
-    """The layout as JSON, and what only a trace adds (input, assumptions)."""
-    out = json.loads(tfdist("layout", "--format", "json", *args).stdout)
-    return out, out.pop("input", None), out.pop("assumptions", [])
-
-
 def same_layout(name, python_args, chain, topology):
-    traced, source, assumed = layout("--python", MODULE, *python_args, *topology, *FIXED)
-    direct, _, _ = layout(chain, *topology, *FIXED)
-    check(traced == direct, f"{name}: the traced layout differs from the chain's\n"
-                            f"traced: {json.dumps(traced)[:2000]}\nchain:  {json.dumps(direct)[:2000]}")
-    return traced, source or {}, assumed
+    return checks.same_layout(name, ["--python", MODULE, *python_args, *topology, *FIXED],
+                              [chain, *topology, *FIXED])
 
 
 def main():

@@ -27,18 +27,11 @@ def fixture(name):
 
 def layout_json(*args):
     """The layout as JSON, without what only a trace adds."""
-    out = json.loads(tfdist("layout", "--format", "json", *args).stdout)
-    for key in ("input", "assumptions"):
-        out.pop(key, None)
-    return out
+    return checks.layout_parts(*args)[0]
 
 
 def same_layout(name, python_args, chain, topology):
-    traced = layout_json("--python", *python_args, *topology)
-    direct = layout_json(chain, *topology)
-    check(traced == direct, f"{name}: the traced layout differs from the chain's\n"
-                            f"traced: {json.dumps(traced)[:2000]}\nchain:  {json.dumps(direct)[:2000]}")
-    return traced
+    return checks.same_layout(name, ["--python", *python_args, *topology], [chain, *topology])[0]
 
 
 def traced_json(*args):
