@@ -270,10 +270,6 @@ class ParallelInterleave final : public Iterator {
     std::vector<Item> items;
   };
 
-  // A record's bytes beyond its payload: its length, the length's CRC and
-  // the payload's CRC (io's record framing).
-  static constexpr uint64_t kRecordFraming = 8 + 4 + 4;
-
   // A slot counts what the consumer took from it, not what its tasks read
   // ahead: how far they got when a layout stops (--steps) depends on the
   // threads, and a layout's counts must not.
@@ -327,7 +323,7 @@ class ParallelInterleave final : public Iterator {
     out.origin.index = item.index;
     out.origin.offset = item.offset;
     ++s.taken_records;
-    s.taken_end = item.offset + item.payload_size + kRecordFraming;
+    s.taken_end = item.offset + item.payload_size + io::kRecordFramingBytes;
     if (++s.next == p->items.size()) {
       drained_.push_back(std::move(s.local.front()));
       s.local.pop_front();

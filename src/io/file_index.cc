@@ -27,14 +27,12 @@
 namespace tfdist::io {
 namespace {
 
-constexpr uint64_t kFraming = kRecordHeaderSize + kRecordFooterSize;
-
 // The most bytes an index of a `file_size`-byte file can hold: a line per
-// record of at least kFraming bytes, each two numbers of at most 20 digits
+// record of at least kRecordFramingBytes bytes, each two numbers of at most 20 digits
 // and a little white space. A larger one is not read.
 uint64_t MaxIndexSize(uint64_t file_size) {
   constexpr uint64_t kMaxLineBytes = 2 * 20 + 8;
-  return (file_size / kFraming + 1) * kMaxLineBytes;
+  return (file_size / kRecordFramingBytes + 1) * kMaxLineBytes;
 }
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
@@ -202,7 +200,7 @@ std::optional<IndexedCount> ReadOpenIndex(const UniqueFd& fd, const IndexFiles& 
       *stale = fmt::format("{}: line {} is not \"offset size\"", out.index_path, c.records + 1);
       return std::nullopt;
     }
-    if (offset != end || size < kFraming) {
+    if (offset != end || size < kRecordFramingBytes) {
       *stale =
           fmt::format("{}: record {} does not follow the one before", out.index_path, c.records);
       return std::nullopt;
@@ -217,7 +215,7 @@ std::optional<IndexedCount> ReadOpenIndex(const UniqueFd& fd, const IndexFiles& 
     on_record(offset, size);
     end = offset + size;
     ++c.records;
-    c.payload_bytes += size - kFraming;
+    c.payload_bytes += size - kRecordFramingBytes;
   }
   if (end != file_size) {
     *stale = fmt::format("{} covers {} bytes; {} has {}", out.index_path, end, path, file_size);
@@ -362,7 +360,8 @@ Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
     return Status::OK();
   };
   while (reader->SkipRecord()) {
-    lines += fmt::format("{} {}\n", reader->last_record_offset(), reader->last_record_size() + 16);
+    lines += fmt::format("{} {}\n", reader->last_record_offset(),
+                         reader->last_record_size() + kRecordFramingBytes);
     ++out.count.records;
     out.count.payload_bytes += reader->last_record_size();
     if (lines.size() >= (1 << 16)) TFDIST_RETURN_IF_ERROR(flush());

@@ -61,12 +61,12 @@ Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
             [&](size_t a, size_t b) { return requests[a].offset < requests[b].offset; });
   // Saturates: a payload_size no file can hold must not wrap around 2^64.
   auto end_of = [&](size_t i) {
-    constexpr uint64_t kFraming = kRecordHeaderSize + kRecordFooterSize;
     const FetchRequest& r = requests[i];
-    if (r.offset > UINT64_MAX - kFraming || r.payload_size > UINT64_MAX - kFraming - r.offset) {
+    if (r.offset > UINT64_MAX - kRecordFramingBytes ||
+        r.payload_size > UINT64_MAX - kRecordFramingBytes - r.offset) {
       return UINT64_MAX;
     }
-    return r.offset + r.payload_size + kFraming;
+    return r.offset + r.payload_size + kRecordFramingBytes;
   };
   for (size_t first = 0; first < order.size();) {
     // A run: records in offset order, each starting within kMaxGap of the

@@ -10,12 +10,14 @@
 #include <string_view>
 
 #include "tfdist/io/crc32c.h"
+#include "tfdist/io/record_reader.h"
 
 namespace tfdist::io {
 
 // uint64 length | uint32 masked_crc32c(length) | data | uint32 masked_crc32c(data)
 inline constexpr size_t kRecordHeaderSize = sizeof(uint64_t) + sizeof(uint32_t);
 inline constexpr size_t kRecordFooterSize = sizeof(uint32_t);
+static_assert(kRecordHeaderSize + kRecordFooterSize == kRecordFramingBytes);
 
 inline uint64_t DecodeFixed64(const char* p) {
   uint64_t v;

@@ -16,17 +16,15 @@
 namespace tfdist::io {
 namespace {
 
-constexpr size_t kFraming = kRecordHeaderSize + kRecordFooterSize;
-
 // The loop, parameterised on how a CRC is computed so both builds share it.
 template <typename Crc>
 ScanResult Scan(const char* data, size_t n, size_t stop, bool verify, Crc crc) {
   ScanResult r;
   size_t pos = 0;
-  while (pos < stop && n - pos >= kFraming) {
+  while (pos < stop && n - pos >= kRecordFramingBytes) {
     const char* p = data + pos;
     const uint64_t length = DecodeFixed64(p);
-    if (length > n - pos - kFraming) break;
+    if (length > n - pos - kRecordFramingBytes) break;
     // The length CRC always: an unchecked length walks zeros as records.
     if (crc32c::Unmask(DecodeFixed32(p + 8)) != crc(p, 8)) break;
     if (verify && crc32c::Unmask(DecodeFixed32(p + kRecordHeaderSize + length)) !=
@@ -37,7 +35,7 @@ ScanResult Scan(const char* data, size_t n, size_t stop, bool verify, Crc crc) {
     r.last_size = length;
     ++r.records;
     r.payload_bytes += length;
-    pos += kFraming + length;
+    pos += kRecordFramingBytes + length;
   }
   r.consumed = pos;
   return r;
@@ -79,11 +77,11 @@ __attribute__((target("sse4.2"))) ScanResult ScanHardware(const char* data, size
     size_t next = pos;
     int k = 0;
     for (; k < 3; ++k) {
-      if (next >= stop || n - next < kFraming) break;
+      if (next >= stop || n - next < kRecordFramingBytes) break;
       p[k] = data + next;
       len[k] = DecodeFixed64(p[k]);
-      if (len[k] > n - next - kFraming || len[k] >= 512) break;
-      next += kFraming + len[k];
+      if (len[k] > n - next - kRecordFramingBytes || len[k] >= 512) break;
+      next += kRecordFramingBytes + len[k];
     }
     if (k < 3) break;
     bool ok = true;

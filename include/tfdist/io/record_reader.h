@@ -59,6 +59,10 @@ struct RecordReaderOptions {
 // RecordReaderOptions::elide_large_records).
 inline constexpr size_t kElidedRecordPrefix = 4096;
 
+// The bytes a record takes in its file beyond its payload: the length, the
+// length's CRC and the payload's CRC.
+inline constexpr uint64_t kRecordFramingBytes = 8 + 4 + 4;
+
 // Reads the records of a TFRecord stream in order, checking both CRCs, with
 // TensorFlow's error semantics (tensorflow/core/lib/io/record_reader.cc):
 //  * the input ending exactly at a record boundary is a clean end;
