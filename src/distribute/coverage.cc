@@ -153,7 +153,9 @@ Result<CoverageDraw> Draw(const data::Pipeline& pipeline, const DistributeOption
     one.worker_pipelines.reset();
     one.worker_seeds = false;
     one.read_by_index = false;
-    if (one.api == Api::kDistribute) one.policy = AutoShardPolicy::kOff;
+    if (one.api == Api::kDistribute && one.policy != AutoShardPolicy::kHint) {
+      one.policy = AutoShardPolicy::kOff;
+    }
     data::BuildOptions rb = b;
     rb.default_seed = Mix(draw.seed ^ 0x5851F42D4C957F2DULL);
     TFDIST_ASSIGN_OR_RETURN(const Execution ex, Execution::Plan(pipeline, one, rb));
@@ -212,11 +214,17 @@ std::optional<size_t> FirstUnseeded(const data::Pipeline& p, size_t begin, size_
   return std::nullopt;
 }
 
-// The first shard() whose index is ctx.input_pipeline_id.
-std::optional<size_t> ContextShard(const data::Pipeline& p) {
+// The first shard() that each worker cuts by its own index: one whose
+// index is ctx.input_pipeline_id (from-function), or whose num_shards is
+// SHARD_HINT (the HINT policy).
+std::optional<size_t> WorkerShard(const data::Pipeline& p, bool hint) {
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const auto* s = std::get_if<data::ShardOp>(&p.ops[i].params);
-    if (s != nullptr && s->index.symbol == data::IntArg::Symbol::kInputPipelineId) return i;
+    if (s == nullptr) continue;
+    if (hint ? s->num_shards.symbol == data::IntArg::Symbol::kShardHint
+             : s->index.symbol == data::IntArg::Symbol::kInputPipelineId) {
+      return i;
+    }
   }
   return std::nullopt;
 }
@@ -274,6 +282,11 @@ struct Facts {
   PipelineShape shape;
 };
 
+// A summary's count over all its epochs, as one epoch's.
+uint64_t PerEpoch(const Facts& f, uint64_t count) {
+  return count / static_cast<uint64_t>(std::max<int64_t>(f.options.epochs, 1));
+}
+
 Finding NewFinding(FindingKind kind, FindingSeverity severity = FindingSeverity::kWarning) {
   Finding f;
   f.kind = kind;
@@ -288,9 +301,9 @@ std::string SilentText(std::string_view why) {
 // OFF over several workers: every worker feeds everything.
 void OffFindings(const Facts& f, CoverageResult& out) {
   const LayoutSummary& s = f.summary;
-  if (s.workers.empty() || s.workers.front().records == 0) return;
-  const uint64_t n = s.workers.front().records;
-  const uint64_t fed = s.ReceivedRecords();
+  const uint64_t n = PerEpoch(f, s.workers.empty() ? 0 : s.workers.front().records);
+  if (n == 0) return;
+  const uint64_t fed = PerEpoch(f, s.ReceivedRecords());
   const uint64_t W = static_cast<uint64_t>(f.W);
   out.counts.exact = RecordCounts{n, n, fed > n ? fed - n : 0, 0};
   Finding d = NewFinding(FindingKind::kDuplicateRecords);
@@ -302,8 +315,9 @@ void OffFindings(const Facts& f, CoverageResult& out) {
       W, W));
   if (f.ctx.loop == Loop::kFit && !f.ctx.version.Keras3()) {
     d.tensorflow +=
-        "; Keras' fit with a known cardinality runs that many global steps and makes new "
-        "iterators each epoch, so each worker only ever feeds the first 1/W of its stream";
+        "; Keras 2's fit (derived from its data handler): with a known cardinality N it runs N "
+        "global steps an epoch on new iterators, so each worker only ever feeds the first 1/W "
+        "of its stream; with an unknown one, W times N steps";
   }
   d.other_versions =
       "the same in every 2.x release (auto_shard_dataset returns the dataset unchanged under OFF)";
@@ -311,8 +325,8 @@ void OffFindings(const Facts& f, CoverageResult& out) {
       "each of the {} workers feeds all {} records{}: every record fed {} times, {} extra feeds "
       "in an epoch ({} global steps where one pass over the data would take about {})",
       W, n, f.ctx.policy_given ? " (the OFF policy, as asked)" : "", W, fed > n ? fed - n : 0,
-      s.steps, (s.steps + W - 1) / W);
-  const uint64_t files = s.workers.front().files;
+      PerEpoch(f, s.steps), (PerEpoch(f, s.steps) + W - 1) / W);
+  const uint64_t files = PerEpoch(f, s.workers.front().files);
   const bool file_ok = f.shape.file_blocker.empty() && files >= W;
   d.fix = file_ok
               ? fmt::format("{}: each worker reads its own {} of the {} files; or {}", kPolicyFile,
@@ -328,7 +342,7 @@ void OffFindings(const Facts& f, CoverageResult& out) {
 void UnshardedFunctionFindings(const Facts& f, CoverageResult& out) {
   const LayoutSummary& s = f.summary;
   const uint64_t W = static_cast<uint64_t>(f.W);
-  uint64_t n = s.workers.empty() ? 0 : s.workers.front().records;
+  const uint64_t n = PerEpoch(f, s.workers.empty() ? 0 : s.workers.front().records);
   std::string reads;
   if (s.reads && s.reads->distinct > 0) {
     reads = fmt::format(
@@ -337,7 +351,7 @@ void UnshardedFunctionFindings(const Facts& f, CoverageResult& out) {
         s.reads->shared, s.reads->distinct, s.reads->total);
   }
   if (n == 0) return;
-  const uint64_t fed = s.ReceivedRecords();
+  const uint64_t fed = PerEpoch(f, s.ReceivedRecords());
   out.counts.exact = RecordCounts{n, n, fed > n ? fed - n : 0, 0};
   Finding d = NewFinding(FindingKind::kDuplicateRecords, FindingSeverity::kError);
   d.tensorflow = SilentText(
@@ -375,7 +389,8 @@ std::string DrawEvidence(const CoverageDraw& draw, int64_t workers, bool missed)
                                                   (static_cast<double>(draw.hash_limit) + 1)),
                             draw.reference_records);
   std::string out = fmt::format(
-      "one draw (run seed {}; every run draws anew) over {}: {} fed twice or more ({}, {} extra "
+      "one draw of the first epoch (run seed {}; every run draws anew) over {}: {} fed twice or "
+      "more ({}, {} extra "
       "feeds), {} never ({}), {} once ({})",
       draw.seed, covered, c.duplicated, Fraction(x.duplicated), c.extra_feeds, c.missed,
       Fraction(x.missed), draw.once, Fraction(x.once));
@@ -390,7 +405,7 @@ std::string DrawEvidence(const CoverageDraw& draw, int64_t workers, bool missed)
 // Each worker cuts its own random order: the fractions and a draw.
 Status SeedPerWorkerFindings(const Facts& f, const data::BuildOptions& build,
                              const CoverageOptions& coverage, size_t unseeded,
-                             std::optional<size_t> context_shard, CoverageResult& out) {
+                             std::optional<size_t> shard_op, CoverageResult& out) {
   const CoverageFractions x = ExpectedCoverage(f.W);
   out.counts.expected = x;
   const bool function = f.options.api == Api::kFromFunction;
@@ -403,8 +418,10 @@ Status SeedPerWorkerFindings(const Facts& f, const data::BuildOptions& build,
     TFDIST_ASSIGN_OR_RETURN(out.counts.draw,
                             Draw(f.pipeline, f.options, build, coverage, /*reference=*/true));
   }
-  const std::string where = function ? fmt::format("{} cuts", OpAt(f.pipeline, *context_shard))
-                                     : fmt::format("DATA sharding keeps every {}th piece of", f.W);
+  // The cut: a shard() of the pipeline's, or DATA's at the end.
+  const bool own_shard = shard_op && *shard_op < f.pipeline.ops.size();
+  const std::string where = own_shard ? fmt::format("{} cuts", OpAt(f.pipeline, *shard_op))
+                                      : fmt::format("DATA sharding keeps every {}th piece of", f.W);
   const std::string why = fmt::format(
       "{} has no seed and the program sets no global seed, so each of the {} workers draws its "
       "own order, and {} a different permutation on each: each record is fed to c ~ "
@@ -418,16 +435,16 @@ Status SeedPerWorkerFindings(const Facts& f, const data::BuildOptions& build,
       "each worker's process draws its own seeds for the shuffle, so the shard cuts a different "
       "permutation on each worker (with reshuffle_each_iteration, a new one every epoch)");
   const std::string fix =
-      function ? fmt::format(
-                     "{} (the same S on every worker), or `tf.random.set_seed(S)` in "
-                     "every worker before the input function builds the dataset; or "
-                     "shard before the shuffle",
-                     SeedFix(f.pipeline, unseeded))
-               : fmt::format(
-                     "{} (the same S on every worker), or `tf.random.set_seed(S)` on "
-                     "every worker before the dataset is made; or {} (each worker then "
-                     "shuffles its own files)",
-                     SeedFix(f.pipeline, unseeded), kPolicyFile);
+      own_shard ? fmt::format(
+                      "{} (the same S on every worker), or `tf.random.set_seed(S)` in "
+                      "every worker before {} builds the dataset; or "
+                      "shard before the shuffle",
+                      SeedFix(f.pipeline, unseeded), function ? "the input function" : "it")
+                : fmt::format(
+                      "{} (the same S on every worker), or `tf.random.set_seed(S)` on "
+                      "every worker before the dataset is made; or {} (each worker then "
+                      "shuffles its own files)",
+                      SeedFix(f.pipeline, unseeded), kPolicyFile);
   const std::string draw_text = out.counts.draw ? DrawEvidence(*out.counts.draw, f.W, false)
                                                 : fmt::format("no draw ({})", out.counts.no_draw);
   Finding d = NewFinding(FindingKind::kDuplicateRecords, FindingSeverity::kError);
@@ -453,7 +470,9 @@ Status OverlapFindings(const Facts& f, const data::BuildOptions& build,
   const ReadOverlap& r = *f.summary.reads;
   const uint64_t unread = r.unread.value_or(0);
   if (r.shared == 0 && unread == 0) return Status::OK();
-  out.counts.exact = RecordCounts{r.distinct + unread, r.shared, r.total - r.distinct, unread};
+  const uint64_t per_pass = r.total / static_cast<uint64_t>(std::max<int64_t>(r.passes, 1));
+  out.counts.exact = RecordCounts{r.distinct + unread, r.shared,
+                                  per_pass > r.distinct ? per_pass - r.distinct : 0, unread};
   std::string pairs;
   if (r.shared > 0 && coverage.draw && !f.shape.endless_at) {
     CoverageOptions named = coverage;
@@ -593,10 +612,12 @@ Result<CoverageResult> CoverageFindings(const data::Pipeline& pipeline,
   // shard at the end, or the input function's shard(); nullopt where the
   // workers' shares are fixed (FILE, one worker) or there is no cut.
   std::optional<size_t> cut;
+  const bool hint = !function && d.applied == AutoShardPolicy::kHint;
+  const std::optional<size_t> shard_op = WorkerShard(pipeline, hint);
   if (several && !function && d.ShardsData(summary.topology)) cut = pipeline.ops.size();
-  const std::optional<size_t> context_shard = ContextShard(pipeline);
-  if (several && function && d.function_shards && !options.worker_pipelines && context_shard) {
-    cut = *context_shard;
+  if (several && (hint || (function && d.function_shards && !options.worker_pipelines)) &&
+      shard_op) {
+    cut = *shard_op;
   }
 
   std::optional<size_t> unseeded_before_cut;
@@ -608,7 +629,7 @@ Result<CoverageResult> CoverageFindings(const data::Pipeline& pipeline,
     UnshardedFunctionFindings(f, out);
   } else if (unseeded_before_cut) {
     TFDIST_RETURN_IF_ERROR(
-        SeedPerWorkerFindings(f, build, coverage, *unseeded_before_cut, context_shard, out));
+        SeedPerWorkerFindings(f, build, coverage, *unseeded_before_cut, shard_op, out));
   } else if (several && function && summary.reads) {
     // The traced per-worker pipelines and their unseeded shuffles: the
     // reads measured are one run's.
@@ -634,9 +655,7 @@ Result<CoverageResult> CoverageFindings(const data::Pipeline& pipeline,
   }
 
   if (const std::optional<size_t> op = FirstNondeterministicOp(pipeline)) {
-    const bool before_cut =
-        several && (function ? (context_shard && *op < *context_shard && d.function_shards)
-                             : d.ShardsData(summary.topology));
+    const bool before_cut = cut && *op < *cut;
     NondeterministicFinding(f, *op, before_cut, out);
   }
   return out;

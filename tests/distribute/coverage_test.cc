@@ -111,6 +111,14 @@ TEST_CASE("OFF on 4 workers: every record fed 4 times, exactly; asked for, a war
   CHECK(Contains(d->fix, "AutoShardPolicy.FILE"));
   CHECK(Find(r, FindingKind::kMissedRecords) == nullptr);
 
+  // Two epochs: the counts are one epoch's.
+  c.options.epochs = 2;
+  r = Run(c);
+  CHECK(r.counts.exact->extra_feeds == 300);
+  CHECK(Contains(Find(r, FindingKind::kDuplicateRecords)->evidence, "(100 global steps"));
+  CHECK(Contains(Find(r, FindingKind::kDuplicateRecords)->fix, "its own 1 of the 4 files"));
+  c.options.epochs = 1;
+
   c.ctx.policy_given = true;
   r = Run(c);
   d = Find(r, FindingKind::kDuplicateRecords);
@@ -165,7 +173,7 @@ TEST_CASE("DATA after an unseeded shuffle on 4 workers: the fractions and a draw
   CHECK(u->severity == FindingSeverity::kError);
   CHECK(Contains(d->evidence, "0.316 of the records missed"));
   CHECK(Contains(d->evidence, "0.422 fed exactly once"));
-  CHECK(Contains(d->evidence, "one draw (run seed 11"));
+  CHECK(Contains(d->evidence, "one draw of the first epoch (run seed 11"));
   CHECK(Contains(d->evidence, "over all 2000 records"));
   CHECK(Contains(d->evidence, fmt::format("{} fed twice or more", draw.counts.duplicated)));
   CHECK(Contains(m->evidence, fmt::format("{} never", draw.counts.missed)));
@@ -341,6 +349,57 @@ TEST_CASE("one worker: nothing to duplicate or miss") {
   CHECK(Run(c).findings.empty());
   c.options.policy = AutoShardPolicy::kOff;
   CHECK(Run(c).findings.empty());
+}
+
+TEST_CASE("HINT: a shard(SHARD_HINT, i) after an unseeded shuffle is drawn as DATA's is") {
+  testing::TempDir dir;
+  WriteData(dir, 4, 100);
+  Case c = Make(fmt::format("list_files(\"{}/part-*\", shuffle=False).interleave(tfrecord)"
+                            ".shuffle(400).shard(SHARD_HINT, 0).batch(2)",
+                            dir.path()),
+                Api::kDistribute, AutoShardPolicy::kHint, 2);
+  c.coverage.seed = 4;
+  CoverageResult r = Run(c);
+  REQUIRE(r.counts.draw);
+  CHECK(r.counts.draw->reference_records == 400);
+  CHECK(r.counts.draw->Fractions().missed == doctest::Approx(0.25).epsilon(0.3));
+  const Finding* d = Find(r, FindingKind::kDuplicateRecords);
+  REQUIRE(d != nullptr);
+  CHECK(Contains(d->evidence, "shard() at column"));
+  // Seeded: one permutation, disjoint shares.
+  c.expr = fmt::format(
+      "list_files(\"{}/part-*\", shuffle=False).interleave(tfrecord)"
+      ".shuffle(400, seed=1).shard(SHARD_HINT, 0).batch(2)",
+      dir.path());
+  CHECK(Run(c).findings.empty());
+}
+
+TEST_CASE("input functions whose workers' file lists overlap: the shared records, exactly") {
+  testing::TempDir dir;
+  WriteData(dir, 3, 10);
+  auto pipelines = std::make_shared<std::vector<data::Pipeline>>();
+  // Worker 0 reads part-00 and part-01, worker 1 part-01 and part-02.
+  for (int first : {0, 1}) {
+    auto p = data::ParsePipeline(
+        fmt::format("tfrecord([\"{0}/part-{1:02}\", \"{0}/part-{2:02}\"]).batch(2)", dir.path(),
+                    first, first + 1));
+    REQUIRE_MESSAGE(p.ok(), p.status().ToString());
+    pipelines->push_back(std::move(*p));
+  }
+  Case c = Make("", Api::kFromFunction, AutoShardPolicy::kAuto, 2);
+  c.options.worker_pipelines = pipelines;
+  auto summary = SummarizeLayout((*pipelines)[0], c.options, c.build);
+  REQUIRE_MESSAGE(summary.ok(), summary.status().ToString());
+  auto r = CoverageFindings((*pipelines)[0], c.options, c.build, *summary, c.ctx, c.coverage);
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  REQUIRE(r->counts.exact);
+  CHECK(r->counts.exact->duplicated == 10);  // part-01, read by both
+  CHECK(r->counts.exact->extra_feeds == 10);
+  const Finding* d = Find(*r, FindingKind::kDuplicateRecords);
+  REQUIRE(d != nullptr);
+  CHECK(Contains(d->evidence, "10 of the 30 records read were read by more than one worker"));
+  CHECK(Contains(d->evidence, "workers 0 and 1 (10 records in common)"));
+  CHECK(Contains(d->evidence, "measured, exact"));
 }
 
 }  // namespace
