@@ -269,6 +269,13 @@ TEST_CASE("FILE with list_files' unseeded shuffle is safe: no finding") {
   CHECK(o.findings[0].kind == FindingKind::kUnseededShuffle);
   CHECK(o.findings[0].severity == FindingSeverity::kWarning);
   CHECK(Contains(o.findings[0].evidence, "shuffle() at column"));
+  CHECK(Contains(o.findings[0].tensorflow, "Random ops require a seed"));
+  // Before 2.8 there is no op determinism to raise it.
+  c.ctx.version = TfVersion{7};
+  const CoverageResult old = Run(c);
+  REQUIRE(old.findings.size() == 1);
+  CHECK_FALSE(Contains(old.findings[0].tensorflow, "Random ops"));
+  CHECK(Contains(old.findings[0].other_versions, "from 2.8"));
 }
 
 TEST_CASE("an input function that does not shard: every record fed by every worker") {

@@ -88,7 +88,7 @@ struct CoverageResult {
 
 // The most sampled records a draw counts at once: past it the sample's hash
 // limit halves (dropping the records above it), so memory holds at most
-// this many entries of 24 bytes, whatever the dataset.
+// this many entries (a few MB), whatever the dataset.
 inline constexpr size_t kCoverageSampleCap = size_t{1} << 16;
 
 struct CoverageOptions {
