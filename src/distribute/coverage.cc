@@ -245,6 +245,11 @@ std::string SeedFix(const data::Pipeline& p, size_t i) {
   return fmt::format("a seed on every shuffle of the dataset joined by {}", OpAt(p, i));
 }
 
+// The k of a draw's "1/k" sample of records.
+uint64_t SampleDenominator(const CoverageDraw& draw) {
+  return static_cast<uint64_t>(std::ldexp(1.0, 64) / (static_cast<double>(draw.hash_limit) + 1));
+}
+
 std::string Fraction(double x) { return fmt::format("{:.3f}", x); }
 
 std::string Share(uint64_t part, uint64_t whole) {
@@ -383,10 +388,7 @@ std::string DrawEvidence(const CoverageDraw& draw, int64_t workers, bool missed)
                       : fmt::format(
                             "{} sampled records (those whose id hash falls in the lowest 1/{} of "
                             "hashes, of the {} one worker feeds)",
-                            c.records,
-                            static_cast<uint64_t>(std::ldexp(1.0, 64) /
-                                                  (static_cast<double>(draw.hash_limit) + 1)),
-                            draw.reference_records);
+                            c.records, SampleDenominator(draw), draw.reference_records);
   std::string out = fmt::format(
       "one draw of the first epoch (run seed {}; every run draws anew) over {}: {} fed twice or "
       "more ({}, {} extra "
@@ -517,6 +519,42 @@ Status OverlapFindings(const Facts& f, const data::BuildOptions& build,
   return Status::OK();
 }
 
+// list_files matched a file more than once: TensorFlow reads it once per
+// match, whatever the policy. The seeds are fixed here (an unseeded cut is
+// drawn above), so counting the feeds of one run is exact for its sample.
+Status ListedTwiceFindings(const Facts& f, const data::BuildOptions& build,
+                           const CoverageOptions& coverage, CoverageResult& out) {
+  if (f.shape.endless_at) return Status::OK();
+  TFDIST_ASSIGN_OR_RETURN(const CoverageDraw run,
+                          Draw(f.pipeline, f.options, build, coverage, /*reference=*/false));
+  if (run.counts.duplicated == 0) return Status::OK();
+  std::string named;
+  for (const Warning& w : f.summary.decision.warnings) {
+    if (w.kind == WarningKind::kFileListedTwice) {
+      named = w.message;
+      break;
+    }
+  }
+  const RecordCounts& c = run.counts;
+  if (run.Complete()) out.counts.exact = c;
+  Finding d = NewFinding(FindingKind::kDuplicateRecords, FindingSeverity::kError);
+  d.tensorflow = SilentText(
+      "list_files keeps a file that several patterns match once per match, and the reader reads "
+      "it each time");
+  d.other_versions = "the same in every 2.x release";
+  const std::string over =
+      run.Complete() ? fmt::format("of all {} records", c.records)
+                     : fmt::format(
+                           "of {} sampled records (those whose id hash falls in the lowest 1/{} of "
+                           "hashes)",
+                           c.records, SampleDenominator(run));
+  d.evidence = fmt::format("{} {} are fed twice or more in an epoch ({} extra feeds): {}",
+                           c.duplicated, over, c.extra_feeds, named);
+  d.fix = "list each file once: patterns of list_files that match no file twice (or one pattern)";
+  out.findings.push_back(std::move(d));
+  return Status::OK();
+}
+
 void UnseededFinding(const Facts& f, size_t unseeded, bool coverage_error, CoverageResult& out) {
   Finding u = NewFinding(FindingKind::kUnseededShuffle,
                          coverage_error ? FindingSeverity::kError : FindingSeverity::kWarning);
@@ -639,6 +677,8 @@ Result<CoverageResult> CoverageFindings(const data::Pipeline& pipeline,
       }
     }
     TFDIST_RETURN_IF_ERROR(OverlapFindings(f, build, coverage, drawn, out));
+  } else if (d.HasWarning(WarningKind::kFileListedTwice)) {
+    TFDIST_RETURN_IF_ERROR(ListedTwiceFindings(f, build, coverage, out));
   }
 
   // unseeded_shuffle: an error where the cut depends on it; else a warning

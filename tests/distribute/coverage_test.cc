@@ -409,5 +409,28 @@ TEST_CASE("input functions whose workers' file lists overlap: the shared records
   CHECK(Contains(d->evidence, "measured, exact"));
 }
 
+TEST_CASE("a file list_files matches twice is read twice: its records duplicated") {
+  testing::TempDir dir;
+  WriteData(dir, 4, 10);
+  Case c = Make(fmt::format("list_files([\"{0}/part-00\", \"{0}/part-*\"], shuffle=False)"
+                            ".interleave(tfrecord).batch(2)",
+                            dir.path()),
+                Api::kDistribute, AutoShardPolicy::kFile, 2);
+  CoverageResult r = Run(c);
+  REQUIRE(r.counts.exact);
+  CHECK(r.counts.exact->records == 40);
+  CHECK(r.counts.exact->duplicated == 10);
+  CHECK(r.counts.exact->extra_feeds == 10);
+  const Finding* d = Find(r, FindingKind::kDuplicateRecords);
+  REQUIRE(d != nullptr);
+  CHECK(Contains(d->evidence, "10 of all 40 records are fed twice or more"));
+  CHECK(Contains(d->evidence, "part-00 matched by more than one pattern"));
+  // One worker reads it twice too.
+  c.options.topology.workers = 1;
+  r = Run(c);
+  REQUIRE(Find(r, FindingKind::kDuplicateRecords) != nullptr);
+  CHECK(r.counts.exact->duplicated == 10);
+}
+
 }  // namespace
 }  // namespace tfdist::dist

@@ -110,10 +110,11 @@ std::optional<size_t> FirstNondeterministicOp(const data::Pipeline& pipeline);
 //    input function that does not shard (every record W times), or whose
 //    workers' file lists overlap or leave records unread
 //    (summary.reads); DATA over several workers after a shuffle with no
-//    seed, or an input function's shard() after one: the expected
-//    fractions and a draw, an error. FILE sharding with list_files'
-//    unseeded shuffle is safe (TensorFlow moves the shuffle after the
-//    shard): no finding.
+//    seed, or an input function's or HINT's shard() after one: the
+//    expected fractions and a draw, an error. A file list_files matched
+//    twice (read twice, under any policy): its records counted, an error.
+//    FILE sharding with list_files' unseeded shuffle is safe (TensorFlow
+//    moves the shuffle after the shard): no finding.
 //  - unseeded_shuffle: a shuffle of records with no seed and no global
 //    seed (order differs run to run: a warning), an error where the shard
 //    cuts its order (above).
@@ -121,7 +122,8 @@ std::optional<size_t> FirstNondeterministicOp(const data::Pipeline& pipeline);
 //    several workers or a shard() by the input context (which records each
 //    worker keeps cannot be known: an error), else an info (order only).
 // The draw reads the data W + 1 times (the reference pass and every
-// worker), in memory bounded by CoverageOptions::sample_cap.
+// worker; a file listed twice, W times), in memory bounded by
+// CoverageOptions::sample_cap.
 // Error: the pipeline's own errors while drawing, Cancelled when
 // interrupted.
 Result<CoverageResult> CoverageFindings(const data::Pipeline& pipeline,
