@@ -206,16 +206,17 @@ data::BuildOptions Distribution::WorkerBuild(const DistributeOptions& options, i
     b.context = data::InputContext{t.workers, w, t.num_replicas_in_sync()};
     b.counters->tally = tally;
     b.counters->worker = w;
-    if (w > 0 && b.default_seed) b.default_seed = WorkerSeed(*b.default_seed, w);
   } else if (decision.applied == AutoShardPolicy::kHint) {
     b.shard_hint = std::make_pair(t.workers, w);
   }
+  const bool own_seed = options.api == Api::kFromFunction || options.worker_seeds;
+  if (own_seed && w > 0 && b.default_seed) b.default_seed = WorkerSeed(*b.default_seed, w);
   return b;
 }
 
 bool Distribution::SamePipelineForAll(const DistributeOptions& options) const {
-  return options.api == Api::kDistribute && !decision.ShardsFiles(options.topology) &&
-         decision.applied != AutoShardPolicy::kHint;
+  return options.api == Api::kDistribute && !options.worker_seeds &&
+         !decision.ShardsFiles(options.topology) && decision.applied != AutoShardPolicy::kHint;
 }
 
 }  // namespace tfdist::dist

@@ -45,10 +45,11 @@ struct Distribution {
   // hint (HINT), and ReadCounters of its own (from-function: telling
   // `tally`). From-function workers are processes of their own, so each
   // draws its own order for shuffles without any seed (BuildOptions::
-  // default_seed: worker 0 the run's, the others one made from it).
+  // default_seed: worker 0 the run's, the others one made from it); so do
+  // all workers under DistributeOptions::worker_seeds.
   data::BuildOptions WorkerBuild(const DistributeOptions& options, int64_t w) const;
   // Whether every worker runs the very same pipeline (no FILE rewrite, no
-  // hint, no input context), so that one reading can serve them all.
+  // hint, no input context, one seed), so that one reading can serve them all.
   bool SamePipelineForAll(const DistributeOptions& options) const;
 };
 

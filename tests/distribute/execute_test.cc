@@ -6,6 +6,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "test_util.h"
 #include "tfdist/distribute/layout.h"
 #include "tfdist/io/record_writer.h"
@@ -226,6 +229,36 @@ TEST_CASE("from-function with a pipeline per worker: each worker runs its own") 
   CHECK_FALSE(ex->decision().HasWarning(WarningKind::kFunctionDoesNotShard));
   CHECK(*Stream(*ex, 0) == std::vector<std::string>{"[0,1]", "[2,3]"});
   CHECK(*Stream(*ex, 1) == std::vector<std::string>{"[10,11]", "[12]"});
+}
+
+TEST_CASE("worker_seeds: each worker draws its own order for an unseeded shuffle, as TF does") {
+  Result<data::Pipeline> p = data::ParsePipeline("range(64).shuffle(64).batch(2)");
+  REQUIRE(p.ok());
+  DistributeOptions o;
+  o.policy = AutoShardPolicy::kData;
+  o.topology.workers = 2;
+  data::BuildOptions build;
+  build.default_seed = 7;
+  // The records both workers feed: none when they cut one permutation.
+  auto common = [&](const Execution& ex) {
+    std::vector<std::string> a = *Stream(ex, 0), b = *Stream(ex, 1);
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    std::vector<std::string> both;
+    std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
+    return both.size();
+  };
+  Result<Execution> shared = Execution::Plan(*p, o, build);
+  REQUIRE(shared.ok());
+  CHECK(shared->reads_once());
+  CHECK(common(*shared) == 0);
+  o.worker_seeds = true;
+  Result<Execution> own = Execution::Plan(*p, o, build);
+  REQUIRE(own.ok());
+  CHECK_FALSE(own->reads_once());
+  CHECK(common(*own) > 0);
+  // Worker 0 keeps the run's seed: its order is the shared plan's.
+  CHECK(*Stream(*own, 0) == *Stream(*shared, 0));
 }
 
 }  // namespace

@@ -84,6 +84,12 @@ struct DistributeOptions {
   // index, each worker reads only its own records. Off: every worker reads
   // every file, as TensorFlow does (what layouts report).
   bool read_by_index = false;
+  // Every worker draws its own order for shuffles without any seed
+  // (data::BuildOptions::default_seed: worker 0 the run's, the others one
+  // made from it), as the separate processes of a TensorFlow job do, where
+  // layouts give all workers of Api::kDistribute the run's (one order, as
+  // if the job were seeded). From-function workers always draw their own.
+  bool worker_seeds = false;
 };
 
 // What a warning is about; its message says it in the API's terms and its

@@ -105,9 +105,9 @@ class Execution {
  public:
   // Expands list_files once, checks the topology, decides the policy and
   // the split (counting the file names FILE sharding needs), picks the run's
-  // seed (so every worker draws the same unseeded shuffles), plans DATA by
-  // index files, and builds the dataset of every worker asked for
-  // (options.worker, else all).
+  // seed (so every worker draws the same unseeded shuffles, unless
+  // DistributeOptions::worker_seeds), plans DATA by index files, and builds
+  // the dataset of every worker asked for (options.worker, else all).
   // REQUIRES: options.worker and options.max_steps as DistributeOptions says.
   // Error: InvalidArgument (impossible topology, FILE without files, too few
   // files for the workers, a pipeline that does not build), or the
