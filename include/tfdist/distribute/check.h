@@ -64,22 +64,22 @@ struct CheckContext {
 
 // The finding kinds; their names (FindingName) are what scripts match.
 enum class FindingKind {
-  kTooFewFiles,             // too_few_files: FILE sharding with fewer files than workers
-  kEmptyShard,              // empty_shard: a worker's shard is empty before a repeat()
-  kNoSteps,                 // no_steps: an epoch feeds no step
-  kInfiniteWithoutSteps,    // infinite_without_steps: repeats forever, no steps_per_epoch
-  kStepsPerEpochTooLarge,   // steps_per_epoch_too_large: more steps than the data feeds
-  kUnevenSteps,             // uneven_steps: workers feed different numbers of steps
-  kDuplicateRecords,        // duplicate_records: a record fed to more than one replica
-  kMissedRecords,           // missed_records: a record fed to none
-  kDroppedRecords,          // dropped_records: records read but fed to no replica
-  kReadAmplification,       // read_amplification: workers read more than they feed
-  kUnseededShuffle,         // unseeded_shuffle: an order that differs run to run / worker to worker
-  kNondeterministic,        // nondeterministic: deterministic=False or sloppy order
-  kDynamicBatchShape,       // dynamic_batch_shape: a partial batch where shapes must be static
-  kEmptyBatches,            // empty_batches: replicas fed empty batches
-  kImbalance,               // imbalance: workers' shares differ
-  kAutoPolicy,              // auto_policy: what AUTO chose, and why
+  kTooFewFiles,            // too_few_files: FILE sharding with fewer files than workers
+  kEmptyShard,             // empty_shard: a worker's shard is empty before a repeat()
+  kNoSteps,                // no_steps: an epoch feeds no step
+  kInfiniteWithoutSteps,   // infinite_without_steps: repeats forever, no steps_per_epoch
+  kStepsPerEpochTooLarge,  // steps_per_epoch_too_large: more steps than the data feeds
+  kUnevenSteps,            // uneven_steps: workers feed different numbers of steps
+  kDuplicateRecords,       // duplicate_records: a record fed to more than one replica
+  kMissedRecords,          // missed_records: a record fed to none
+  kDroppedRecords,         // dropped_records: records read but fed to no replica
+  kReadAmplification,      // read_amplification: workers read more than they feed
+  kUnseededShuffle,        // unseeded_shuffle: an order that differs run to run / worker to worker
+  kNondeterministic,       // nondeterministic: deterministic=False or sloppy order
+  kDynamicBatchShape,      // dynamic_batch_shape: a partial batch where shapes must be static
+  kEmptyBatches,           // empty_batches: replicas fed empty batches
+  kImbalance,              // imbalance: workers' shares differ
+  kAutoPolicy,             // auto_policy: what AUTO chose, and why
 };
 std::string_view FindingName(FindingKind kind);  // "too_few_files", ...
 
@@ -106,16 +106,16 @@ struct Finding {
 
 // The steps_per_epoch values worth knowing, with what each does.
 struct StepsPerEpoch {
-  uint64_t min = 0;  // the steps every worker can feed in full
-  uint64_t max = 0;  // the steps of the longest worker
+  uint64_t min = 0;    // the steps every worker can feed in full
+  uint64_t max = 0;    // the steps of the longest worker
   std::string at_min;  // what happens with min: records past it wait or are lost
   std::string at_max;  // with max: exhausted workers feed empty batches or fail
 };
 
 struct CheckResult {
-  std::vector<Finding> findings;  // most severe first, then in FindingKind order
+  std::vector<Finding> findings;                 // most severe first, then in FindingKind order
   std::optional<StepsPerEpoch> steps_per_epoch;  // nullopt where no step is counted
-  FindingSeverity Worst() const;  // kInfo when no finding
+  FindingSeverity Worst() const;                 // kInfo when no finding
 };
 
 }  // namespace tfdist::dist
