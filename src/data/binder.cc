@@ -12,6 +12,7 @@
 
 #include "map_function.h"
 #include "tfdist/base/text.h"
+#include "tfdist/data/pipeline.h"
 
 namespace tfdist::data {
 

@@ -10,6 +10,8 @@
 #include <cassert>
 #include <map>
 
+#include "tfdist/data/pipeline.h"
+
 namespace tfdist::dist {
 namespace {
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "tfdist/data/pipeline.h"
+#include "tfdist/data/ops.h"
 
 namespace tfdist::dist {
 
