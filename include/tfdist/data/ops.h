@@ -97,6 +97,10 @@ struct BatchOp {
   IntArg batch_size;
   bool drop_remainder = false;
   bool padded = false;
+  // batch()'s (padded_batch has neither): the batches are the same, but
+  // with both set and deterministic False their order is not fixed.
+  std::optional<IntArg> num_parallel_calls;  // None: sequential
+  std::optional<bool> deterministic;         // None: true
 };
 // unbatch(): the elements of each batch, one at a time.
 struct UnbatchOp {};
@@ -176,6 +180,7 @@ struct MapOp {
   // looks through it).
   bool parse_dataset = false;
   std::optional<IntArg> num_parallel_calls;
+  std::optional<bool> deterministic;  // None: true
 };
 
 using OpParams = std::variant<ListFilesOp, FromTensorSlicesOp, TFRecordOp, RangeOp, ShardOp,
