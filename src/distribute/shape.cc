@@ -10,7 +10,11 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <limits>
 #include <map>
+#include <span>
+#include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <variant>
 
@@ -104,7 +108,7 @@ bool FileTransparent(const Op& op) { return KeepsBatch(op) || In(kFilePassThroug
 // a literal G, and the ops after it keep the batch dimension (a map() may
 // change it, and concatenate() joins other specs; parse_example_dataset
 // keeps it).
-std::optional<int64_t> StaticBatchDimension(const std::vector<Op>& ops) {
+std::optional<int64_t> StaticBatchDimension(std::span<const Op> ops) {
   for (size_t i = ops.size(); i-- > 0;) {
     if (KeepsBatch(ops[i]) || Is<data::IgnoreErrorsOp>(ops[i])) continue;
     if (const auto* b = std::get_if<data::BatchOp>(&ops[i].params)) {
@@ -328,13 +332,17 @@ ElementRank FindElementRank(const std::vector<Op>& ops, bool batched) {
   return s;
 }
 
+// How messages name op `op` of `p` with the arguments `args`:
+// "filter(is_valid) (line 3, column 9)".
+std::string OpName(const data::Pipeline& p, const Op& op, std::string_view args) {
+  return fmt::format("{}({}) ({})", op.name, args, data::DescribePosition(p.text, op.pos));
+}
+
 // PipelineShape::filter: the first filter(), named by its function and
 // position.
 std::string FirstFilter(const data::Pipeline& p) {
   for (const data::Op& op : p.ops) {
-    if (const auto* f = std::get_if<data::FilterOp>(&op.params)) {
-      return fmt::format("filter({}) ({})", f->function, data::DescribePosition(p.text, op.pos));
-    }
+    if (const auto* f = std::get_if<data::FilterOp>(&op.params)) return OpName(p, op, f->function);
   }
   return "";
 }
@@ -379,6 +387,199 @@ bool ShardAfterUnseededShuffle(const std::vector<Op>& ops, std::optional<size_t>
   return false;
 }
 
+// A cardinality as it flows through the ops: kKnown with a count, or with
+// none where tfdist cannot know the count without reading anything.
+struct Count {
+  Cardinality kind = Cardinality::kUnknown;
+  std::optional<int64_t> n;
+};
+
+Count Known(std::optional<int64_t> n) { return Count{Cardinality::kKnown, n}; }
+constexpr Count kInfiniteCount{Cardinality::kInfinite, std::nullopt};
+constexpr Count kUnknownCount{Cardinality::kUnknown, std::nullopt};
+
+// A known count `n`, or unknown when it overflowed TensorFlow's int64.
+Count KnownUnlessOverflow(bool overflow, int64_t n) { return overflow ? kUnknownCount : Known(n); }
+
+std::optional<int64_t> LiteralOf(const data::IntArg& a) {
+  if (a.symbol != data::IntArg::Symbol::kLiteral) return std::nullopt;
+  return a.value;
+}
+
+// Ops whose cardinality is their input's: MapDataset (which preserves it in
+// TensorFlow 2), ParseExampleDataset, PrefetchDataset, CacheDataset,
+// ShuffleDataset, and enumerate(), a zip with range(start, int64 max), which
+// TensorFlow counts as infinite (RangeCardinality; before it did, that
+// range's count made enumerate() of an infinite input a huge known one).
+constexpr auto kCardinalityKeepingOps =
+    Kinds<data::MapOp, data::PrefetchOp, data::CacheOp, data::ShuffleOp, data::EnumerateOp>();
+// Ops whose cardinality TensorFlow does not compute: unknown whatever
+// their input's. FilterDataset, InterleaveDataset, FlatMapDataset,
+// ParallelInterleaveDataset, RebatchDataset(V2) and GroupByWindowDataset
+// have none of their own; IgnoreErrorsDataset's is unknown.
+constexpr auto kCardinalityUnknownOps = Kinds<data::FilterOp, data::InterleaveOp, data::RebatchOp,
+                                              data::IgnoreErrorsOp, data::GroupByWindowOp>();
+
+// The cardinality of a source: range()'s count (RangeCardinality: infinite
+// for a stop of int64 max), the elements given to from_tensor_slices() or
+// from_tensors(), list_files()' matches (a from_tensor_slices() of them),
+// a TFRecordDataset's unknown.
+Count SourceCardinality(const Op& op) {
+  if (const auto* f = std::get_if<data::FromTensorSlicesOp>(&op.params)) {
+    return Known(static_cast<int64_t>(f->integers ? f->ints.size() : f->names.size()));
+  }
+  if (Is<data::ListFilesOp>(op)) return Known(std::nullopt);
+  if (const auto* r = std::get_if<data::RangeOp>(&op.params)) {
+    const std::optional<int64_t> start = LiteralOf(r->start), stop = LiteralOf(r->stop),
+                                 step = LiteralOf(r->step);
+    if (stop == std::numeric_limits<int64_t>::max()) return kInfiniteCount;
+    if (!start || !stop || !step) return Known(std::nullopt);
+    if (*step == 0 || *start == *stop || (*stop > *start) != (*step > 0)) return Known(0);
+    // The distance, in uint64 arithmetic: it does not fit int64 when the
+    // bounds are far apart.
+    const uint64_t distance =
+        *step > 0 ? uint64_t(*stop) - uint64_t(*start) : uint64_t(*start) - uint64_t(*stop);
+    const uint64_t stride = *step > 0 ? uint64_t(*step) : uint64_t(0) - uint64_t(*step);
+    const uint64_t n = (distance - 1) / stride + 1;
+    return KnownUnlessOverflow(n > uint64_t(std::numeric_limits<int64_t>::max()), int64_t(n));
+  }
+  return kUnknownCount;  // TFRecordDataset
+}
+
+// The cardinality after op `i` of `ops` whose input's is `in`, by the
+// CardinalityInternal of the op's TensorFlow dataset.
+Count CardinalityAfter(const std::vector<Op>& ops, size_t i, Count in, JoinedShapes& joined) {
+  const Op& op = ops[i];
+  if (In(kCardinalityKeepingOps, op)) return in;
+  if (In(kCardinalityUnknownOps, op)) return kUnknownCount;
+  if (const auto* r = std::get_if<data::RepeatOp>(&op.params)) {
+    // RepeatDataset: forever (None or a negative count) is infinite unless
+    // the input is empty (one whose count tfdist cannot see is taken as
+    // not: list_files()' never is); a count of 0 is empty; else the
+    // input's count times `count`.
+    const std::optional<int64_t> count =
+        r->count ? LiteralOf(*r->count) : std::optional<int64_t>(-1);
+    if (count && *count < 0) {
+      return in.kind == Cardinality::kKnown && in.n == 0 ? Known(0) : kInfiniteCount;
+    }
+    if (count == 0) return Known(0);
+    if (in.kind != Cardinality::kKnown) return in;
+    if (!count || !in.n) return Known(std::nullopt);
+    int64_t n = 0;
+    const bool overflow = __builtin_mul_overflow(*in.n, *count, &n);
+    return KnownUnlessOverflow(overflow, n);
+  }
+  if (const auto* t = std::get_if<data::TakeOp>(&op.params)) {
+    // TakeDataset: min(input, count), count -1 taking everything.
+    if (in.kind == Cardinality::kUnknown) return in;
+    const std::optional<int64_t> count = LiteralOf(t->count);
+    if (!count) return Known(std::nullopt);
+    if (*count == -1) return in;
+    if (*count < -1) return kUnknownCount;  // TensorFlow's min() gives no cardinality
+    if (in.kind == Cardinality::kInfinite) return Known(*count);
+    return Known(in.n ? std::optional<int64_t>(std::min(*in.n, *count)) : std::nullopt);
+  }
+  if (in.kind != Cardinality::kKnown) {
+    // Every other op keeps an infinite or unknown input's cardinality,
+    // and concatenate() joins another.
+    if (!Is<data::ConcatenateOp>(op)) return in;
+  }
+  if (const auto* s = std::get_if<data::SkipOp>(&op.params)) {
+    // SkipDataset: max(0, input - count); a negative count skips everything.
+    const std::optional<int64_t> count = LiteralOf(s->count);
+    if (count && *count < 0) return Known(0);
+    if (!count || !in.n) return Known(std::nullopt);
+    return Known(std::max<int64_t>(0, *in.n - *count));
+  }
+  if (const auto* b = std::get_if<data::BatchOp>(&op.params)) {
+    // BatchDataset (and PaddedBatchDataset): the last short batch counts
+    // unless drop_remainder.
+    const std::optional<int64_t> size = LiteralOf(b->batch_size);
+    if (!size || *size <= 0 || !in.n) return Known(std::nullopt);
+    return Known(*in.n / *size + (*in.n % *size == 0 || b->drop_remainder ? 0 : 1));
+  }
+  if (const auto* sh = std::get_if<data::ShardOp>(&op.params)) {
+    // ShardDataset: the elements at positions p % num_shards == index.
+    // SHARD_HINT (-1) is no count TensorFlow can divide by.
+    if (sh->num_shards.symbol == data::IntArg::Symbol::kShardHint) return kUnknownCount;
+    const std::optional<int64_t> shards = LiteralOf(sh->num_shards), index = LiteralOf(sh->index);
+    if (!shards || !index || *shards <= 0 || !in.n) return Known(std::nullopt);
+    return Known(*in.n / *shards + (*index < *in.n % *shards ? 1 : 0));
+  }
+  if (Is<data::UnbatchOp>(op)) {
+    // UnbatchDataset: the input's count times its static batch dimension;
+    // unknown without one.
+    const std::optional<int64_t> size = StaticBatchDimension(std::span<const Op>(ops.data(), i));
+    if (!size || *size <= 0) return kUnknownCount;
+    if (!in.n) return Known(std::nullopt);
+    int64_t n = 0;
+    const bool overflow = __builtin_mul_overflow(*in.n, *size, &n);
+    return KnownUnlessOverflow(overflow, n);
+  }
+  if (Is<data::ConcatenateOp>(op)) {
+    // ConcatenateDataset: infinite when either is, else unknown when
+    // either is, else the sum.
+    const PipelineShape& other = joined.At(i);
+    if (in.kind == Cardinality::kInfinite || other.cardinality == Cardinality::kInfinite) {
+      return kInfiniteCount;
+    }
+    if (in.kind == Cardinality::kUnknown || other.cardinality == Cardinality::kUnknown) {
+      return kUnknownCount;
+    }
+    if (!in.n || !other.known_cardinality) return Known(std::nullopt);
+    int64_t n = 0;
+    const bool overflow = __builtin_add_overflow(*in.n, *other.known_cardinality, &n);
+    return KnownUnlessOverflow(overflow, n);
+  }
+  assert(false && "an op kind without a cardinality rule");
+  return kUnknownCount;
+}
+
+// PipelineShape's cardinality and known_cardinality: the source's, then
+// each op's rule (CardinalityAfter) in turn.
+Count FindCardinality(const std::vector<Op>& ops, JoinedShapes& joined) {
+  Count c = SourceCardinality(ops[0]);
+  for (size_t i = 1; i < ops.size(); ++i) c = CardinalityAfter(ops, i, c, joined);
+  return c;
+}
+
+// The arguments that make `op`'s output order one TensorFlow does not fix,
+// as messages show them, or nullopt: num_parallel_calls with
+// deterministic=False in interleave() (ParallelInterleaveDataset), map()
+// (ParallelMapDataset), parse_example_dataset() and batch()
+// (ParallelBatchDataset), which give each element as soon as it is ready.
+// Without num_parallel_calls the op is sequential and deterministic has no
+// effect.
+std::optional<std::string> UnorderedArguments(const Op& op) {
+  if (const auto* i = std::get_if<data::InterleaveOp>(&op.params)) {
+    if (i->num_parallel_calls && i->deterministic == false) return "deterministic=False";
+  } else if (const auto* m = std::get_if<data::MapOp>(&op.params)) {
+    if (m->num_parallel_calls && m->deterministic == false) {
+      return m->parse_dataset ? "parse_example_dataset(..., deterministic=False)"
+                              : "deterministic=False";
+    }
+  } else if (const auto* b = std::get_if<data::BatchOp>(&op.params)) {
+    if (b->num_parallel_calls && b->deterministic == false) return "deterministic=False";
+  }
+  return std::nullopt;
+}
+
+// PipelineShape's nondeterministic_at and nondeterministic: the first op
+// whose arguments leave its order free (UnorderedArguments), or a
+// concatenate() joining a dataset with one (named by that dataset's op).
+std::pair<std::optional<size_t>, std::string> FindNondeterministic(const data::Pipeline& p,
+                                                                   JoinedShapes& joined) {
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    if (std::optional<std::string> args = UnorderedArguments(p.ops[i])) {
+      return {i, OpName(p, p.ops[i], *args)};
+    }
+    if (In(kJoiningOps, p.ops[i]) && joined.At(i).nondeterministic_at) {
+      return {i, joined.At(i).nondeterministic};
+    }
+  }
+  return {std::nullopt, ""};
+}
+
 }  // namespace
 
 PipelineShape Analyze(const data::Pipeline& p) {
@@ -399,6 +600,10 @@ PipelineShape Analyze(const data::Pipeline& p) {
   s.shards_by_context = ShardsByContext(p.ops);
   s.endless_at = EndlessAt(p.ops);
   s.shard_after_unseeded_shuffle = ShardAfterUnseededShuffle(p.ops, s.reader);
+  const Count cardinality = FindCardinality(p.ops, joined);
+  s.cardinality = cardinality.kind;
+  s.known_cardinality = cardinality.n;
+  std::tie(s.nondeterministic_at, s.nondeterministic) = FindNondeterministic(p, joined);
   return s;
 }
 
