@@ -1,8 +1,9 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // A pipeline's shape as auto-sharding sees it (TensorFlow's auto_shard.cc
 // and compute_batch_size): where its file names meet the reader, whether
-// FILE sharding can apply, its static batch size; and the rewrites of FILE
-// sharding. Pure: no I/O.
+// FILE sharding can apply, its static batch size; what TensorFlow reports of
+// it before distribution (its cardinality, whether its order is fixed); and
+// the rewrites of FILE sharding. Pure: no I/O.
 
 #ifndef TFDIST_DISTRIBUTE_SHAPE_H_
 #define TFDIST_DISTRIBUTE_SHAPE_H_
