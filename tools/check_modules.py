@@ -11,6 +11,10 @@ modules it may use. The check fails (exit 1, one line per problem) when:
     public header of a module it does not name (#include "tfdist/OTHER/..."),
     a header by its old flat path ("tfdist/x.h"), or another module's private
     header ("../other/x.h");
+  * a private header of a module (src/MODULE/*.h) includes its module's
+    façade, the public header whose functions the private ones implement
+    (FACADES: data's pipeline.h; such a header includes data/ops.h for the
+    typed ops instead), so that the arrows inside a module point down;
   * a string literal below src/, outside src/cli/, names a command-line flag
     ("--force") or a tfdist command ("tfdist index"): the library speaks in
     its API's terms, and src/cli alone words them as flags.
@@ -29,6 +33,9 @@ FLAG = re.compile(r'(?<![\w-])--[a-z][a-z0-9-]*')
 COMMAND = re.compile(
     r'\btfdist (count|verify|digest|cat|take|layout|run|index|reshard|convert|gen)\b')
 GENERATED = {'example.pb.h', 'feature.pb.h', 'device_config.h', 'version.h'}
+# Each module's façade: the public header its private headers implement and so
+# may not include (a .cc file may).
+FACADES = {'data': 'tfdist/data/pipeline.h'}
 
 
 def parse_graph(args):
@@ -127,6 +134,12 @@ def check(root, graph):
                             problems.append(
                                 f'{rel}:{number}: {module} may not include "{target}" ({module} '
                                 f'uses only: {", ".join(deps) or "nothing of ours"})')
+                        elif (target == FACADES.get(module) and rel.parts[0] == 'src'
+                              and path.suffix == '.h'):
+                            problems.append(
+                                f'{rel}:{number}: a private header of {module} may not include '
+                                f'"{target}", the façade it implements (include the lower '
+                                'header it uses, such as tfdist/data/ops.h)')
                     elif '..' in parts or (len(parts) > 1 and target not in GENERATED):
                         problems.append(f'{rel}:{number}: includes "{target}": another '
                                         "module's private header")

@@ -12,6 +12,7 @@
 
 #include "map_function.h"
 #include "tfdist/base/text.h"
+#include "tfdist/data/pipeline.h"
 
 namespace tfdist::data {
 
@@ -527,7 +528,8 @@ Result<OpParams> Binder::Repeat(const Call& call, std::string_view name) const {
 }
 
 // num_parallel_calls and deterministic are checked as TensorFlow checks
-// them (ParallelBatchDataset), then unused: batching is cheap next to reading.
+// them (ParallelBatchDataset) and kept for the analyses, unused by the
+// stage: batching is cheap next to reading.
 Result<OpParams> Binder::Batch(const Call& call, std::string_view name) const {
   static constexpr Param kParams[] = {{"batch_size", true},
                                       {"drop_remainder", false},
@@ -546,7 +548,8 @@ Result<OpParams> Binder::Batch(const Call& call, std::string_view name) const {
                                            "or AUTOTUNE; got {}",
                                            calls->value));
   }
-  if (b[3] != nullptr) TFDIST_RETURN_IF_ERROR(OptBool(b[3], "deterministic"));
+  p.num_parallel_calls = calls;
+  TFDIST_ASSIGN_OR_RETURN(p.deterministic, OptBool(b[3], "deterministic"));
   return OpParams(std::move(p));
 }
 
@@ -599,7 +602,7 @@ Result<OpParams> Binder::Map(const Call& call, std::string_view name) const {
     TFDIST_RETURN_IF_ERROR(BindMapFunction(*this, *b[0], p));
   }
   TFDIST_ASSIGN_OR_RETURN(p.num_parallel_calls, OptInt(b[1], "num_parallel_calls"));
-  if (b[2] != nullptr) TFDIST_RETURN_IF_ERROR(OptBool(b[2], "deterministic"));
+  TFDIST_ASSIGN_OR_RETURN(p.deterministic, OptBool(b[2], "deterministic"));
   return OpParams(std::move(p));
 }
 
@@ -714,7 +717,7 @@ Result<OpParams> Binder::Apply(const Call& call, std::string_view name) const {
     spec.args.push_back(Arg{"", parse[0]->pos, *parse[0]});
     TFDIST_RETURN_IF_ERROR(BindMapFunction(*this, spec, p));
     TFDIST_ASSIGN_OR_RETURN(p.num_parallel_calls, OptInt(parse[1], "num_parallel_calls"));
-    if (parse[2] != nullptr) TFDIST_RETURN_IF_ERROR(OptBool(parse[2], "deterministic"));
+    TFDIST_ASSIGN_OR_RETURN(p.deterministic, OptBool(parse[2], "deterministic"));
     return OpParams(std::move(p));
   }
   return ErrorAt(f.pos, fmt::format("apply() takes tf.data.experimental.parse_example_dataset"

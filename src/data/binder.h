@@ -14,7 +14,7 @@
 
 #include "expression.h"
 #include "tfdist/base/result.h"
-#include "tfdist/data/pipeline.h"
+#include "tfdist/data/ops.h"
 #include "tfdist/io/byte_stream.h"
 
 namespace tfdist::data {

@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "tfdist/base/random.h"
+#include "tfdist/data/pipeline.h"
 #include "tfdist/io/file_list.h"
 
 namespace tfdist::data {

@@ -11,9 +11,12 @@
 
 #include "stages.h"
 #include "tfdist/base/result.h"
-#include "tfdist/data/pipeline.h"
+#include "tfdist/data/ops.h"
+#include "tfdist/data/seeds.h"
 
 namespace tfdist::data {
+
+struct BuildOptions;  // pipeline.h: BuildDataset's, which the Builder implements
 
 // Turns ops into datasets, one stage per op, resolving ctx.* names,
 // SHARD_HINT and AUTOTUNE from the BuildOptions and checking every value as
@@ -30,11 +33,6 @@ class Builder {
   // with Remedy::kFromFunction for a ctx.* name without a context and
   // Remedy::kHintPolicy for SHARD_HINT without a hint; list_files' errors.
   Result<DatasetPtr> Build();
-
-  // Reader threads of one interleave (or tfrecord): a larger
-  // num_parallel_calls (or AUTOTUNE on more CPUs) reads with this many, in
-  // the same order (ThreadNotes says so).
-  static constexpr int64_t kMaxThreads = kMaxReaderThreads;
 
  private:
   // One per alternative of OpParams: the stage of `op` reading `in` (null

@@ -7,7 +7,7 @@
 #include "binder.h"
 #include "expression.h"
 #include "tfdist/base/status.h"
-#include "tfdist/data/pipeline.h"
+#include "tfdist/data/ops.h"
 
 namespace tfdist::data {
 

@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "tfdist/base/string_list.h"
 #include "tfdist/data/dataset.h"
-#include "tfdist/data/pipeline.h"
+#include "tfdist/data/seeds.h"
 #include "tfdist/io/byte_stream.h"
 #include "tfdist/io/record_reader.h"
 

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+#include "tfdist/data/pipeline.h"
+
 namespace tfdist::dist {
 namespace {
 

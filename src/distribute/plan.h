@@ -9,6 +9,7 @@
 
 #include <optional>
 
+#include "tfdist/data/pipeline.h"
 #include "tfdist/distribute/decide.h"
 #include "tfdist/distribute/shape.h"
 #include "tfdist/io/file_list.h"

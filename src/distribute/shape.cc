@@ -1,54 +1,114 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // Pipeline shape for auto-sharding (TensorFlow's auto_shard.cc and
-// compute_batch_size: which ops pass through, where the reader is).
+// compute_batch_size: which ops pass through, where the reader is), as
+// named questions over tables of op kinds, one per answer of PipelineShape.
 
 #include "tfdist/distribute/shape.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
+#include <limits>
 #include <map>
+#include <span>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <variant>
+
+#include "tfdist/data/pipeline.h"
 
 namespace tfdist::dist {
 namespace {
 
 using data::Op;
+using data::OpParams;
 
 template <typename T>
 bool Is(const Op& op) {
   return std::holds_alternative<T>(op.params);
 }
 
+// An op's kind: the place of its struct among OpParams' alternatives, as
+// auto_shard.cc names a dataset op by its type.
+template <typename T, size_t I = 0>
+constexpr size_t KindOf() {
+  if constexpr (std::is_same_v<T, std::variant_alternative_t<I, OpParams>>) {
+    return I;
+  } else {
+    return KindOf<T, I + 1>();
+  }
+}
+
+// A table of op kinds, written as the ops' structs.
+template <typename... T>
+constexpr std::array<size_t, sizeof...(T)> Kinds() {
+  return {KindOf<T>()...};
+}
+
+// Whether `op` is of a kind in `table`.
+template <size_t N>
+bool In(const std::array<size_t, N>& table, const Op& op) {
+  return std::find(table.begin(), table.end(), op.params.index()) != table.end();
+}
+
+// The ops by role, as auto_shard.cc tables them (kReaderDatasetOps,
+// kFuncDatasetOps, kMultipleInputsDatasetOps, kPassThroughOps) and
+// compute_batch_size looks through them.
+
+// Sources that read records themselves (kReaderDatasetOps: TFRecordDataset).
+constexpr auto kReaderSources = Kinds<data::TFRecordOp>();
+// Sources of file names, which a reader function after them opens.
+constexpr auto kFileNameSources = Kinds<data::ListFilesOp, data::FromTensorSlicesOp>();
+// Ops whose function reads the records of each file name (kFuncDatasetOps:
+// InterleaveDataset, ParallelInterleaveDataset, FlatMapDataset).
+constexpr auto kReaderFunctionOps = Kinds<data::InterleaveOp>();
+// Ops that join other datasets to their input (kMultipleInputsDatasetOps).
+constexpr auto kJoiningOps = Kinds<data::ConcatenateOp>();
 // Ops that keep the batch dimension (TensorFlow's compute_batch_size list,
-// which holds CacheDataset and FilterDataset). MapDataset is not on that
-// list, nor IgnoreErrorsDataset: after batch() they hide the static batch
-// size (the elements stay batches).
+// which holds CacheDataset and FilterDataset; and ParseExampleDataset, see
+// KeepsBatch). MapDataset is not on that list, nor IgnoreErrorsDataset:
+// after batch() they hide the static batch size (the elements stay batches).
+constexpr auto kBatchKeepingOps =
+    Kinds<data::PrefetchOp, data::RepeatOp, data::ShardOp, data::ShuffleOp, data::SkipOp,
+          data::TakeOp, data::CacheOp, data::FilterOp>();
+constexpr auto kBatchSizeHidingOps = Kinds<data::MapOp, data::IgnoreErrorsOp>();
+// Ops that make batches: batch()/padded_batch(), rebatch() (of a size
+// compute_batch_size does not look for), and a grouping whose reduce_func
+// batches its windows (of a size the data decides).
+constexpr auto kBatchingOps = Kinds<data::BatchOp, data::RebatchOp, data::GroupByWindowOp>();
+// Beyond those that keep the batch, the ops FILE sharding sees through
+// between the reader and the end (auto_shard.cc's pass-through list, which
+// holds MapDataset, PaddedBatch and RebatchDataset, but neither
+// UnbatchDataset nor IgnoreErrorsDataset). GroupByWindowDataset is one of
+// its function ops, walked through when its function reads no files (a
+// reduce_func that batches its window does not).
+constexpr auto kFilePassThroughOps =
+    Kinds<data::BatchOp, data::MapOp, data::RebatchOp, data::GroupByWindowOp>();
+// Ops whose elements are scalars whatever their input: file names, records
+// and range()'s integers.
+constexpr auto kScalarOps =
+    Kinds<data::ListFilesOp, data::TFRecordOp, data::RangeOp, data::InterleaveOp>();
+
+// Whether `op` keeps the batch dimension: kBatchKeepingOps, and
+// apply(parse_example_dataset(...)), which unlike a map() keeps it.
 bool KeepsBatch(const Op& op) {
   const auto* map = std::get_if<data::MapOp>(&op.params);
-  return Is<data::PrefetchOp>(op) || Is<data::RepeatOp>(op) || Is<data::ShardOp>(op) ||
-         Is<data::ShuffleOp>(op) || Is<data::SkipOp>(op) || Is<data::TakeOp>(op) ||
-         Is<data::CacheOp>(op) || Is<data::FilterOp>(op) || (map && map->parse_dataset);
+  return In(kBatchKeepingOps, op) || (map && map->parse_dataset);
 }
 
-bool HidesBatchSize(const Op& op) { return Is<data::MapOp>(op) || Is<data::IgnoreErrorsOp>(op); }
+bool HidesBatchSize(const Op& op) { return In(kBatchSizeHidingOps, op); }
 
-// Ops FILE sharding can see through between the reader and the end
-// (auto_shard.cc's pass-through list, which holds MapDataset, PaddedBatch
-// and RebatchDataset, but neither UnbatchDataset nor IgnoreErrorsDataset).
-// GroupByWindowDataset is one of its function ops, walked through when its
-// function reads no files (a reduce_func that batches its window does not).
-bool FileTransparent(const Op& op) {
-  return KeepsBatch(op) || Is<data::BatchOp>(op) || Is<data::MapOp>(op) ||
-         Is<data::RebatchOp>(op) || Is<data::GroupByWindowOp>(op);
-}
+bool FileTransparent(const Op& op) { return KeepsBatch(op) || In(kFilePassThroughOps, op); }
 
 // The batch dimension of the elements' spec, when static: the last op that
 // sets it is batch(G)/padded_batch(G) or rebatch(G) with drop_remainder and
 // a literal G, and the ops after it keep the batch dimension (a map() may
 // change it, and concatenate() joins other specs; parse_example_dataset
 // keeps it).
-std::optional<int64_t> StaticBatchDimension(const std::vector<Op>& ops) {
+std::optional<int64_t> StaticBatchDimension(std::span<const Op> ops) {
   for (size_t i = ops.size(); i-- > 0;) {
     if (KeepsBatch(ops[i]) || Is<data::IgnoreErrorsOp>(ops[i])) continue;
     if (const auto* b = std::get_if<data::BatchOp>(&ops[i].params)) {
@@ -92,96 +152,134 @@ Op NamesOf(const data::TFRecordOp& t, size_t pos) {
   return Op{data::FromTensorSlicesOp::Names(t.files), "from_tensor_slices", pos};
 }
 
-}  // namespace
+// The shapes of the datasets a pipeline's concatenate()s join, each
+// analyzed when first asked for.
+class JoinedShapes {
+ public:
+  explicit JoinedShapes(const data::Pipeline& p) : p_(p) {}
 
-PipelineShape Analyze(const data::Pipeline& p) {
-  PipelineShape s;
-  const auto& ops = p.ops;
-  // The shapes of the datasets concatenate() joins, each analyzed once.
-  std::map<size_t, PipelineShape> joined_shapes;
-  auto joined_shape = [&](size_t i) -> const PipelineShape& {
-    auto it = joined_shapes.find(i);
-    if (it == joined_shapes.end()) {
-      const auto& c = std::get<data::ConcatenateOp>(ops[i].params);
-      it = joined_shapes.emplace(i, Analyze(*c.dataset)).first;
+  // The shape of the dataset op `i` (a concatenate()) joins.
+  const PipelineShape& At(size_t i) {
+    auto it = shapes_.find(i);
+    if (it == shapes_.end()) {
+      const auto& c = std::get<data::ConcatenateOp>(p_.ops[i].params);
+      it = shapes_.emplace(i, Analyze(*c.dataset)).first;
     }
     return it->second;
-  };
-  if (Is<data::TFRecordOp>(ops[0])) {
-    s.reader = 0;
-  } else if (Is<data::ListFilesOp>(ops[0]) || Is<data::FromTensorSlicesOp>(ops[0])) {
-    for (size_t i = 1; i < ops.size(); ++i) {
-      if (Is<data::InterleaveOp>(ops[i])) {
-        s.reader = i;
-        break;
+  }
+
+ private:
+  const data::Pipeline& p_;
+  std::map<size_t, PipelineShape> shapes_;
+};
+
+// PipelineShape::reader: a source that reads records (kReaderSources), or
+// after a source of file names the first op whose function reads them
+// (kReaderFunctionOps); none after any other source.
+std::optional<size_t> FindReader(const std::vector<Op>& ops) {
+  if (In(kReaderSources, ops[0])) return 0;
+  if (!In(kFileNameSources, ops[0])) return std::nullopt;
+  for (size_t i = 1; i < ops.size(); ++i) {
+    if (In(kReaderFunctionOps, ops[i])) return i;
+  }
+  return std::nullopt;
+}
+
+// PipelineShape::file_blocker: FILE sharding needs a reader, and every op
+// after it seen through (FileTransparent), or joining datasets that read
+// files themselves (TensorFlow recurses into each input of a concatenate,
+// and shards the file names of each: ShardFiles).
+std::string FileBlocker(const data::Pipeline& p, std::optional<size_t> reader,
+                        JoinedShapes& joined) {
+  const auto& ops = p.ops;
+  if (!reader) {
+    return fmt::format("the pipeline reads no files ({}() is not file-based)", ops[0].name);
+  }
+  for (size_t i = *reader + 1; i < ops.size(); ++i) {
+    if (In(kJoiningOps, ops[i])) {
+      const PipelineShape& other = joined.At(i);
+      if (!other.file_blocker.empty()) {
+        return fmt::format("concatenate() ({}) joins a dataset where {}",
+                           data::DescribePosition(p.text, ops[i].pos), other.file_blocker);
       }
+      continue;
+    }
+    if (!FileTransparent(ops[i])) {
+      return fmt::format("{}() after the reader hides the files it reads ({})", ops[i].name,
+                         data::DescribePosition(p.text, ops[i].pos));
     }
   }
-  if (!s.reader) {
-    s.file_blocker =
-        fmt::format("the pipeline reads no files ({}() is not file-based)", ops[0].name);
-  } else {
-    for (size_t i = *s.reader + 1; i < ops.size(); ++i) {
-      if (Is<data::ConcatenateOp>(ops[i])) {
-        // TensorFlow recurses into each input: FILE applies when every one
-        // reads files, and shards the file names of each (ShardFiles).
-        const PipelineShape& other = joined_shape(i);
-        if (!other.file_blocker.empty()) {
-          s.file_blocker =
-              fmt::format("concatenate() ({}) joins a dataset where {}",
-                          data::DescribePosition(p.text, ops[i].pos), other.file_blocker);
-          break;
-        }
-        continue;
-      }
-      if (!FileTransparent(ops[i])) {
-        s.file_blocker = fmt::format("{}() after the reader hides the files it reads ({})",
-                                     ops[i].name, data::DescribePosition(p.text, ops[i].pos));
-        break;
-      }
-    }
-  }
-  // Walk back from the end through batch-preserving ops to a batch().
+  return "";
+}
+
+// PipelineShape's batched, global_batch_size and drop_remainder.
+struct Batching {
+  bool batched = false;
+  std::optional<int64_t> global_batch_size;
+  bool drop_remainder = false;
+};
+
+// The last batching op (kBatchingOps), walking back from the end through
+// the ops that keep the batch and those that hide its size; the joined
+// datasets of a concatenate() must be batched too, and the size is static
+// when every one has the same (compute_batch_size). tf.distribute asks the
+// element spec first: a batch dimension that is static there
+// (StaticBatchDimension) is the size whatever the walk found.
+Batching FindBatching(const std::vector<Op>& ops, JoinedShapes& joined) {
+  Batching s;
   bool size_hidden = false;
-  std::vector<std::optional<int64_t>> joined;  // the batch sizes of concatenated datasets
+  std::vector<std::optional<int64_t>> sizes;  // the batch sizes of concatenated datasets
   for (size_t i = ops.size(); i-- > 0;) {
     if (KeepsBatch(ops[i])) continue;
     if (HidesBatchSize(ops[i])) {
       size_hidden = true;
       continue;
     }
-    if (Is<data::ConcatenateOp>(ops[i])) {
-      // compute_batch_size: every input must have the same static size.
-      const PipelineShape& other = joined_shape(i);
+    if (In(kJoiningOps, ops[i])) {
+      const PipelineShape& other = joined.At(i);
       if (!other.batched) break;
       if (!other.global_batch_size) size_hidden = true;
-      joined.push_back(other.global_batch_size);
+      sizes.push_back(other.global_batch_size);
       continue;
     }
+    if (!In(kBatchingOps, ops[i])) break;
+    s.batched = true;
     if (const auto* b = std::get_if<data::BatchOp>(&ops[i].params)) {
-      s.batched = true;
       if (b->batch_size.symbol == data::IntArg::Symbol::kLiteral && !size_hidden &&
-          std::all_of(joined.begin(), joined.end(),
+          std::all_of(sizes.begin(), sizes.end(),
                       [&](const std::optional<int64_t>& g) { return g == b->batch_size.value; })) {
         s.global_batch_size = b->batch_size.value;
       }
       s.drop_remainder = b->drop_remainder;
     } else if (const auto* r = std::get_if<data::RebatchOp>(&ops[i].params)) {
-      // Batches, of a size compute_batch_size does not look for.
-      s.batched = true;
       s.drop_remainder = r->drop_remainder;
     } else if (const auto* g = std::get_if<data::GroupByWindowOp>(&ops[i].params)) {
-      // Batches whose size the data decides.
-      s.batched = true;
       s.drop_remainder = g->drop_remainder;
     }
     break;
   }
-  // The rank of the elements, forward: records, names and integers are
-  // scalars; a batch has rank >= 1 (unbatch() gives its scalars back); a
-  // map() or a value given in the pipeline may be anything.
-  // A parse_single_example() of FixedLenFeatures gives a dict whose ranks
-  // are the features' (kRows: all >= 1, their first dimensions known).
+  if (s.batched && !s.global_batch_size) s.global_batch_size = StaticBatchDimension(ops);
+  return s;
+}
+
+// PipelineShape's scalar_elements, scalar_component, scalar_feature and
+// element_rows.
+struct ElementRank {
+  bool scalar_elements = false;
+  size_t scalar_component = 0;
+  std::string scalar_feature;
+  std::vector<std::pair<std::string, int64_t>> element_rows;
+};
+
+// The rank of the elements, forward: records, names and integers are
+// scalars (kScalarOps; from_tensor_slices() of integers); a batch has rank
+// >= 1 (unbatch() gives its scalars back); a map() or a value given in the
+// pipeline may be anything. A parse_single_example() of FixedLenFeatures
+// gives a dict whose ranks are the features' (kRows: all >= 1, their first
+// dimensions known); one scalar feature makes a scalar component.
+// enumerate()'s pair leads with its index, a scalar, whatever follows it.
+ElementRank FindElementRank(const std::vector<Op>& ops, bool batched) {
+  ElementRank s;
   enum class Rank { kScalar, kBatchOfScalars, kRows, kUnknown };
   Rank rank = Rank::kUnknown;
   for (const data::Op& op : ops) {
@@ -211,8 +309,7 @@ PipelineShape Analyze(const data::Pipeline& p) {
       }
     } else if (const auto* f = std::get_if<data::FromTensorSlicesOp>(&op.params)) {
       rank = f->integers ? Rank::kScalar : Rank::kUnknown;
-    } else if (Is<data::ListFilesOp>(op) || Is<data::TFRecordOp>(op) || Is<data::RangeOp>(op) ||
-               Is<data::InterleaveOp>(op)) {
+    } else if (In(kScalarOps, op)) {
       rank = Rank::kScalar;
       s.scalar_component = 0;
       s.scalar_feature.clear();
@@ -224,50 +321,289 @@ PipelineShape Analyze(const data::Pipeline& p) {
       rank = Rank::kUnknown;
     }
   }
-  // enumerate()'s pair leads with its index, a scalar, whatever follows it.
   const bool enumerated = std::any_of(ops.begin(), ops.end(),
                                       [](const data::Op& op) { return Is<data::EnumerateOp>(op); });
-  s.scalar_elements = !s.batched && (rank == Rank::kScalar || enumerated);
+  s.scalar_elements = !batched && (rank == Rank::kScalar || enumerated);
   if (enumerated) {  // the pair leads with its index
     s.scalar_component = 0;
     s.scalar_feature.clear();
   }
-  if (s.batched || rank != Rank::kRows || enumerated) s.element_rows.clear();
-  // tf.distribute asks the element spec first: a batch dimension that is
-  // static there (batch(G, drop_remainder=True), followed by ops that keep
-  // the spec) is G whatever the graph walk above found.
-  if (s.batched && !s.global_batch_size) s.global_batch_size = StaticBatchDimension(ops);
-  for (const data::Op& op : ops) {
-    if (const auto* f = std::get_if<data::FilterOp>(&op.params); f && s.filter.empty()) {
-      s.filter =
-          fmt::format("filter({}) ({})", f->function, data::DescribePosition(p.text, op.pos));
-    }
-    if (const auto* sh = std::get_if<data::ShardOp>(&op.params)) {
-      s.shards_by_context =
-          s.shards_by_context || sh->index.symbol == data::IntArg::Symbol::kInputPipelineId;
-    }
+  if (batched || rank != Rank::kRows || enumerated) s.element_rows.clear();
+  return s;
+}
+
+// How messages name op `op` of `p` with the arguments `args`:
+// "filter(is_valid) (line 3, column 9)".
+std::string OpName(const data::Pipeline& p, const Op& op, std::string_view args) {
+  return fmt::format("{}({}) ({})", op.name, args, data::DescribePosition(p.text, op.pos));
+}
+
+// PipelineShape::filter: the first filter(), named by its function and
+// position.
+std::string FirstFilter(const data::Pipeline& p) {
+  for (const data::Op& op : p.ops) {
+    if (const auto* f = std::get_if<data::FilterOp>(&op.params)) return OpName(p, op, f->function);
   }
-  // repeat() forever makes the stream endless; a take(n >= 0) after it, or a
-  // symbolic one, ends it again.
+  return "";
+}
+
+// PipelineShape::shards_by_context: a shard() whose index is
+// ctx.input_pipeline_id.
+bool ShardsByContext(const std::vector<Op>& ops) {
+  return std::any_of(ops.begin(), ops.end(), [](const Op& op) {
+    const auto* sh = std::get_if<data::ShardOp>(&op.params);
+    return sh != nullptr && sh->index.symbol == data::IntArg::Symbol::kInputPipelineId;
+  });
+}
+
+// PipelineShape::endless_at: repeat() forever makes the stream endless; a
+// take(n >= 0) after it, or a symbolic one, ends it again.
+std::optional<size_t> EndlessAt(const std::vector<Op>& ops) {
+  std::optional<size_t> endless;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (const auto* r = std::get_if<data::RepeatOp>(&ops[i].params)) {
       if (!r->count || (r->count->symbol == data::IntArg::Symbol::kLiteral && r->count->value < 0))
-        s.endless_at = i;
+        endless = i;
     } else if (const auto* t = std::get_if<data::TakeOp>(&ops[i].params)) {
-      if (t->count.symbol != data::IntArg::Symbol::kLiteral || t->count.value >= 0)
-        s.endless_at.reset();
+      if (t->count.symbol != data::IntArg::Symbol::kLiteral || t->count.value >= 0) endless.reset();
     }
   }
-  // An unseeded shuffle of names, then shard(): each worker shuffles differently.
+  return endless;
+}
+
+// PipelineShape::shard_after_unseeded_shuffle: among the ops before the
+// reader (all of them without one), a random op without an op seed
+// (OpSeedOf), then a shard(): each worker shuffles its names differently.
+bool ShardAfterUnseededShuffle(const std::vector<Op>& ops, std::optional<size_t> reader) {
   bool unseeded = false;
-  const size_t names_end = s.reader.value_or(ops.size());
+  const size_t names_end = reader.value_or(ops.size());
   for (size_t i = 0; i < names_end; ++i) {
     if (const std::optional<int64_t>* seed = data::OpSeedOf(ops[i])) {
       unseeded = unseeded || !*seed;
     } else if (Is<data::ShardOp>(ops[i]) && unseeded) {
-      s.shard_after_unseeded_shuffle = true;
+      return true;
     }
   }
+  return false;
+}
+
+// A cardinality as it flows through the ops: kKnown with a count, or with
+// none where tfdist cannot know the count without reading anything.
+struct Count {
+  Cardinality kind = Cardinality::kUnknown;
+  std::optional<int64_t> n;
+};
+
+Count Known(std::optional<int64_t> n) { return Count{Cardinality::kKnown, n}; }
+constexpr Count kInfiniteCount{Cardinality::kInfinite, std::nullopt};
+constexpr Count kUnknownCount{Cardinality::kUnknown, std::nullopt};
+
+// A known count `n`, or unknown when it overflowed TensorFlow's int64.
+Count KnownUnlessOverflow(bool overflow, int64_t n) { return overflow ? kUnknownCount : Known(n); }
+
+std::optional<int64_t> LiteralOf(const data::IntArg& a) {
+  if (a.symbol != data::IntArg::Symbol::kLiteral) return std::nullopt;
+  return a.value;
+}
+
+// Ops whose cardinality is their input's: MapDataset (which preserves it in
+// TensorFlow 2), ParseExampleDataset, PrefetchDataset, CacheDataset,
+// ShuffleDataset, and enumerate(), a zip with range(start, int64 max), which
+// TensorFlow counts as infinite (RangeCardinality; before it did, that
+// range's count made enumerate() of an infinite input a huge known one).
+constexpr auto kCardinalityKeepingOps =
+    Kinds<data::MapOp, data::PrefetchOp, data::CacheOp, data::ShuffleOp, data::EnumerateOp>();
+// Ops whose cardinality TensorFlow does not compute: unknown whatever
+// their input's. FilterDataset, InterleaveDataset, FlatMapDataset,
+// ParallelInterleaveDataset, RebatchDataset(V2) and GroupByWindowDataset
+// have none of their own; IgnoreErrorsDataset's is unknown.
+constexpr auto kCardinalityUnknownOps = Kinds<data::FilterOp, data::InterleaveOp, data::RebatchOp,
+                                              data::IgnoreErrorsOp, data::GroupByWindowOp>();
+
+// The cardinality of a source: range()'s count (RangeCardinality: infinite
+// for a stop of int64 max), the elements given to from_tensor_slices() or
+// from_tensors(), list_files()' matches (a from_tensor_slices() of them),
+// a TFRecordDataset's unknown.
+Count SourceCardinality(const Op& op) {
+  if (const auto* f = std::get_if<data::FromTensorSlicesOp>(&op.params)) {
+    return Known(static_cast<int64_t>(f->integers ? f->ints.size() : f->names.size()));
+  }
+  if (Is<data::ListFilesOp>(op)) return Known(std::nullopt);
+  if (const auto* r = std::get_if<data::RangeOp>(&op.params)) {
+    const std::optional<int64_t> start = LiteralOf(r->start), stop = LiteralOf(r->stop),
+                                 step = LiteralOf(r->step);
+    if (stop == std::numeric_limits<int64_t>::max()) return kInfiniteCount;
+    if (!start || !stop || !step) return Known(std::nullopt);
+    if (*step == 0 || *start == *stop || (*stop > *start) != (*step > 0)) return Known(0);
+    // The distance, in uint64 arithmetic: it does not fit int64 when the
+    // bounds are far apart.
+    const uint64_t distance =
+        *step > 0 ? uint64_t(*stop) - uint64_t(*start) : uint64_t(*start) - uint64_t(*stop);
+    const uint64_t stride = *step > 0 ? uint64_t(*step) : uint64_t(0) - uint64_t(*step);
+    const uint64_t n = (distance - 1) / stride + 1;
+    return KnownUnlessOverflow(n > uint64_t(std::numeric_limits<int64_t>::max()), int64_t(n));
+  }
+  return kUnknownCount;  // TFRecordDataset
+}
+
+// The cardinality after op `i` of `ops` whose input's is `in`, by the
+// CardinalityInternal of the op's TensorFlow dataset.
+Count CardinalityAfter(const std::vector<Op>& ops, size_t i, Count in, JoinedShapes& joined) {
+  const Op& op = ops[i];
+  if (In(kCardinalityKeepingOps, op)) return in;
+  if (In(kCardinalityUnknownOps, op)) return kUnknownCount;
+  if (const auto* r = std::get_if<data::RepeatOp>(&op.params)) {
+    // RepeatDataset: forever (None or a negative count) is infinite unless
+    // the input is empty (one whose count tfdist cannot see is taken as
+    // not: list_files()' never is); a count of 0 is empty; else the
+    // input's count times `count`.
+    const std::optional<int64_t> count =
+        r->count ? LiteralOf(*r->count) : std::optional<int64_t>(-1);
+    if (count && *count < 0) {
+      return in.kind == Cardinality::kKnown && in.n == 0 ? Known(0) : kInfiniteCount;
+    }
+    if (count == 0) return Known(0);
+    if (in.kind != Cardinality::kKnown) return in;
+    if (!count || !in.n) return Known(std::nullopt);
+    int64_t n = 0;
+    const bool overflow = __builtin_mul_overflow(*in.n, *count, &n);
+    return KnownUnlessOverflow(overflow, n);
+  }
+  if (const auto* t = std::get_if<data::TakeOp>(&op.params)) {
+    // TakeDataset: min(input, count), count -1 taking everything.
+    if (in.kind == Cardinality::kUnknown) return in;
+    const std::optional<int64_t> count = LiteralOf(t->count);
+    if (!count) return Known(std::nullopt);
+    if (*count == -1) return in;
+    if (*count < -1) return kUnknownCount;  // TensorFlow's min() gives no cardinality
+    if (in.kind == Cardinality::kInfinite) return Known(*count);
+    return Known(in.n ? std::optional<int64_t>(std::min(*in.n, *count)) : std::nullopt);
+  }
+  if (in.kind != Cardinality::kKnown) {
+    // Every other op keeps an infinite or unknown input's cardinality,
+    // and concatenate() joins another.
+    if (!Is<data::ConcatenateOp>(op)) return in;
+  }
+  if (const auto* s = std::get_if<data::SkipOp>(&op.params)) {
+    // SkipDataset: max(0, input - count); a negative count skips everything.
+    const std::optional<int64_t> count = LiteralOf(s->count);
+    if (count && *count < 0) return Known(0);
+    if (!count || !in.n) return Known(std::nullopt);
+    return Known(std::max<int64_t>(0, *in.n - *count));
+  }
+  if (const auto* b = std::get_if<data::BatchOp>(&op.params)) {
+    // BatchDataset (and PaddedBatchDataset): the last short batch counts
+    // unless drop_remainder.
+    const std::optional<int64_t> size = LiteralOf(b->batch_size);
+    if (!size || *size <= 0 || !in.n) return Known(std::nullopt);
+    return Known(*in.n / *size + (*in.n % *size == 0 || b->drop_remainder ? 0 : 1));
+  }
+  if (const auto* sh = std::get_if<data::ShardOp>(&op.params)) {
+    // ShardDataset: the elements at positions p % num_shards == index.
+    // SHARD_HINT (-1) is no count TensorFlow can divide by.
+    if (sh->num_shards.symbol == data::IntArg::Symbol::kShardHint) return kUnknownCount;
+    const std::optional<int64_t> shards = LiteralOf(sh->num_shards), index = LiteralOf(sh->index);
+    if (!shards || !index || *shards <= 0 || !in.n) return Known(std::nullopt);
+    return Known(*in.n / *shards + (*index < *in.n % *shards ? 1 : 0));
+  }
+  if (Is<data::UnbatchOp>(op)) {
+    // UnbatchDataset: the input's count times its static batch dimension;
+    // unknown without one.
+    const std::optional<int64_t> size = StaticBatchDimension(std::span<const Op>(ops.data(), i));
+    if (!size || *size <= 0) return kUnknownCount;
+    if (!in.n) return Known(std::nullopt);
+    int64_t n = 0;
+    const bool overflow = __builtin_mul_overflow(*in.n, *size, &n);
+    return KnownUnlessOverflow(overflow, n);
+  }
+  if (Is<data::ConcatenateOp>(op)) {
+    // ConcatenateDataset: infinite when either is, else unknown when
+    // either is, else the sum.
+    const PipelineShape& other = joined.At(i);
+    if (in.kind == Cardinality::kInfinite || other.cardinality == Cardinality::kInfinite) {
+      return kInfiniteCount;
+    }
+    if (in.kind == Cardinality::kUnknown || other.cardinality == Cardinality::kUnknown) {
+      return kUnknownCount;
+    }
+    if (!in.n || !other.known_cardinality) return Known(std::nullopt);
+    int64_t n = 0;
+    const bool overflow = __builtin_add_overflow(*in.n, *other.known_cardinality, &n);
+    return KnownUnlessOverflow(overflow, n);
+  }
+  assert(false && "an op kind without a cardinality rule");
+  return kUnknownCount;
+}
+
+// PipelineShape's cardinality and known_cardinality: the source's, then
+// each op's rule (CardinalityAfter) in turn.
+Count FindCardinality(const std::vector<Op>& ops, JoinedShapes& joined) {
+  Count c = SourceCardinality(ops[0]);
+  for (size_t i = 1; i < ops.size(); ++i) c = CardinalityAfter(ops, i, c, joined);
+  return c;
+}
+
+// The arguments that make `op`'s output order one TensorFlow does not fix,
+// as messages show them, or nullopt: num_parallel_calls with
+// deterministic=False in interleave() (ParallelInterleaveDataset), map()
+// (ParallelMapDataset), parse_example_dataset() and batch()
+// (ParallelBatchDataset), which give each element as soon as it is ready.
+// Without num_parallel_calls the op is sequential and deterministic has no
+// effect.
+std::optional<std::string> UnorderedArguments(const Op& op) {
+  if (const auto* i = std::get_if<data::InterleaveOp>(&op.params)) {
+    if (i->num_parallel_calls && i->deterministic == false) return "deterministic=False";
+  } else if (const auto* m = std::get_if<data::MapOp>(&op.params)) {
+    if (m->num_parallel_calls && m->deterministic == false) {
+      return m->parse_dataset ? "parse_example_dataset(..., deterministic=False)"
+                              : "deterministic=False";
+    }
+  } else if (const auto* b = std::get_if<data::BatchOp>(&op.params)) {
+    if (b->num_parallel_calls && b->deterministic == false) return "deterministic=False";
+  }
+  return std::nullopt;
+}
+
+// PipelineShape's nondeterministic_at and nondeterministic: the first op
+// whose arguments leave its order free (UnorderedArguments), or a
+// concatenate() joining a dataset with one (named by that dataset's op).
+std::pair<std::optional<size_t>, std::string> FindNondeterministic(const data::Pipeline& p,
+                                                                   JoinedShapes& joined) {
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    if (std::optional<std::string> args = UnorderedArguments(p.ops[i])) {
+      return {i, OpName(p, p.ops[i], *args)};
+    }
+    if (In(kJoiningOps, p.ops[i]) && joined.At(i).nondeterministic_at) {
+      return {i, joined.At(i).nondeterministic};
+    }
+  }
+  return {std::nullopt, ""};
+}
+
+}  // namespace
+
+PipelineShape Analyze(const data::Pipeline& p) {
+  JoinedShapes joined(p);
+  PipelineShape s;
+  s.reader = FindReader(p.ops);
+  s.file_blocker = FileBlocker(p, s.reader, joined);
+  const Batching batching = FindBatching(p.ops, joined);
+  s.batched = batching.batched;
+  s.global_batch_size = batching.global_batch_size;
+  s.drop_remainder = batching.drop_remainder;
+  ElementRank rank = FindElementRank(p.ops, s.batched);
+  s.scalar_elements = rank.scalar_elements;
+  s.scalar_component = rank.scalar_component;
+  s.scalar_feature = std::move(rank.scalar_feature);
+  s.element_rows = std::move(rank.element_rows);
+  s.filter = FirstFilter(p);
+  s.shards_by_context = ShardsByContext(p.ops);
+  s.endless_at = EndlessAt(p.ops);
+  s.shard_after_unseeded_shuffle = ShardAfterUnseededShuffle(p.ops, s.reader);
+  const Count cardinality = FindCardinality(p.ops, joined);
+  s.cardinality = cardinality.kind;
+  s.known_cardinality = cardinality.n;
+  std::tie(s.nondeterministic_at, s.nondeterministic) = FindNondeterministic(p, joined);
   return s;
 }
 

@@ -4,12 +4,15 @@
 #ifndef TFDIST_DATA_DATASET_H_
 #define TFDIST_DATA_DATASET_H_
 
+#include <atomic>
 #include <cassert>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "tfdist/base/result.h"
@@ -230,6 +233,62 @@ class Dataset {
  public:
   virtual ~Dataset() = default;
   virtual Result<std::unique_ptr<Iterator>> MakeIterator() const = 0;
+};
+
+// What the readers of several pipelines (the workers of a from-function
+// layout) took from each file, as record counts: a reader takes a prefix of
+// its file's records, so the records of a file read by anyone are those
+// below the largest count, and those read by more than one worker those
+// below the second largest of the workers' own. Memory: one entry per
+// distinct file read (whose name is interned anyway), whatever the workers.
+// Thread-safe.
+class FileReadTally {
+ public:
+  // Worker `worker` closed `file` after taking its first `records` records.
+  void Add(const std::string* file, int64_t worker, uint64_t records);
+
+  struct Totals {
+    uint64_t distinct = 0;  // records read by at least one worker
+    uint64_t shared = 0;    // of those, read by more than one worker
+  };
+  Totals totals() const;
+  // Whether some worker closed `file` (an interned path).
+  bool Read(const std::string* file) const;
+
+ private:
+  struct Entry {
+    int64_t best_worker = -1;
+    uint64_t best = 0;    // the most records a worker took
+    uint64_t second = 0;  // the most that another worker took
+  };
+  mutable std::mutex mu_;
+  std::unordered_map<const std::string*, Entry> files_;
+};
+
+// What a built pipeline's stages did, counted as they run: shared by every
+// iterator of the build (thread-safe). Layouts account for every record
+// with them; runs report the bytes.
+struct ReadCounters {
+  // Bytes of the records the readers consumed: framed, added per file as
+  // it is closed; not the payloads fetched after a read by index
+  // (PayloadFetcher).
+  std::atomic<uint64_t> bytes_read{0};
+  // File names the readers took (each file opened once per name).
+  std::atomic<uint64_t> files{0};
+  // Records in the short final batches that batch(drop_remainder=True) dropped.
+  std::atomic<uint64_t> dropped_remainder{0};
+  // Records skip() passed over (file names skipped before a reader are no
+  // records and are not counted).
+  std::atomic<uint64_t> skipped{0};
+  // Records the readers took from their files (each read of a file counted).
+  std::atomic<uint64_t> records_read{0};
+  // When set, each file closed is told to it as read by worker `worker`.
+  std::shared_ptr<FileReadTally> tally;
+  int64_t worker = 0;
+
+  // A reader closed `file` (may be null: not a named file) after taking
+  // `bytes` framed bytes and its first `records` records.
+  void FileClosed(const std::string* file, uint64_t bytes, uint64_t records);
 };
 
 }  // namespace tfdist::data

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tfdist/base/result.h"
-#include "tfdist/data/pipeline.h"
+#include "tfdist/data/ops.h"
 #include "tfdist/distribute/decide.h"
 
 namespace tfdist::dist {

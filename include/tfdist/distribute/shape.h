@@ -1,8 +1,9 @@
 // Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 // A pipeline's shape as auto-sharding sees it (TensorFlow's auto_shard.cc
 // and compute_batch_size): where its file names meet the reader, whether
-// FILE sharding can apply, its static batch size; and the rewrites of FILE
-// sharding. Pure: no I/O.
+// FILE sharding can apply, its static batch size; what TensorFlow reports of
+// it before distribution (its cardinality, whether its order is fixed); and
+// the rewrites of FILE sharding. Pure: no I/O.
 
 #ifndef TFDIST_DISTRIBUTE_SHAPE_H_
 #define TFDIST_DISTRIBUTE_SHAPE_H_
@@ -13,9 +14,13 @@
 #include <utility>
 #include <vector>
 
-#include "tfdist/data/pipeline.h"
+#include "tfdist/data/ops.h"
 
 namespace tfdist::dist {
+
+// TensorFlow's static cardinality of a dataset, as dataset.cardinality()
+// reports it: a count, INFINITE_CARDINALITY or UNKNOWN_CARDINALITY.
+enum class Cardinality { kKnown, kInfinite, kUnknown };
 
 struct PipelineShape {
   // Index of the op that reads records (a tfrecord source, interleave or
@@ -60,6 +65,34 @@ struct PipelineShape {
   // The first filter(), as messages name it ("filter(is_valid) (line 3,
   // column 9)"), or empty: tfdist counts it as keeping every element.
   std::string filter;
+  // What dataset.cardinality() reports for the pipeline as written, before
+  // any distribution, by each op's CardinalityInternal in TensorFlow: a
+  // source's count (range(), the elements of from_tensor_slices(), the
+  // files list_files() matches; a TFRecordDataset's is unknown), kept by
+  // map(), prefetch(), cache(), shuffle() and enumerate(), computed by
+  // batch() (ceil(n / b), floor with drop_remainder), take(), skip(),
+  // shard(), repeat() (forever: infinite, even of an unknown input, unless
+  // it is empty), unbatch() (times a static batch size, else unknown) and
+  // concatenate() (infinite if either is, then unknown if either is);
+  // filter(), interleave(), flat_map(), rebatch(), ignore_errors() and
+  // group_by_window() make it unknown. Keras 2's fit() refuses an infinite
+  // dataset without steps_per_epoch; an unknown one runs its first epoch
+  // until the input ends, which after a repeat() is never.
+  Cardinality cardinality = Cardinality::kUnknown;
+  // With kKnown: the count, when tfdist knows it without reading anything;
+  // nullopt where it depends on the files list_files() matches or on a
+  // ctx.* value (an input function's). A repeat() forever of such an input
+  // is counted infinite (list_files() never matches nothing).
+  std::optional<int64_t> known_cardinality;
+  // The first op (its index) whose output order TensorFlow does not fix:
+  // interleave(), map(), batch() or parse_example_dataset() with
+  // num_parallel_calls and deterministic=False, or a concatenate() joining
+  // a dataset that has one; nullopt when none. (tf.data.Options().deterministic
+  // is not modelled.)
+  std::optional<size_t> nondeterministic_at;
+  // That op as messages name it ("interleave(deterministic=False) (line 2,
+  // column 5)"; for a concatenate(), the op of its dataset), or empty.
+  std::string nondeterministic;
 };
 
 PipelineShape Analyze(const data::Pipeline& pipeline);
