@@ -584,22 +584,21 @@ void NondeterministicFinding(const Facts& f, size_t op, bool before_shard, Cover
   const bool function = f.options.api == Api::kFromFunction;
   if (before_shard) {
     n.tensorflow = SilentText(
-        "the order of a deterministic=False interleave depends on its threads' timing, so the "
+        "the order of a parallel op with deterministic=False depends on its threads' timing, so "
+        "the "
         "shard keeps a different set of records on each worker and in each run");
     n.evidence = fmt::format(
-        "{} has deterministic=False (or sloppy=True), before {} of {} workers: which records "
-        "each keeps, and so the duplicates and misses, cannot be known (tfdist reads in the "
-        "deterministic order)",
-        OpAt(f.pipeline, op), function ? "the input function's shard()" : "DATA sharding", f.W);
-    n.fix = fmt::format("`deterministic=True` (no sloppy=True) at {}{}",
+        "{}, before {} of {} workers: which records each keeps, and so the duplicates and "
+        "misses, cannot be known (tfdist reads in the deterministic order)",
+        f.shape.nondeterministic, function ? "the input function's shard()" : "DATA sharding", f.W);
+    n.fix = fmt::format("`deterministic=True` at {}{}",
                         data::DescribePosition(f.pipeline.text, f.pipeline.ops[op].pos),
                         function ? "" : fmt::format("; or {}", kPolicyFile));
   } else {
     n.tensorflow =
         "the order depends on thread timing and differs run to run; no record is fed "
         "twice or lost by it";
-    n.evidence = fmt::format("{} has deterministic=False (or sloppy=True): order only",
-                             OpAt(f.pipeline, op));
+    n.evidence = fmt::format("{}: order only", f.shape.nondeterministic);
     n.fix = fmt::format("`deterministic=True` at {} for a repeatable order",
                         data::DescribePosition(f.pipeline.text, f.pipeline.ops[op].pos));
   }
@@ -624,14 +623,6 @@ CoverageFractions CoverageDraw::Fractions() const {
   const double n = static_cast<double>(counts.records);
   return {static_cast<double>(counts.missed) / n, static_cast<double>(once) / n,
           static_cast<double>(counts.duplicated) / n};
-}
-
-std::optional<size_t> FirstNondeterministicOp(const data::Pipeline& pipeline) {
-  for (size_t i = 0; i < pipeline.ops.size(); ++i) {
-    const auto* in = std::get_if<data::InterleaveOp>(&pipeline.ops[i].params);
-    if (in != nullptr && in->deterministic == false) return i;
-  }
-  return std::nullopt;
 }
 
 Result<CoverageResult> CoverageFindings(const data::Pipeline& pipeline,
@@ -693,7 +684,7 @@ Result<CoverageResult> CoverageFindings(const data::Pipeline& pipeline,
     }
   }
 
-  if (const std::optional<size_t> op = FirstNondeterministicOp(pipeline)) {
+  if (const std::optional<size_t> op = f.shape.nondeterministic_at) {
     const bool before_cut = cut && *op < *cut;
     NondeterministicFinding(f, *op, before_cut, out);
   }

@@ -348,6 +348,21 @@ TEST_CASE("deterministic=False before DATA: duplicates and misses cannot be know
   CHECK(r.findings.size() == 1);
 }
 
+TEST_CASE("a parallel map with deterministic=False before DATA is named as the op") {
+  testing::TempDir dir;
+  WriteData(dir, 4, 10);
+  const std::string expr = fmt::format(
+      "list_files(\"{}/part-*\", shuffle=False).interleave(tfrecord)"
+      ".map(opaque(\"f\"), num_parallel_calls=4, deterministic=False).batch(2)",
+      dir.path());
+  Case c = Make(expr, Api::kDistribute, AutoShardPolicy::kData, 2);
+  const CoverageResult r = Run(c);
+  const Finding* n = Find(r, FindingKind::kNondeterministic);
+  REQUIRE(n != nullptr);
+  CHECK(n->severity == FindingSeverity::kError);
+  CHECK(Contains(n->evidence, "map(deterministic=False)"));
+}
+
 TEST_CASE("one worker: nothing to duplicate or miss") {
   testing::TempDir dir;
   WriteData(dir, 2, 10);

@@ -97,11 +97,6 @@ struct CoverageOptions {
   size_t sample_cap = kCoverageSampleCap;  // REQUIRES: >= 1
 };
 
-// The first op of `pipeline` whose order no seed fixes, as TensorFlow runs
-// it: an interleave with deterministic=False (sloppy=True); nullopt when
-// none. (A map's deterministic is not kept by the parser.)
-std::optional<size_t> FirstNondeterministicOp(const data::Pipeline& pipeline);
-
 // The record-coverage findings of `tfdist check` for `pipeline` distributed
 // by `options` (its decision and counts in `summary`, made by
 // SummarizeLayout or SummarizeFiles from the same arguments), under `ctx`:
