@@ -160,9 +160,15 @@ class Dataset:
 
     def repeat(self, count=None, name=None):
         times = -1 if count is None else count
+        try:
+            forever = plain_int(times) < 0
+        except (TypeError, TraceError):
+            forever = False
+        # TensorFlow's rule: repeat() forever of an input of unknown size
+        # is INFINITE (only an input known to be empty gives 0).
+        counted = self._counted(lambda n: n * plain_int(times) if times >= 0 or n == 0 else -1)
         return self._method("repeat", [count] if count is not None else [],
-                            count=self._counted(lambda n: n * plain_int(times)
-                                                if times >= 0 or n == 0 else -1))
+                            count=-1 if forever and self._count is None else counted)
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
               deterministic=None, name=None):

@@ -340,6 +340,14 @@ class RealCodeTest(unittest.TestCase):
         self.assertEqual(int(tf.data.Dataset.range(5).cardinality().numpy()), 5)
         with self.assertRaises(TypeError):
             len(tf.data.TFRecordDataset(["a"]))
+        # TensorFlow: repeat() forever of an input of unknown size is INFINITE,
+        # and a filter() after it makes it unknown again.
+        records = tf.data.TFRecordDataset(["a"])
+        self.assertEqual(int(records.repeat().cardinality()), -1)
+        self.assertEqual(int(records.repeat(2).cardinality()), -2)
+        self.assertEqual(int(records.repeat().filter(lambda r: True).cardinality()), -2)
+        with self.assertRaisesRegex(TypeError, "infinite"):
+            len(records.repeat().batch(2))
 
     def test_unmodelled_tf_data_names_fail_where_used(self):
         with self.assertRaises(values.TraceError) as e:
