@@ -87,4 +87,13 @@ uint64_t PayloadBytes(std::span<const Element> elements) {
   return n;
 }
 
+void OwnSmallPayloads(Element& e) {
+  if (e.storage && e.view.size() <= kHeldCopyBytes) {
+    e.bytes.assign(e.view);
+    e.view = {};
+    e.storage.reset();
+  }
+  for (Element& item : e.items) OwnSmallPayloads(item);
+}
+
 }  // namespace tfdist::data

@@ -189,17 +189,6 @@ class ParallelInterleave final : public Iterator {
       return Status::OK();
     }
     std::unique_lock<std::mutex> lock(mu_);
-    // Give the packets drained since the last visit back to the readers.
-    // (Only those no Element holds any more.)
-    for (auto& p : drained_) {
-      if (p.use_count() == 1 && free_packets_.size() < kMaxFreePackets) {
-        // The last other owner may have let go on another thread: order its
-        // reads of the payload before the buffer is written again.
-        std::atomic_thread_fence(std::memory_order_acquire);
-        free_packets_.push_back(std::move(p));
-      }
-    }
-    drained_.clear();
     for (;;) {
       if (input_done_ && futures_.empty() && open_ == 0) {
         end = true;
@@ -325,8 +314,7 @@ class ParallelInterleave final : public Iterator {
     ++s.taken_records;
     s.taken_end = item.offset + item.payload_size + io::kRecordFramingBytes;
     if (++s.next == p->items.size()) {
-      drained_.push_back(std::move(s.local.front()));
-      s.local.pop_front();
+      s.local.pop_front();  // back to pool_ once no Element holds it
       s.next = 0;
     }
     if (++block_ == options_.block_length) Advance();
@@ -415,18 +403,19 @@ class ParallelInterleave final : public Iterator {
     // cost more than reading a small one.
     constexpr size_t kPacketRecords = 64;
     for (;;) {
-      std::shared_ptr<Packet> packet;
+      std::unique_ptr<Packet> reused;
       {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!free_packets_.empty()) {
-          packet = std::move(free_packets_.back());
-          free_packets_.pop_back();
+        std::lock_guard<std::mutex> lock(pool_->mu);
+        if (!pool_->free.empty()) {
+          reused = std::move(pool_->free.back());
+          pool_->free.pop_back();
         }
       }
-      if (!packet) {
-        packet = std::make_shared<Packet>();
-        if (!ids_) packet->data.reserve(packet_bytes_ + 4096);
+      if (!reused) {
+        reused = std::make_unique<Packet>();
+        if (!ids_) reused->data.reserve(packet_bytes_ + 4096);
       }
+      std::shared_ptr<Packet> packet(reused.release(), Recycle{pool_});
       packet->data.clear();
       packet->items.clear();
       bool end = false;
@@ -505,10 +494,28 @@ class ParallelInterleave final : public Iterator {
   std::condition_variable work_cv_;
   std::deque<Slot*> jobs_;  // slots to fill, in the order asked
   // Packets are reused: a fresh 256 KiB buffer per packet would be a fresh
-  // mmap and its page faults.
+  // mmap and its page faults; and freeing the packets that a shuffle()
+  // lets go of in random order, then reading into fresh ones, fragments
+  // the heap, whose footprint then grows with the steps run. A packet
+  // comes back to the pool when the last Element holding it lets go, on
+  // whichever thread that is; the pool outlives the iterator while any does.
   static constexpr size_t kMaxFreePackets = 256;
-  std::vector<std::shared_ptr<Packet>> free_packets_;  // under mu_
-  std::vector<std::shared_ptr<Packet>> drained_;       // consumer only
+  struct PacketPool {
+    std::mutex mu;
+    std::vector<std::unique_ptr<Packet>> free;  // under mu; at most kMaxFreePackets
+  };
+  // The deleter of a packet's shared_ptr: returns it to the pool. (The
+  // pool's lock orders the last owner's reads of the payload before the
+  // buffer is written again.)
+  struct Recycle {
+    std::shared_ptr<PacketPool> pool;
+    void operator()(Packet* p) const {
+      std::unique_ptr<Packet> packet(p);  // freed after the lock, if the pool is full
+      std::lock_guard<std::mutex> lock(pool->mu);
+      if (pool->free.size() < kMaxFreePackets) pool->free.push_back(std::move(packet));
+    }
+  };
+  const std::shared_ptr<PacketPool> pool_ = std::make_shared<PacketPool>();
   std::vector<std::thread> threads_;
 };
 

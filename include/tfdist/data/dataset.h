@@ -155,6 +155,19 @@ struct Element {
 uint64_t Leaves(std::span<const Element> elements);
 uint64_t PayloadBytes(std::span<const Element> elements);
 
+// Records of at most this many bytes whose payload is shared (Element::
+// storage: a parallel interleave's packet of up to 256 KiB, a read by index's
+// buffer) are copied out of it by a stage that holds them long (shuffle()'s
+// buffer): otherwise each held record keeps its whole buffer alive, and a
+// buffer of 1000 small records pins up to 1000 packets. A larger record is
+// a fifth of its buffer or more, and copying it would cost more.
+inline constexpr size_t kHeldCopyBytes = size_t{64} << 10;
+
+// Gives each record in `e` (batches and pairs looked through) whose payload
+// is shared and at most kHeldCopyBytes a copy of its own in `bytes`, letting
+// go of the shared buffer. The payload and everything else stay the same.
+void OwnSmallPayloads(Element& e);
+
 // Whether the records of a built pipeline are record ids
 // (BuildOptions::record_ids).
 enum class RecordIds {
