@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tfdist/base/result.h"
+#include "tfdist/data/pipeline.h"
 #include "tfdist/distribute/decide.h"
 
 namespace tfdist::dist {
@@ -64,22 +65,22 @@ struct CheckContext {
 
 // The finding kinds; their names (FindingName) are what scripts match.
 enum class FindingKind {
-  kTooFewFiles,             // too_few_files: FILE sharding with fewer files than workers
-  kEmptyShard,              // empty_shard: a worker's shard is empty before a repeat()
-  kNoSteps,                 // no_steps: an epoch feeds no step
-  kInfiniteWithoutSteps,    // infinite_without_steps: repeats forever, no steps_per_epoch
-  kStepsPerEpochTooLarge,   // steps_per_epoch_too_large: more steps than the data feeds
-  kUnevenSteps,             // uneven_steps: workers feed different numbers of steps
-  kDuplicateRecords,        // duplicate_records: a record fed to more than one replica
-  kMissedRecords,           // missed_records: a record fed to none
-  kDroppedRecords,          // dropped_records: records read but fed to no replica
-  kReadAmplification,       // read_amplification: workers read more than they feed
-  kUnseededShuffle,         // unseeded_shuffle: an order that differs run to run / worker to worker
-  kNondeterministic,        // nondeterministic: deterministic=False or sloppy order
-  kDynamicBatchShape,       // dynamic_batch_shape: a partial batch where shapes must be static
-  kEmptyBatches,            // empty_batches: replicas fed empty batches
-  kImbalance,               // imbalance: workers' shares differ
-  kAutoPolicy,              // auto_policy: what AUTO chose, and why
+  kTooFewFiles,            // too_few_files: FILE sharding with fewer files than workers
+  kEmptyShard,             // empty_shard: a worker's shard is empty before a repeat()
+  kNoSteps,                // no_steps: an epoch feeds no step
+  kInfiniteWithoutSteps,   // infinite_without_steps: repeats forever, no steps_per_epoch
+  kStepsPerEpochTooLarge,  // steps_per_epoch_too_large: more steps than the data feeds
+  kUnevenSteps,            // uneven_steps: workers feed different numbers of steps
+  kDuplicateRecords,       // duplicate_records: a record fed to more than one replica
+  kMissedRecords,          // missed_records: a record fed to none
+  kDroppedRecords,         // dropped_records: records read but fed to no replica
+  kReadAmplification,      // read_amplification: workers read more than they feed
+  kUnseededShuffle,        // unseeded_shuffle: an order that differs run to run / worker to worker
+  kNondeterministic,       // nondeterministic: deterministic=False or sloppy order
+  kDynamicBatchShape,      // dynamic_batch_shape: a partial batch where shapes must be static
+  kEmptyBatches,           // empty_batches: replicas fed empty batches
+  kImbalance,              // imbalance: workers' shares differ
+  kAutoPolicy,             // auto_policy: what AUTO chose, and why
 };
 std::string_view FindingName(FindingKind kind);  // "too_few_files", ...
 
@@ -89,6 +90,21 @@ std::string_view SeverityName(FindingSeverity severity);  // "info", "warning", 
 // The severity doc/check.md's table gives a kind before the loop, strategy
 // and version raise it.
 FindingSeverity BaseSeverity(FindingKind kind);
+
+// A fix's counterpart in tfdist's own terms, which the command line words
+// as flags: what to give check (or run first) to check the job fixed.
+struct FixOption {
+  enum class Kind {
+    kPolicy,         // the auto-shard policy `policy`
+    kStepsPerEpoch,  // the loop's steps_per_epoch `value`
+    kLoopNext,       // a loop of `value` next() calls an epoch instead
+    kReshard,        // the input rewritten into `value` files of equal records
+    kWorkers,        // at most `value` workers
+  };
+  Kind kind = Kind::kPolicy;
+  int64_t value = 0;
+  AutoShardPolicy policy = AutoShardPolicy::kAuto;
+};
 
 struct Finding {
   FindingKind kind;
@@ -100,23 +116,47 @@ struct Finding {
   std::string other_versions;
   // Which workers, steps and how many records.
   std::string evidence;
-  // The exact change that removes the finding.
+  // The exact change that removes the finding, in the program's terms.
   std::string fix;
+  // The same changes as options, in the order `fix` names them.
+  std::vector<FixOption> options;
 };
 
 // The steps_per_epoch values worth knowing, with what each does.
 struct StepsPerEpoch {
-  uint64_t min = 0;  // the steps every worker can feed in full
-  uint64_t max = 0;  // the steps of the longest worker
+  uint64_t min = 0;    // the steps every worker can feed in full
+  uint64_t max = 0;    // the steps of the longest worker
   std::string at_min;  // what happens with min: records past it wait or are lost
   std::string at_max;  // with max: exhausted workers feed empty batches or fail
 };
 
 struct CheckResult {
-  std::vector<Finding> findings;  // most severe first, then in FindingKind order
+  std::vector<Finding> findings;                 // most severe first, then in FindingKind order
   std::optional<StepsPerEpoch> steps_per_epoch;  // nullopt where no step is counted
-  FindingSeverity Worst() const;  // kInfo when no finding
+  FindingSeverity Worst() const;                 // kInfo when no finding
 };
+
+// What --strategy is when not given: mirrored for one worker, multi-worker
+// for more.
+Strategy DefaultStrategy(const Topology& topology);
+
+// The loop, strategy, version and topology must make a job TensorFlow
+// runs: mirrored is one worker, multi-worker two or more, parameter-server
+// the per-worker dataset function (Api::kFromFunction) with a step count,
+// next a step count, estimator a release before 2.16 and one worker.
+// Error: InvalidArgument saying why.
+Status ValidateCheck(const CheckContext& ctx, const DistributeOptions& options);
+
+// The findings of `pipeline` distributed by `options` under `ctx`: from
+// its layout summary (SummarizeFiles where it applies, else SummarizeLayout:
+// bounded memory), its shape and the decision. A condition that would make
+// a layout fail (FILE with fewer files than workers, a pipeline that
+// repeats forever) is a finding, not an error. options.worker,
+// max_steps, epochs and read_by_index are ignored (every worker, one
+// epoch of the data, what TensorFlow reads).
+// Error: ValidateCheck's, the pipeline's own (a file that cannot be read).
+Result<CheckResult> Check(const data::Pipeline& pipeline, const DistributeOptions& options,
+                          const data::BuildOptions& build, const CheckContext& ctx);
 
 }  // namespace tfdist::dist
 
