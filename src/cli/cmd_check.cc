@@ -171,6 +171,67 @@ void PrintResult(const dist::CheckResult& r, const dist::CheckContext& ctx,
   }
 }
 
+// The combinations TensorFlow cannot run, worded as flags (the library's
+// ValidateCheck states the same rules in TensorFlow's terms).
+Status CheckCombination(const dist::CheckContext& ctx, const dist::DistributeOptions& d) {
+  const int64_t W = d.topology.workers;
+  switch (ctx.strategy) {
+    case dist::Strategy::kMirrored:
+      if (W != 1) {
+        return Status::InvalidArgument(fmt::format(
+            "--strategy mirrored is one worker (MirroredStrategy); for {} workers give "
+            "--strategy multi-worker (MultiWorkerMirroredStrategy), or tpu for TPU hosts",
+            W));
+      }
+      break;
+    case dist::Strategy::kMultiWorker:
+      if (W < 2) {
+        return Status::InvalidArgument(
+            "--strategy multi-worker (MultiWorkerMirroredStrategy) needs --workers 2 or more; "
+            "one worker is --strategy mirrored");
+      }
+      break;
+    case dist::Strategy::kTpu:
+      break;
+    case dist::Strategy::kParameterServer:
+      if (d.api != dist::Api::kFromFunction) {
+        return Status::InvalidArgument(
+            "--strategy parameter-server takes the per-worker dataset function "
+            "(ClusterCoordinator.create_per_worker_dataset): give --api from-function");
+      }
+      if (ctx.loop != dist::Loop::kNext && ctx.loop != dist::Loop::kFit) {
+        return Status::InvalidArgument(fmt::format(
+            "--strategy parameter-server with --loop {}: a ClusterCoordinator schedules a "
+            "number of steps; give --loop next or fit, with --steps-per-epoch",
+            dist::LoopName(ctx.loop)));
+      }
+      if (!ctx.steps_per_epoch) {
+        return Status::InvalidArgument(
+            "--strategy parameter-server needs --steps-per-epoch: model.fit's "
+            "steps_per_epoch=None is not supported with ParameterServerStrategy");
+      }
+      break;
+  }
+  if (ctx.loop == dist::Loop::kNext && !ctx.steps_per_epoch) {
+    return Status::InvalidArgument(
+        "--loop next needs --steps-per-epoch N: the calls of next(iterator) an epoch");
+  }
+  if (ctx.loop == dist::Loop::kEstimator && ctx.version.Keras3()) {
+    return Status::InvalidArgument(fmt::format(
+        "--loop estimator with --tf-version 2.{}: tf.estimator was removed in TF 2.16; give "
+        "--tf-version 2.15 or earlier",
+        ctx.version.minor));
+  }
+  if (ctx.loop == dist::Loop::kEstimator && ctx.strategy != dist::Strategy::kMirrored) {
+    return Status::InvalidArgument(fmt::format(
+        "--loop estimator with --strategy {}: check models Estimator on one worker "
+        "(MirroredStrategy); a multi-worker Estimator calls its input_fn on each worker: check "
+        "that function with --api from-function --loop for",
+        dist::StrategyName(ctx.strategy)));
+  }
+  return dist::ValidateCheck(ctx, d);
+}
+
 int RunCheck(const CheckOptions& o) {
   const bool json = o.format.json();
   dist::CheckContext ctx;
@@ -179,7 +240,12 @@ int RunCheck(const CheckOptions& o) {
   ctx.loop = *loop;
   if (!o.tf_version.empty()) {
     Result<dist::TfVersion> version = dist::ParseTfVersion(o.tf_version);
-    if (!version.ok()) return ReportError(version.status(), json);
+    if (!version.ok()) {
+      return ReportError(Status::InvalidArgument(fmt::format(
+                             "--tf-version {}: a TensorFlow 2.x release, 2.0 to 2.{} (e.g. 2.15)",
+                             o.tf_version, dist::kNewestTfVersion.minor)),
+                         json);
+    }
     ctx.version = *version;
   }
   ctx.steps_per_epoch = o.steps_per_epoch;
@@ -196,14 +262,14 @@ int RunCheck(const CheckOptions& o) {
     ctx.strategy = dist::DefaultStrategy(d.topology);
   }
   // The combination first: nothing is read for a job TensorFlow cannot run.
-  if (Status s = dist::ValidateCheck(ctx, d); !s.ok()) return ReportError(s, json);
+  if (Status s = CheckCombination(ctx, d); !s.ok()) return ReportError(s, json);
   Result<LoadedPipeline> loaded = LoadDistributedPipeline(o.pipeline, o.distribute, d, json);
   if (!loaded.ok()) return ExitCodeFor(loaded.status());
   // A policy the user chose (--policy, or the traced code's with_options)
   // was asked for: OFF's duplicates are then no error.
   ctx.policy_given = o.distribute.policy.has_value() || (loaded->trace && loaded->trace->policy);
   // The API may come from the traced code: check the combination again.
-  if (Status s = dist::ValidateCheck(ctx, d); !s.ok()) return ReportError(s, json);
+  if (Status s = CheckCombination(ctx, d); !s.ok()) return ReportError(s, json);
   const data::Pipeline& pipeline = loaded->pipeline;
   const data::BuildOptions build = o.pipeline.build_options(*loaded);
   Result<dist::CheckResult> result = dist::Check(pipeline, d, build, ctx);

@@ -301,6 +301,8 @@ void Checker::AddTooFewFiles(uint64_t files, std::string why) {
 
 void Checker::AddAutoPolicy(const Decision& d) {
   if (options_.api != Api::kDistribute || d.requested != AutoShardPolicy::kAuto) return;
+  // One worker: FILE changes nothing, and only a fallback to DATA is logged.
+  if (t_.workers == 1 && d.applied != AutoShardPolicy::kData) return;
   const int minor = ctx_.version.minor;
   std::string tf = "nothing: silent";
   std::string other;
@@ -371,12 +373,12 @@ void Checker::AddInfinite(const std::vector<uint64_t>& steps) {
       if (k3) {
         tf = endless + " (Keras 3 loops while the data lasts)";
         other = c == Cardinality::kInfinite
-                    ? fmt::format("TF 2.2 to 2.15 (Keras 2, and tf_keras): {} at the start of fit",
+                    ? fmt::format("TF 2.2 to 2.15 (Keras 2, and tf_keras): at the start of fit, {}",
                                   kKeras2Infinite)
                     : "TF 2.2 to 2.15 (Keras 2): the same (its infinite-dataset ValueError needs "
                       "the cardinality INFINITE)";
       } else if (c == Cardinality::kInfinite) {
-        tf = fmt::format("{} at the start of fit", kKeras2Infinite);
+        tf = fmt::format("at the start of fit, {}", kKeras2Infinite);
         other = "TF 2.16 and later (Keras 3): " + endless;
       } else {
         tf = endless + " (Keras 2's infinite-dataset ValueError needs the cardinality INFINITE)";
@@ -409,7 +411,10 @@ void Checker::AddInfinite(const std::vector<uint64_t>& steps) {
 void Checker::AddEmptyShard(const LayoutSummary& l, const std::vector<uint64_t>& steps) {
   std::vector<int64_t> empty;
   for (size_t w = 0; w < l.workers.size(); ++w) {
-    if (l.workers[w].records == 0) empty.push_back(l.workers[w].worker);
+    // A worker whose pipeline gives no element (an empty batch of a split is
+    // one: TensorFlow feeds it).
+    const bool none = l.decision.batched ? l.workers[w].batches == 0 : l.workers[w].records == 0;
+    if (none) empty.push_back(l.workers[w].worker);
   }
   if (empty.empty() || empty.size() == l.workers.size()) return;
   (void)steps;
@@ -521,16 +526,16 @@ void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
       if (ctx_.version.Keras3()) {
         severity = FindingSeverity::kWarning;
         tf = fmt::format(
-            "{} at {}: that epoch is cut short, and the next one starts on a new "
+            "at {}, {}; that epoch is cut short, and the next one starts on a new "
             "iterator (training goes on, with epochs of at most {} steps)",
-            kKeras3RanOut, where, available);
+            where, kKeras3RanOut, available);
         other = fmt::format(
-            "TF 2.2 to 2.15 (Keras 2): {}, and fit stops: the remaining epochs "
+            "TF 2.2 to 2.15 (Keras 2): {}; fit stops: the remaining epochs "
             "never run (no exception)",
             fmt::format(kKeras2RanOut, need));
       } else {
-        tf = fmt::format("{} at {}, and fit stops: the remaining epochs never run (no exception)",
-                         fmt::format(kKeras2RanOut, need), where);
+        tf = fmt::format("at {}, {}; fit stops: the remaining epochs never run (no exception)",
+                         where, fmt::format(kKeras2RanOut, need));
         other = fmt::format(
             "TF 2.16 and later (Keras 3): {}; only that epoch is cut, the next "
             "starts on a new iterator",
@@ -567,7 +572,7 @@ void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
       E > 1 && ctx_.loop != Loop::kEstimator ? fmt::format(" x {} epochs", E) : "", need,
       Plural(available, "step", "steps"),
       static_pod ? " (the shortest host's: static shapes)"
-                 : (old_mwms ? "" : " (the longest worker's)"));
+                 : (old_mwms || t_.workers == 1 ? "" : " (the longest worker's)"));
   const uint64_t recommended = RecommendedSteps(n_min);
   std::string fix = fmt::format(
       "add .repeat() after batch() (before distributing) to keep "
