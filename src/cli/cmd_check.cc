@@ -64,7 +64,8 @@ std::string FlagsText(const dist::FixOption& f) {
     case dist::FixOption::Kind::kLoopNext:
       return fmt::format("--loop next --steps-per-epoch {}", f.value);
     case dist::FixOption::Kind::kReshard:
-      return fmt::format("tfdist reshard -n {} (then the pipeline reads the new files)", f.value);
+      return fmt::format("tfdist reshard --num-shards {} (then the pipeline reads the new files)",
+                         f.value);
     case dist::FixOption::Kind::kWorkers:
       return fmt::format("--workers {}", f.value);
   }

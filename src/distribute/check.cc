@@ -916,11 +916,11 @@ void Checker::AddStepFindings(const LayoutSummary& l, const std::vector<uint64_t
         ctx_.loop == Loop::kEstimator ? S : S * static_cast<uint64_t>(ctx_.epochs);
     // Where the iterator ends: the longest worker's last step, or the
     // shortest's where the partial-batch handling is off (a TPU pod with
-    // static shapes) or missing (multi-worker before 2.3), or a worker's
-    // own under a parameter server (each feeds alone).
+    // static shapes), or a worker's own under a parameter server (each
+    // feeds alone). Multi-worker before 2.3 hangs past the shortest, which
+    // uneven_steps says.
     uint64_t available = n_max;
-    if ((TpuPod() && StaticShapes()) || (MultiWorker() && ctx_.version.minor <= 2) ||
-        ctx_.strategy == Strategy::kParameterServer) {
+    if ((TpuPod() && StaticShapes()) || ctx_.strategy == Strategy::kParameterServer) {
       available = n_min;
     }
     if (need > available) {
