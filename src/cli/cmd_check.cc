@@ -277,8 +277,12 @@ int RunCheck(const CheckOptions& o) {
   if (!result.ok()) return ReportPipelineError(result.status(), pipeline.text, json);
   if (json) {
     nlohmann::ordered_json out = ResultJson(*result, ctx, d);
+    // As layout's: the traced input and the assumptions beside the result.
     const nlohmann::ordered_json trace = TraceJson(*loaded);
-    if (!trace.empty()) out["trace"] = trace;
+    if (trace.contains("input")) {
+      out["input"] = trace["input"];
+      out["assumptions"] = trace["assumptions"];
+    }
     PrintJson(out);
   } else {
     PrintResult(*result, ctx, d, TraceHeader(*loaded));

@@ -51,7 +51,7 @@ def finding(out, kind):
     found = [f for f in out["findings"] if f["kind"] == kind]
     check(len(found) == 1, f"one {kind} finding: {[f['kind'] for f in out['findings']]}")
     return found[0] if found else {"kind": kind, "severity": None, "tensorflow": "",
-                                   "evidence": "", "fix": "", "fix_flags": []}
+                                   "other_versions": "", "evidence": "", "fix": "", "fix_flags": []}
 
 
 def with_flags(args, flags):
