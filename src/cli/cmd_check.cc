@@ -206,6 +206,12 @@ Status CheckCombination(const dist::CheckContext& ctx, const dist::DistributeOpt
             "number of steps; give --loop next or fit, with --steps-per-epoch",
             dist::LoopName(ctx.loop)));
       }
+      if (ctx.version.minor < 4) {
+        return Status::InvalidArgument(fmt::format(
+            "--strategy parameter-server with --tf-version 2.{}: ClusterCoordinator came in TF "
+            "2.4; give --tf-version 2.4 or later",
+            ctx.version.minor));
+      }
       if (!ctx.steps_per_epoch) {
         return Status::InvalidArgument(
             "--strategy parameter-server needs --steps-per-epoch: model.fit's "

@@ -205,7 +205,7 @@ class Checker {
 
   Result<std::optional<uint64_t>> TooFewFiles();
   Result<LayoutSummary> Summarize(const data::Pipeline& pass, const DistributeOptions& o);
-  void AddTooFewFiles(uint64_t files, std::string why);
+  void AddTooFewFiles(uint64_t files, std::string why, bool by_data = false);
   void AddAutoPolicy(const Decision& d);
   void AddInfinite(const std::vector<uint64_t>& steps);
   void AddEmptyShard(const LayoutSummary& l, const std::vector<uint64_t>& steps);
@@ -254,7 +254,17 @@ Result<std::optional<uint64_t>> Checker::TooFewFiles() {
   return std::optional<uint64_t>(found);
 }
 
-void Checker::AddTooFewFiles(uint64_t files, std::string why) {
+// The count a layout error ends with ("...; found 3"), or 0.
+uint64_t FoundCount(std::string_view message) {
+  const size_t at = message.rfind("found ");
+  if (at == std::string_view::npos) return 0;
+  uint64_t n = 0;
+  const char* begin = message.data() + at + 6;
+  std::from_chars(begin, message.data() + message.size(), n);
+  return n;
+}
+
+void Checker::AddTooFewFiles(uint64_t files, std::string why, bool by_data) {
   const int64_t W = t_.workers;
   const int minor = ctx_.version.minor;
   std::vector<int64_t> with, without;
@@ -269,10 +279,12 @@ void Checker::AddTooFewFiles(uint64_t files, std::string why) {
         "job fails at once, no hang",
         error);
   } else {
+    const bool one = without.size() == 1;
     tf = fmt::format(
-        "{} raise{} at the first get_next: {} (worker w names w+1 file(s)); {} get "
-        "an empty shard and wait in the all-reduce of step 1",
-        WorkersText(with), with.size() == 1 ? "s" : "", error, WorkersText(without));
+        "{} raise{} at the first get_next: {} (worker w names w+1 file(s)); {} get{} "
+        "an empty shard and wait{} in the all-reduce of step 1",
+        WorkersText(with), with.size() == 1 ? "s" : "", error, WorkersText(without), one ? "s" : "",
+        one ? "s" : "");
     if (minor >= 4) {
       tf += fmt::format(
           " until a failed worker's process exits, then fail with {} (30 to 60 s of peer "
@@ -288,6 +300,19 @@ void Checker::AddTooFewFiles(uint64_t files, std::string why) {
                        : "TF 2.4 and later: the message is \"Could not apply FILE based "
                          "sharding: the dataset only has {w+1} file(s) ...\", and the workers "
                          "without a file fail with UnavailableError once the failed process exits";
+  }
+  if (by_data) {
+    // TensorFlow's shard after the DATA rewrite requires a non-empty share
+    // too, and words its error as for files.
+    Add(FindingKind::kTooFewFiles, FindingSeverity::kError, std::move(tf), std::move(other),
+        fmt::format("DATA sharding over {} workers, and {} reach{} the shard: {} get{} none "
+                    "(TensorFlow's message speaks of files all the same)",
+                    W, Plural(files, "element", "elements"), files == 1 ? "es" : "",
+                    WorkersText(without), without.size() == 1 ? "s" : ""),
+        fmt::format("at most {} (or a smaller batch, so that every worker gets one)",
+                    Plural(files, "worker", "workers")),
+        {FixOption{FixOption::Kind::kWorkers, static_cast<int64_t>(files)}});
+    return;
   }
   Add(FindingKind::kTooFewFiles, FindingSeverity::kError, std::move(tf), std::move(other),
       fmt::format("FILE sharding over {} workers, and {} reach{} the reader: {} get{} none{}", W,
@@ -448,14 +473,27 @@ void Checker::AddEmptyShard(const LayoutSummary& l, const std::vector<uint64_t>&
 }
 
 void Checker::AddNoSteps(const LayoutSummary& l) {
-  std::string tf;
+  std::string tf, other;
   switch (ctx_.loop) {
     case Loop::kNext:
       tf = fmt::format("the first next() raises StopIteration (in a tf.function: {})",
                        kEndOfSequence);
       break;
     case Loop::kFit:
-      tf = "model.fit runs no training step: nothing is trained";
+      if (ctx_.version.Keras3()) {
+        tf = "model.fit runs no training step: nothing is trained";
+      } else if (ctx_.version.minor >= 7) {
+        tf = "model.fit runs no step, then raises ValueError: Unexpected result of "
+             "`train_function` (Empty logs). This could be due to issues in input pipeline that "
+             "resulted in an empty dataset. ...";
+        other =
+            "TF 2.14 to 2.15, where the dataset's size is known (not for file readers): "
+            "ValueError: Expected input data to be non-empty. at the start of fit; TF 2.6 and "
+            "before: ValueError: Expect x to be a non-empty array or dataset.";
+      } else {
+        tf = "model.fit runs no step, then raises ValueError: Expect x to be a non-empty array "
+             "or dataset.";
+      }
       break;
     case Loop::kEstimator:
       tf = "train() ends at once with OutOfRange: nothing is trained";
@@ -482,8 +520,8 @@ void Checker::AddNoSteps(const LayoutSummary& l) {
   } else if (dropped > 0) {
     fix = "keep records: the pipeline drops every one it reads (skip(), or a dropped step)";
   }
-  Add(FindingKind::kNoSteps, FindingSeverity::kError, std::move(tf), "", std::move(evidence),
-      std::move(fix));
+  Add(FindingKind::kNoSteps, FindingSeverity::kError, std::move(tf), std::move(other),
+      std::move(evidence), std::move(fix));
 }
 
 void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
@@ -543,7 +581,6 @@ void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
       }
       break;
     case Loop::kEstimator:
-      severity = FindingSeverity::kWarning;
       tf = fmt::format(
           "train() stops at step {} when the input ends (OutOfRange), silently: "
           "{} fewer steps than asked",
@@ -915,12 +952,11 @@ void Checker::AddStepFindings(const LayoutSummary& l, const std::vector<uint64_t
     const uint64_t need =
         ctx_.loop == Loop::kEstimator ? S : S * static_cast<uint64_t>(ctx_.epochs);
     // Where the iterator ends: the longest worker's last step, or the
-    // shortest's where the partial-batch handling is off (a TPU pod with
-    // static shapes), or a worker's own under a parameter server (each
-    // feeds alone). Multi-worker before 2.3 hangs past the shortest, which
-    // uneven_steps says.
+    // shortest's under a parameter server (each worker feeds alone). Where
+    // the shortest worker's end already fails or hangs the step (a TPU pod
+    // with static shapes, multi-worker before 2.3), uneven_steps says so.
     uint64_t available = n_max;
-    if ((TpuPod() && StaticShapes()) || ctx_.strategy == Strategy::kParameterServer) {
+    if (ctx_.strategy == Strategy::kParameterServer) {
       available = n_min;
     }
     if (need > available) {
@@ -966,11 +1002,16 @@ Result<CheckResult> Checker::Run() {
   if (!summary.ok()) {
     // A concatenate()'s dataset with fewer files than workers: the same
     // failure as the reader's own.
-    if (summary.status().advice().remedy == Remedy::kDataPolicyOrMoreFiles) {
-      AddTooFewFiles(0, fmt::format(" ({})", summary.status().message()));
-      // The count named is the joined dataset's, in its message.
-      result_.findings.back().evidence =
-          fmt::format("FILE sharding over {} workers: {}", t_.workers, summary.status().message());
+    const Status& error = summary.status();
+    if (error.advice().remedy == Remedy::kDataPolicyOrMoreFiles) {
+      AddTooFewFiles(FoundCount(error.message()), fmt::format(" ({})", error.message()));
+      return std::move(result_);
+    }
+    // DATA with fewer elements at the shard than workers (CheckDataShare):
+    // TensorFlow's shard fails on the workers that get one.
+    if (error.code() == StatusCode::kInvalidArgument &&
+        error.message().starts_with("DATA sharding needs at least")) {
+      AddTooFewFiles(FoundCount(error.message()), "", true);
       return std::move(result_);
     }
     return summary.status();
@@ -1196,6 +1237,10 @@ Status ValidateCheck(const CheckContext& ctx, const DistributeOptions& options) 
             "ParameterServerStrategy with the loop '{}': a ClusterCoordinator schedules a "
             "number of steps; use the loop next (or fit) with a steps_per_epoch",
             LoopName(ctx.loop)));
+      }
+      if (ctx.version.minor < 4) {
+        return Status::InvalidArgument(
+            "ParameterServerStrategy's ClusterCoordinator came in TensorFlow 2.4");
       }
       if (!ctx.steps_per_epoch) {
         return Status::InvalidArgument(

@@ -224,11 +224,27 @@ def clean_and_usage(tmp):
             (["--loop", "next"], "--steps-per-epoch"),
             (["--loop", "estimator"], "removed in TF 2.16"),
             (["--tf-version", "2.99"], "--tf-version 2.99"),
-            (["--tf-version", "3.0"], "--tf-version 3.0")):
+            (["--tf-version", "3.0"], "--tf-version 3.0"),
+            (["--workers", "2", "--strategy", "parameter-server", "--api", "from-function",
+              "--loop", "fit", "--steps-per-epoch", "2", "--tf-version", "2.3"], "TF 2.4"),
+            (["--workers", "2", "--strategy", "parameter-server", "--api", "from-function",
+              "--loop", "fit"], "--steps-per-epoch"),
+            (["--workers", "2", "--strategy", "tpu", "--loop", "estimator", "--tf-version",
+              "2.15"], "one worker")):
         proc = subprocess.run([checks.TFDIST, "check", *args, pipeline], capture_output=True,
                               text=True)
         check(proc.returncode == 2 and words in proc.stderr,
               f"check {args}: exit {proc.returncode}: {proc.stderr}")
+
+
+def data_too_few(tmp):
+    # DATA with fewer elements at the shard than workers: TensorFlow's shard
+    # fails as for files (layout refuses it; check reports it).
+    out = run_check(["--workers", "4", "--policy", "DATA", "range(3)"], FINDING_EXIT)
+    f = finding(out, "too_few_files")
+    check("DATA sharding over 4 workers, and 3 elements reach the shard" in f["evidence"]
+          and "Could not apply FILE based sharding" in f["tensorflow"], f"DATA too few: {f}")
+    check(f["fix_flags"] == ["--workers 3"], f"DATA too few, fix: {f['fix_flags']}")
 
 
 def main():
@@ -242,6 +258,7 @@ def main():
         tpu_partial(tmp)
         steps_too_large(tmp)
         clean_and_usage(tmp)
+        data_too_few(tmp)
     return checks.finish()
 
 
