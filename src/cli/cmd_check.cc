@@ -124,7 +124,7 @@ nlohmann::ordered_json ResultJson(const dist::CheckResult& r, const dist::CheckC
     j["kind"] = dist::FindingName(f.kind);
     j["severity"] = dist::SeverityName(f.severity);
     j["tensorflow"] = f.tensorflow;
-    if (!f.other_versions.empty()) j["other_versions"] = f.other_versions;
+    j["other_versions"] = f.other_versions;
     j["evidence"] = f.evidence;
     j["fix"] = f.fix;
     j["fix_flags"] = nlohmann::ordered_json::array();
@@ -229,12 +229,18 @@ Status CheckCombination(const dist::CheckContext& ctx, const dist::DistributeOpt
         "--tf-version 2.15 or earlier",
         ctx.version.minor));
   }
-  if (ctx.loop == dist::Loop::kEstimator && ctx.strategy != dist::Strategy::kMirrored) {
+  if (ctx.loop == dist::Loop::kEstimator &&
+      (ctx.strategy == dist::Strategy::kTpu || ctx.strategy == dist::Strategy::kParameterServer)) {
     return Status::InvalidArgument(fmt::format(
-        "--loop estimator with --strategy {}: check models Estimator on one worker "
-        "(MirroredStrategy); a multi-worker Estimator calls its input_fn on each worker: check "
-        "that function with --api from-function --loop for",
+        "--loop estimator with --strategy {}: Estimator takes mirrored or multi-worker (on a "
+        "TPU it is TPUEstimator, another API)",
         dist::StrategyName(ctx.strategy)));
+  }
+  if (ctx.loop == dist::Loop::kEstimator && ctx.strategy == dist::Strategy::kMultiWorker &&
+      d.api != dist::Api::kFromFunction) {
+    return Status::InvalidArgument(
+        "--loop estimator with --strategy multi-worker: Estimator calls its input_fn on each "
+        "worker, without auto-sharding; give --api from-function");
   }
   return dist::ValidateCheck(ctx, d);
 }

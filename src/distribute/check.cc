@@ -1260,12 +1260,16 @@ Status ValidateCheck(const CheckContext& ctx, const DistributeOptions& options) 
           "of 2.15 or earlier",
           minor));
     }
-    if (ctx.strategy != Strategy::kMirrored) {
-      return Status::InvalidArgument(fmt::format(
-          "Estimator with the strategy {}: check models Estimator with MirroredStrategy "
-          "(one worker); a multi-worker Estimator calls its input_fn per worker: check that "
-          "function as from-function under multi-worker",
-          StrategyName(ctx.strategy)));
+    if (ctx.strategy == Strategy::kTpu || ctx.strategy == Strategy::kParameterServer) {
+      return Status::InvalidArgument(
+          fmt::format("Estimator with the strategy {}: Estimator takes MirroredStrategy or "
+                      "MultiWorkerMirroredStrategy (on a TPU it is TPUEstimator, another API)",
+                      StrategyName(ctx.strategy)));
+    }
+    if (ctx.strategy == Strategy::kMultiWorker && options.api != Api::kFromFunction) {
+      return Status::InvalidArgument(
+          "Estimator under MultiWorkerMirroredStrategy calls its input_fn on each worker, "
+          "without auto-sharding: the pipeline is an input function (API from-function)");
     }
   }
   if (ctx.epochs < 1) {

@@ -230,7 +230,9 @@ def clean_and_usage(tmp):
             (["--workers", "2", "--strategy", "parameter-server", "--api", "from-function",
               "--loop", "fit"], "--steps-per-epoch"),
             (["--workers", "2", "--strategy", "tpu", "--loop", "estimator", "--tf-version",
-              "2.15"], "one worker")):
+              "2.15"], "TPUEstimator"),
+            (["--workers", "2", "--loop", "estimator", "--tf-version", "2.15"],
+             "--api from-function")):
         proc = subprocess.run([checks.TFDIST, "check", *args, pipeline], capture_output=True,
                               text=True)
         check(proc.returncode == 2 and words in proc.stderr,

@@ -143,7 +143,8 @@ Strategy DefaultStrategy(const Topology& topology);
 // The loop, strategy, version and topology must make a job TensorFlow
 // runs: mirrored is one worker, multi-worker two or more, parameter-server
 // the per-worker dataset function (Api::kFromFunction) with a step count,
-// next a step count, estimator a release before 2.16 and one worker.
+// next a step count, estimator a release before 2.16 and mirrored (or
+// multi-worker with its input_fn per worker: Api::kFromFunction).
 // Error: InvalidArgument saying why.
 Status ValidateCheck(const CheckContext& ctx, const DistributeOptions& options);
 
