@@ -481,7 +481,7 @@ void Checker::AddNoSteps(const LayoutSummary& l) {
       break;
     case Loop::kFit:
       if (ctx_.version.Keras3()) {
-        tf = "model.fit runs no training step: nothing is trained";
+        tf = fmt::format("no step runs, no error: {} at each epoch", kKeras3RanOut);
       } else if (ctx_.version.minor >= 7) {
         tf = "model.fit runs no step, then raises ValueError: Unexpected result of "
              "`train_function` (Empty logs). This could be due to issues in input pipeline that "
@@ -865,23 +865,24 @@ void Checker::AddImbalance(const LayoutSummary& l) {
 void Checker::AddDynamicShape(const LayoutSummary& l) {
   if (ctx_.strategy != Strategy::kTpu || !l.decision.batched) return;
   if (StaticShapes()) return;
-  uint64_t partial = 0;
+  // Only a partial step makes the dynamic dimension matter.
+  const uint64_t partial = l.short_steps;
   bool uneven = false;
   for (const WorkerSummary& w : l.workers) {
-    if (w.smallest_batch && w.largest_batch && *w.smallest_batch != *w.largest_batch) {
+    if ((w.smallest_batch && w.largest_batch && *w.smallest_batch != *w.largest_batch) ||
+        w.empty_batches > 0) {
       uneven = true;
     }
   }
-  partial = l.short_steps;
+  if (partial == 0 && !uneven) return;
   std::string evidence =
       !shape_.global_batch_size
           ? "the batch size is not static (a map() after batch(), or a symbolic size)"
           : fmt::format("batch({}) keeps its short final batch (no drop_remainder=True): {}",
                         *shape_.global_batch_size,
-                        partial > 0 || uneven
-                            ? fmt::format("{} with a partial global batch an epoch",
-                                          Plural(partial, "step", "steps"))
-                            : std::string("the batch dimension is unknown"));
+                        partial > 0 ? fmt::format("{} with a partial global batch an epoch",
+                                                  Plural(partial, "step", "steps"))
+                                    : std::string("replicas fed batches of other sizes"));
   Add(FindingKind::kDynamicBatchShape, BaseSeverity(FindingKind::kDynamicBatchShape),
       "TPUStrategy.run pads the dynamic batch dimension (RunOptions."
       "experimental_enable_dynamic_batch_size, on by default): the partial step runs on padded "
