@@ -747,10 +747,14 @@ void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t
   }
   std::string fix;
   std::vector<FixOption> options;
-  if (partial > 0 && l.decision.global_batch_size && !l.decision.drop_remainder) {
-    fix = fmt::format("batch({}, drop_remainder=True), so that no step is partial",
-                      *l.decision.global_batch_size);
+  if (partial > 0) {
+    // A partial step: the final batch is short.
+    fix = l.decision.global_batch_size
+              ? fmt::format("batch({}, drop_remainder=True), so that no step is partial",
+                            *l.decision.global_batch_size)
+              : "drop_remainder=True on the final batch(), so that no step is partial";
   } else {
+    // Workers that ran out: stop where every worker feeds in full.
     fix = StepsFix(std::max<uint64_t>(1, RecommendedSteps(n_min)));
     options.push_back(StepsOption(std::max<uint64_t>(1, RecommendedSteps(n_min))));
   }
