@@ -287,9 +287,9 @@ void Checker::AddTooFewFiles(uint64_t files, std::string why, bool by_data) {
         one ? "s" : "");
     if (minor >= 4) {
       tf += fmt::format(
-          " until a failed worker's process exits, then fail with {} (30 to 60 s of peer "
-          "health checks); a process that catches the error and stays alive leaves them hung",
-          fmt::format(kPeerDown, "{i}"));
+          " until a failed worker's process exits, then fail{} with {} (30 to 60 s of peer "
+          "health checks); a process that catches the error and stays alive leaves {} hung",
+          one ? "s" : "", fmt::format(kPeerDown, "{i}"), one ? "it" : "them");
     } else {
       tf += " forever: a hang (no peer-failure detection before TF 2.4)";
     }
@@ -302,13 +302,15 @@ void Checker::AddTooFewFiles(uint64_t files, std::string why, bool by_data) {
                          "without a file fail with UnavailableError once the failed process exits";
   }
   if (by_data) {
-    // TensorFlow's shard after the DATA rewrite requires a non-empty share
-    // too, and words its error as for files.
+    // TensorFlow's shard after the DATA rewrite (and HINT's) requires a
+    // non-empty share too, and words its error as for files.
     Add(FindingKind::kTooFewFiles, FindingSeverity::kError, std::move(tf), std::move(other),
-        fmt::format("DATA sharding over {} workers, and {} reach{} the shard: {} get{} none "
-                    "(TensorFlow's message speaks of files all the same)",
-                    W, Plural(files, "element", "elements"), files == 1 ? "es" : "",
-                    WorkersText(without), without.size() == 1 ? "s" : ""),
+        why.empty()
+            ? fmt::format("DATA sharding over {} workers, and {} reach{} the shard: {} get{} "
+                          "none (TensorFlow's message speaks of files all the same)",
+                          W, Plural(files, "element", "elements"), files == 1 ? "es" : "",
+                          WorkersText(without), without.size() == 1 ? "s" : "")
+            : fmt::format("HINT sharding over {} workers: {}", W, why),
         fmt::format("at most {} (or a smaller batch, so that every worker gets one)",
                     Plural(files, "worker", "workers")),
         {FixOption{FixOption::Kind::kWorkers, static_cast<int64_t>(files)}});
@@ -1017,6 +1019,18 @@ Result<CheckResult> Checker::Run() {
     if (error.code() == StatusCode::kInvalidArgument &&
         error.message().starts_with("DATA sharding needs at least")) {
       AddTooFewFiles(FoundCount(error.message()), "", true);
+      return std::move(result_);
+    }
+    // HINT: the shard(SHARD_HINT, ...) TensorFlow rewrites requires a
+    // non-empty share as well ("... the dataset only has N file(s) ...").
+    const std::string_view hint = "the dataset only has ";
+    if (error.advice().remedy == Remedy::kMoreFilesFewerWorkers &&
+        error.message().find(hint) != std::string_view::npos) {
+      uint64_t found = 0;
+      const std::string_view m = error.message();
+      const size_t at = m.find(hint) + hint.size();
+      std::from_chars(m.data() + at, m.data() + m.size(), found);
+      AddTooFewFiles(found, std::string(m), true);
       return std::move(result_);
     }
     return summary.status();

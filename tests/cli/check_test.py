@@ -247,6 +247,14 @@ def data_too_few(tmp):
     check("DATA sharding over 4 workers, and 3 elements reach the shard" in f["evidence"]
           and "Could not apply FILE based sharding" in f["tensorflow"], f"DATA too few: {f}")
     check(f["fix_flags"] == ["--workers 3"], f"DATA too few, fix: {f['fix_flags']}")
+    # HINT's rewritten shard(SHARD_HINT, ...) requires a non-empty share too.
+    hint = finding(run_check(["--workers", "3", "--policy", "HINT",
+                              "range(2).shard(SHARD_HINT, 0).batch(1)"], FINDING_EXIT),
+                   "too_few_files")
+    check(hint["evidence"].startswith("HINT sharding over 3 workers"), f"HINT too few: {hint}")
+    hint_args = ["--workers", "3", "--policy", "HINT", "range(2).shard(SHARD_HINT, 0).batch(1)"]
+    check(hint["fix_flags"] == ["--workers 2"], f"HINT too few, fix: {hint['fix_flags']}")
+    run_check(with_flags(hint_args, "--workers 2"), 0)
 
 
 def main():
