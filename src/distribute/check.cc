@@ -218,6 +218,7 @@ class Checker {
   void AddAmplification(const LayoutSummary& l);
   void AddImbalance(const LayoutSummary& l);
   void AddDynamicShape(const LayoutSummary& l);
+  void AddScalarRebatch(const Decision& d);
   void SetSteps(const std::vector<uint64_t>& steps, bool endless);
   // The recommended steps_per_epoch: every worker feeds each of the
   // epochs' steps in full from one iterator (0: none does).
@@ -900,6 +901,25 @@ void Checker::AddDynamicShape(const LayoutSummary& l) {
           : "batch(G, drop_remainder=True) with a literal G, and no map() after it");
 }
 
+// Scalar elements and no batch() over several replicas in sync: the legacy
+// rebatch tf.distribute adds cannot split them (decide.cc's warning).
+void Checker::AddScalarRebatch(const Decision& d) {
+  for (const Warning& w : d.warnings) {
+    if (w.kind != WarningKind::kScalarRebatch) continue;
+    const std::string& m = w.message;
+    const size_t from = m.find("(\"");
+    const size_t to = m.find("\")", from == std::string::npos ? 0 : from);
+    const std::string quoted = from != std::string::npos && to != std::string::npos
+                                   ? m.substr(from + 2, to - from - 2)
+                                   : std::string();
+    Add(FindingKind::kScalarRebatch, BaseSeverity(FindingKind::kScalarRebatch),
+        fmt::format("the rebatch tf.distribute adds fails at the first element: {}", quoted), "", m,
+        "batch() the dataset to the global batch size: .batch(G), G a multiple of the "
+        "replicas in sync");
+    return;
+  }
+}
+
 void Checker::SetSteps(const std::vector<uint64_t>& steps, bool endless) {
   if (steps.empty()) return;
   StepsPerEpoch s;
@@ -1037,6 +1057,7 @@ Result<CheckResult> Checker::Run() {
   }
   const LayoutSummary& l = *summary;
   AddAutoPolicy(l.decision);
+  AddScalarRebatch(l.decision);
   // Grouped by the data, or not batched: no exact step to count.
   std::vector<uint64_t> steps;
   if (l.decision.batched && !l.grouped) steps = WorkerSteps(l);
@@ -1172,6 +1193,8 @@ std::string_view FindingName(FindingKind kind) {
       return "imbalance";
     case FindingKind::kAutoPolicy:
       return "auto_policy";
+    case FindingKind::kScalarRebatch:
+      return "scalar_rebatch";
   }
   return "?";
 }
@@ -1195,6 +1218,7 @@ FindingSeverity BaseSeverity(FindingKind kind) {
     case FindingKind::kEmptyShard:  // an OutOfRange at step 1 while the peers wait
     case FindingKind::kDuplicateRecords:
     case FindingKind::kMissedRecords:
+    case FindingKind::kScalarRebatch:  // fails at the first element
       return FindingSeverity::kError;
     case FindingKind::kAutoPolicy:
       return FindingSeverity::kInfo;

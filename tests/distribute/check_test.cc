@@ -248,6 +248,36 @@ TEST_CASE("TPU: a dynamic batch dimension is a finding; drop_remainder=True remo
   CHECK(r.Worst() != FindingSeverity::kError);
 }
 
+TEST_CASE("scalars without batch() over several replicas: the rebatch fails") {
+  Job job;
+  job.replicas = 2;
+  CheckResult r = Run("range(8)", job);
+  const Finding* f = Find(r, FindingKind::kScalarRebatch);
+  REQUIRE(f != nullptr);
+  CHECK(f->severity == FindingSeverity::kError);
+  CHECK(f->tensorflow.find("Cannot rebatch dataset") != std::string::npos);
+  CHECK(Find(Run("range(8).batch(2)", job), FindingKind::kScalarRebatch) == nullptr);
+}
+
+TEST_CASE("a TPU pod with static shapes stops at the shortest host") {
+  testing::TempDir dir;
+  const std::string expr =
+      fmt::format("tfrecord({}).batch(4, drop_remainder=True)", WriteFiles(dir, {20, 8}));
+  Job job;
+  job.workers = 2;
+  job.ctx.strategy = Strategy::kTpu;
+  CheckResult r = Run(expr, job);
+  const Finding* f = Find(r, FindingKind::kUnevenSteps);
+  REQUIRE(f != nullptr);
+  CHECK(f->severity == FindingSeverity::kError);
+  CHECK(f->tensorflow.find("never fed") != std::string::npos);
+  // In a tf.function the loop pads the short host instead.
+  job.ctx.loop = Loop::kForTf;
+  f = Find(r = Run(expr, job), FindingKind::kUnevenSteps);
+  REQUIRE(f != nullptr);
+  CHECK(f->severity == FindingSeverity::kWarning);
+}
+
 TEST_CASE("a clean pipeline has no finding above info") {
   testing::TempDir dir;
   const std::string files = WriteFiles(dir, {16, 16});

@@ -81,6 +81,7 @@ enum class FindingKind {
   kEmptyBatches,           // empty_batches: replicas fed empty batches
   kImbalance,              // imbalance: workers' shares differ
   kAutoPolicy,             // auto_policy: what AUTO chose, and why
+  kScalarRebatch,          // scalar_rebatch: no batch(), several in sync: the rebatch fails
 };
 std::string_view FindingName(FindingKind kind);  // "too_few_files", ...
 
