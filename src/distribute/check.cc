@@ -208,9 +208,9 @@ class Checker {
   void AddTooFewFiles(uint64_t files, std::string why, bool by_data = false);
   void AddAutoPolicy(const Decision& d);
   void AddInfinite(const std::vector<uint64_t>& steps);
-  void AddEmptyShard(const LayoutSummary& l, const std::vector<uint64_t>& steps);
+  void AddEmptyShard(const LayoutSummary& l);
   void AddNoSteps(const LayoutSummary& l);
-  void AddStepFindings(const LayoutSummary& l, const std::vector<uint64_t>& steps);
+  void AddStepFindings(const std::vector<uint64_t>& steps);
   void AddTooLarge(uint64_t available, uint64_t n_min, const std::vector<int64_t>& short_workers);
   void AddUneven(const std::vector<uint64_t>& steps, uint64_t need);
   void AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t>& steps);
@@ -436,7 +436,7 @@ void Checker::AddInfinite(const std::vector<uint64_t>& steps) {
   }
 }
 
-void Checker::AddEmptyShard(const LayoutSummary& l, const std::vector<uint64_t>& steps) {
+void Checker::AddEmptyShard(const LayoutSummary& l) {
   std::vector<int64_t> empty;
   for (size_t w = 0; w < l.workers.size(); ++w) {
     // A worker whose pipeline gives no element (an empty batch of a split is
@@ -445,7 +445,6 @@ void Checker::AddEmptyShard(const LayoutSummary& l, const std::vector<uint64_t>&
     if (none) empty.push_back(l.workers[w].worker);
   }
   if (empty.empty() || empty.size() == l.workers.size()) return;
-  (void)steps;
   const bool by_file = l.decision.ShardsFiles(t_);
   std::string tf;
   if (TpuPod()) {
@@ -967,7 +966,7 @@ void Checker::SetSteps(const std::vector<uint64_t>& steps, bool endless) {
   result_.steps_per_epoch = std::move(s);
 }
 
-void Checker::AddStepFindings(const LayoutSummary& l, const std::vector<uint64_t>& steps) {
+void Checker::AddStepFindings(const std::vector<uint64_t>& steps) {
   const uint64_t n_min = *std::min_element(steps.begin(), steps.end());
   const uint64_t n_max = *std::max_element(steps.begin(), steps.end());
   std::vector<int64_t> short_workers;
@@ -994,7 +993,6 @@ void Checker::AddStepFindings(const LayoutSummary& l, const std::vector<uint64_t
   } else if (n_min < n_max && ctx_.strategy != Strategy::kParameterServer) {
     AddUneven(steps, n_max);
   }
-  (void)l;
 }
 
 // The summary as layout --format summary makes it: from the files' record
@@ -1062,7 +1060,7 @@ Result<CheckResult> Checker::Run() {
   std::vector<uint64_t> steps;
   if (l.decision.batched && !l.grouped) steps = WorkerSteps(l);
   if (endless) {
-    AddEmptyShard(l, steps);
+    AddEmptyShard(l);
     const bool all_empty = l.ReceivedRecords() == 0;
     if (all_empty && l.decision.batched) AddNoSteps(l);
     if (!all_empty) AddInfinite(steps);
@@ -1071,16 +1069,28 @@ Result<CheckResult> Checker::Run() {
     if (n_max == 0) {
       AddNoSteps(l);
     } else {
-      AddStepFindings(l, steps);
+      AddStepFindings(steps);
     }
   }
-  if (!steps.empty() && *std::max_element(steps.begin(), steps.end()) > 0) {
-    AddEmptyBatches(l, steps);
+  // A batch() after the repeat() forever never ends a pass with a short
+  // batch: the pass's own end (the summary's) is no step of the job.
+  bool batches_after_repeat = false;
+  if (endless) {
+    for (size_t i = *shape_.endless_at + 1; i < pipeline_.ops.size(); ++i) {
+      const std::string& name = pipeline_.ops[i].name;
+      batches_after_repeat =
+          batches_after_repeat || name == "batch" || name == "padded_batch" || name == "rebatch";
+    }
   }
-  AddDropped(l);
+  if (!batches_after_repeat) {
+    if (!steps.empty() && *std::max_element(steps.begin(), steps.end()) > 0) {
+      AddEmptyBatches(l, steps);
+    }
+    AddDropped(l);
+    AddDynamicShape(l);
+  }
   AddAmplification(l);
   AddImbalance(l);
-  AddDynamicShape(l);
   // Record coverage (duplicate_records, missed_records, unseeded_shuffle,
   // nondeterministic) is appended here by the coverage module (i27-coverage):
   // its findings come ready, with the severities of doc/check.md.

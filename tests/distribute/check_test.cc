@@ -200,6 +200,11 @@ TEST_CASE("a pipeline that repeats forever: fit without steps, per Keras version
   job.ctx.steps_per_epoch = 3;
   r = Run(fmt::format("tfrecord({}).batch(4).repeat()", files), job);
   CHECK(r.Worst() == FindingSeverity::kInfo);
+  // A batch after the repeat has no short final batch, whatever one pass
+  // over the data would end with.
+  r = Run(fmt::format("tfrecord({}).repeat().batch(5, drop_remainder=True)", files), job);
+  CHECK(r.Worst() == FindingSeverity::kInfo);
+  CHECK(Find(r, FindingKind::kDroppedRecords) == nullptr);
 }
 
 TEST_CASE("a worker with an empty shard before repeat() fails at step 1") {
