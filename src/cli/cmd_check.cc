@@ -142,11 +142,12 @@ nlohmann::ordered_json ResultJson(const dist::CheckResult& r, const dist::CheckC
 }
 
 void PrintResult(const dist::CheckResult& r, const dist::CheckContext& ctx,
-                 const dist::DistributeOptions& d, const std::string& trace) {
+                 const dist::DistributeOptions& d, const std::string& trace,
+                 const std::string& source) {
   fmt::print("{}", trace);
   fmt::print("check: {}\n", Verdict(r));
-  fmt::print("job:   {}, loop {}{}{}, TF 2.{} (Keras {})\n", StrategyText(ctx.strategy, d.topology),
-             dist::LoopName(ctx.loop),
+  fmt::print("job:   {}{}, loop {}{}{}, TF 2.{} (Keras {})\n",
+             StrategyText(ctx.strategy, d.topology), TerminalText(source), dist::LoopName(ctx.loop),
              ctx.steps_per_epoch ? fmt::format(", steps_per_epoch {}", *ctx.steps_per_epoch) : "",
              ctx.epochs > 1 ? fmt::format(", {} epochs", ctx.epochs) : "", ctx.version.minor,
              ctx.version.Keras3() ? 3 : 2);
@@ -289,6 +290,7 @@ int RunCheck(const CheckOptions& o) {
   if (!result.ok()) return ReportPipelineError(result.status(), pipeline.text, json);
   if (json) {
     nlohmann::ordered_json out = ResultJson(*result, ctx, d);
+    out["topology_source"] = resolved->source;
     // As layout's: the traced input and the assumptions beside the result.
     const nlohmann::ordered_json trace = TraceJson(*loaded);
     if (trace.contains("input")) {
@@ -297,7 +299,7 @@ int RunCheck(const CheckOptions& o) {
     }
     PrintJson(out);
   } else {
-    PrintResult(*result, ctx, d, TraceHeader(*loaded));
+    PrintResult(*result, ctx, d, TraceHeader(*loaded), resolved->source_text);
   }
   return result->Worst() == dist::FindingSeverity::kError ? kExitFindingError : 0;
 }
