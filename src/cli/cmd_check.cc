@@ -220,6 +220,12 @@ Status CheckCombination(const dist::CheckContext& ctx, const dist::DistributeOpt
       }
       break;
   }
+  if ((ctx.loop == dist::Loop::kFor || ctx.loop == dist::Loop::kForTf) && ctx.steps_per_epoch) {
+    return Status::InvalidArgument(fmt::format(
+        "--loop {} with --steps-per-epoch: a for loop over the dataset runs until the data ends; "
+        "a fixed count of steps is --loop next",
+        dist::LoopName(ctx.loop)));
+  }
   if (ctx.loop == dist::Loop::kNext && !ctx.steps_per_epoch) {
     return Status::InvalidArgument(
         "--loop next needs --steps-per-epoch N: the calls of next(iterator) an epoch");

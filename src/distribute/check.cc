@@ -1302,6 +1302,11 @@ Status ValidateCheck(const CheckContext& ctx, const DistributeOptions& options) 
       }
       break;
   }
+  if ((ctx.loop == Loop::kFor || ctx.loop == Loop::kForTf) && ctx.steps_per_epoch) {
+    return Status::InvalidArgument(
+        "a for loop over the dataset runs until the data ends: a steps_per_epoch is the loop "
+        "next");
+  }
   if (ctx.loop == Loop::kNext && !ctx.steps_per_epoch) {
     return Status::InvalidArgument(
         "the loop next needs a steps_per_epoch: the calls of next(iterator) an epoch");

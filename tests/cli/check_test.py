@@ -222,6 +222,7 @@ def clean_and_usage(tmp):
             (["--strategy", "multi-worker"], "--strategy mirrored"),
             (["--workers", "2", "--strategy", "parameter-server"], "--api from-function"),
             (["--loop", "next"], "--steps-per-epoch"),
+            (["--steps-per-epoch", "3"], "--loop next"),
             (["--loop", "estimator"], "removed in TF 2.16"),
             (["--tf-version", "2.99"], "--tf-version 2.99"),
             (["--tf-version", "3.0"], "--tf-version 3.0"),
