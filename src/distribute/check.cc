@@ -329,8 +329,6 @@ void Checker::AddTooFewFiles(uint64_t files, std::string why, bool by_data) {
 
 void Checker::AddAutoPolicy(const Decision& d) {
   if (options_.api != Api::kDistribute || d.requested != AutoShardPolicy::kAuto) return;
-  // One worker: FILE changes nothing, and only a fallback to DATA is logged.
-  if (t_.workers == 1 && d.applied != AutoShardPolicy::kData) return;
   const int minor = ctx_.version.minor;
   std::string tf = "nothing: silent";
   std::string other;
@@ -638,7 +636,16 @@ void Checker::AddUneven(const std::vector<uint64_t>& steps, uint64_t need) {
   const bool old_mwms = MultiWorker() && ctx_.version.minor <= 2 && ctx_.loop != Loop::kForTf;
   FindingSeverity severity = BaseSeverity(FindingKind::kUnevenSteps);
   std::string tf, other;
-  if (static_pod) {
+  if (MultiWorker() && ctx_.loop == Loop::kEstimator) {
+    // Each worker runs its own input function in graph mode (derived: no
+    // padding is known to reach Estimator's per-worker iterators).
+    severity = FindingSeverity::kError;
+    tf = fmt::format(
+        "{} reach{} the end of input at step {}: train() ends there on OutOfRange while "
+        "the others wait in the step's collectives: a hang (derived from the source, not "
+        "seen run)",
+        WorkersText(short_workers), short_workers.size() == 1 ? "es" : "", n_min + 1);
+  } else if (static_pod) {
     severity = FindingSeverity::kError;
     tf = fmt::format(
         "static shapes on a TPU pod turn partial-batch handling off: the epoch "
