@@ -258,6 +258,29 @@ def data_too_few(tmp):
     run_check(with_flags(hint_args, "--workers 2"), 0)
 
 
+def empty_shard(tmp):
+    # A worker whose files hold nothing, before a repeat(): OutOfRange at its
+    # first step while its peers wait (no padding: the cardinality is
+    # INFINITE).
+    checks.tfdist("gen", "-o", f"{tmp}/full.tfrecord", "--records", "24", "--no-fsync")
+    checks.tfdist("gen", "-o", f"{tmp}/none.tfrecord", "--records", "0", "--no-fsync")
+    pipeline = (f'tfrecord(["{tmp}/full.tfrecord", "{tmp}/none.tfrecord"]).batch(4)'
+                '.repeat()')
+    args = ["--workers", "2", "--loop", "fit", "--steps-per-epoch", "5", pipeline]
+    f = finding(run_check(args, FINDING_EXIT), "empty_shard")
+    check(f["severity"] == "error" and "worker 1" in f["tensorflow"]
+          and "OutOfRangeError: End of sequence at step 1" in f["tensorflow"], f"empty shard: {f}")
+    check(f["fix_flags"] == ["--policy DATA"], f"empty shard, fix: {f['fix_flags']}")
+    fixed = run_check(with_flags(args, f["fix_flags"][0]), 0)
+    check(not [x for x in fixed["findings"] if x["severity"] == "error"],
+          f"empty shard fixed: {fixed['findings']}")
+    # A for loop inside a tf.function cannot leave an endless dataset.
+    forever = finding(run_check(["--workers", "2", "--loop", "for-tf", "--policy", "DATA",
+                                 pipeline], FINDING_EXIT), "infinite_without_steps")
+    check("NotImplementedError: break and return statements are not yet supported"
+          in forever["tensorflow"], f"for-tf forever: {forever}")
+
+
 def main():
     checks.TFDIST = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="tfdist-check-") as tmp:
@@ -270,6 +293,7 @@ def main():
         steps_too_large(tmp)
         clean_and_usage(tmp)
         data_too_few(tmp)
+        empty_shard(tmp)
     return checks.finish()
 
 
