@@ -529,10 +529,13 @@ void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
   const uint64_t S = static_cast<uint64_t>(*ctx_.steps_per_epoch);
   const uint64_t E = static_cast<uint64_t>(ctx_.epochs);
   const uint64_t need = ctx_.loop == Loop::kEstimator ? S : S * E;
-  const uint64_t fail_step = available + 1;
-  const uint64_t epoch = (fail_step + S - 1) / S;
   const bool static_pod = TpuPod() && StaticShapes();
   const bool old_mwms = MultiWorker() && ctx_.version.minor <= 2;
+  // A TPU pod with static shapes ends the iterator when its first host runs
+  // out; elsewhere the longest worker's end ends it for all.
+  const uint64_t feeds = static_pod ? n_min : available;
+  const uint64_t fail_step = feeds + 1;
+  const uint64_t epoch = (fail_step + S - 1) / S;
   std::string tf, other;
   FindingSeverity severity = FindingSeverity::kError;
   const std::string where = fmt::format("global step {} (epoch {})", fail_step, epoch);
@@ -548,16 +551,6 @@ void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
             "TF 2.2 and before: a hang or an abort at step {} (no partial "
             "batches across workers)",
             n_min + 1);
-      }
-      if (old_mwms) {
-        tf = fmt::format(
-            "{} runs out at step {}: OutOfRange there, while the others enter the "
-            "next collective: a hang, or an abort (\"StartAbort Out of range: End "
-            "of sequence\", then Cancelled)",
-            WorkersText(short_workers), n_min + 1);
-        other =
-            "TF 2.3 and later: StopIteration on every worker at the step after the longest "
-            "worker's last";
       }
       break;
     case Loop::kFit:
@@ -598,6 +591,18 @@ void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
         available, kEndOfSequence);
     other.clear();
   }
+  if (old_mwms && n_min < available) {
+    // Before 2.3 the first worker to run out fails alone, whatever the loop.
+    severity = FindingSeverity::kError;
+    tf = fmt::format(
+        "{} run{} out at step {}: OutOfRange there, while the others enter the next "
+        "collective: a hang, or an abort (\"StartAbort Out of range: End of sequence\", then "
+        "Cancelled)",
+        WorkersText(short_workers), short_workers.size() == 1 ? "s" : "", n_min + 1);
+    other =
+        "TF 2.3 and later: the workers that run out are padded, and the loop runs out of data "
+        "at the step after the longest worker's last";
+  }
   if (static_pod) {
     tf += fmt::format(
         "; with static shapes on a TPU pod the iterator ends when the first host "
@@ -607,7 +612,7 @@ void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
   std::string evidence = fmt::format(
       "steps_per_epoch {}{} needs {} global steps from one iterator; the data feeds {}{}", S,
       E > 1 && ctx_.loop != Loop::kEstimator ? fmt::format(" x {} epochs", E) : "", need,
-      Plural(available, "step", "steps"),
+      Plural(feeds, "step", "steps"),
       static_pod ? " (the shortest host's: static shapes)"
                  : (old_mwms || t_.workers == 1 ? "" : " (the longest worker's)"));
   const uint64_t recommended = RecommendedSteps(n_min);
