@@ -116,9 +116,11 @@ std::string Plural(uint64_t n, std::string_view one, std::string_view many) {
 }
 
 // The steps each worker feeds in one epoch of the summary: its global steps
-// less those in which none of its replicas had data (and a dropped one).
-std::vector<uint64_t> WorkerSteps(const LayoutSummary& l) {
-  const uint64_t fed = l.steps - (l.dropped_step && l.steps > 0 ? 1 : 0);
+// less those in which none of its replicas had data (and a dropped one:
+// one worker with static shapes, where a replica has none; a for loop in a
+// tf.function pads it instead, `pads_dropped_step`).
+std::vector<uint64_t> WorkerSteps(const LayoutSummary& l, bool pads_dropped_step) {
+  const uint64_t fed = l.steps - (l.dropped_step && l.steps > 0 && !pads_dropped_step ? 1 : 0);
   std::vector<uint64_t> out;
   for (const WorkerSummary& w : l.workers)
     out.push_back(fed > w.idle_steps ? fed - w.idle_steps : 0);
@@ -721,7 +723,10 @@ void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t
   for (size_t i = 0; i < l.workers.size() && i < steps.size(); ++i) {
     const WorkerSummary& w = l.workers[i];
     const uint64_t in_idle = std::min(w.empty_batches, w.idle_steps * R);
-    const uint64_t own = need >= steps[i] ? w.empty_batches - in_idle : 0;
+    // A dropped step (one worker, static shapes) is not run, its padding
+    // not fed; a for loop in a tf.function runs it.
+    const bool dropped = l.dropped_step && ctx_.loop != Loop::kForTf;
+    const uint64_t own = need >= steps[i] && !dropped ? w.empty_batches - in_idle : 0;
     const uint64_t reached = need > steps[i] ? (std::min(need, fed) - steps[i]) * R : 0;
     if (own + std::min(reached, in_idle) == 0) continue;
     partial += own;
@@ -780,14 +785,17 @@ void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t
 }
 
 void Checker::AddDropped(const LayoutSummary& l) {
-  const uint64_t dropped = l.DroppedRecords();
-  if (dropped == 0) return;
   uint64_t remainder = 0, skipped = 0, step = 0;
   for (const WorkerSummary& w : l.DroppingRows()) {
     remainder += w.dropped_remainder;
     skipped += w.skipped;
     step += w.dropped_step;
   }
+  // A for loop in a tf.function pads the step that static shapes drop
+  // elsewhere (dist_dataset.reduce handles partial batches): it is fed.
+  const uint64_t dropped = l.DroppedRecords() - (ctx_.loop == Loop::kForTf ? step : 0);
+  if (ctx_.loop == Loop::kForTf) step = 0;
+  if (dropped == 0) return;
   std::vector<std::string> parts;
   if (remainder)
     parts.push_back(fmt::format("{} in short final batches (drop_remainder=True)", remainder));
@@ -1070,7 +1078,7 @@ Result<CheckResult> Checker::Run() {
   AddScalarRebatch(l.decision);
   // Grouped by the data, or not batched: no exact step to count.
   std::vector<uint64_t> steps;
-  if (l.decision.batched && !l.grouped) steps = WorkerSteps(l);
+  if (l.decision.batched && !l.grouped) steps = WorkerSteps(l, ctx_.loop == Loop::kForTf);
   if (endless) {
     AddEmptyShard(l);
     const bool all_empty = l.ReceivedRecords() == 0;

@@ -36,6 +36,7 @@ struct Job {
   int64_t workers = 1;
   int64_t replicas = 1;
   AutoShardPolicy policy = AutoShardPolicy::kAuto;
+  Api api = Api::kDistribute;
   CheckContext ctx;
 };
 
@@ -45,6 +46,7 @@ CheckResult Run(const std::string& expr, const Job& job) {
   DistributeOptions o;
   o.topology = {job.workers, job.replicas};
   o.policy = job.policy;
+  o.api = job.api;
   data::BuildOptions build;
   build.default_seed = 1;
   auto r = Check(*p, o, build, job.ctx);
@@ -281,6 +283,25 @@ TEST_CASE("a TPU pod with static shapes stops at the shortest host") {
   f = Find(r = Run(expr, job), FindingKind::kUnevenSteps);
   REQUIRE(f != nullptr);
   CHECK(f->severity == FindingSeverity::kWarning);
+}
+
+TEST_CASE("one worker with static shapes drops the partial step, but not inside a tf.function") {
+  // Three per-replica batches of 2 for 2 replicas: the second step has one,
+  // and static shapes drop it, unless dist_dataset.reduce pads it.
+  Job job;
+  job.replicas = 2;
+  job.api = Api::kFromFunction;
+  CheckResult r = Run("range(6).batch(2, drop_remainder=True)", job);
+  REQUIRE(Find(r, FindingKind::kDroppedRecords) != nullptr);
+  CHECK(Find(r, FindingKind::kEmptyBatches) == nullptr);
+  REQUIRE(r.steps_per_epoch);
+  CHECK(r.steps_per_epoch->max == 1);
+  job.ctx.loop = Loop::kForTf;
+  r = Run("range(6).batch(2, drop_remainder=True)", job);
+  CHECK(Find(r, FindingKind::kDroppedRecords) == nullptr);
+  CHECK(Find(r, FindingKind::kEmptyBatches) != nullptr);
+  REQUIRE(r.steps_per_epoch);
+  CHECK(r.steps_per_epoch->max == 2);
 }
 
 TEST_CASE("a clean pipeline has no finding above info") {
