@@ -64,8 +64,7 @@ std::string FlagsText(const dist::FixOption& f) {
     case dist::FixOption::Kind::kLoopNext:
       return fmt::format("--loop next --steps-per-epoch {}", f.value);
     case dist::FixOption::Kind::kReshard:
-      return fmt::format("tfdist reshard --num-shards {} (then the pipeline reads the new files)",
-                         f.value);
+      return fmt::format("tfdist reshard --num-shards {}", f.value);
     case dist::FixOption::Kind::kWorkers:
       return fmt::format("--workers {}", f.value);
   }
@@ -161,7 +160,10 @@ void PrintResult(const dist::CheckResult& r, const dist::CheckContext& ctx,
     fmt::print("  fix: {}\n", TerminalText(f.fix));
     std::string flags;
     for (const dist::FixOption& option : f.options) {
-      flags += fmt::format("{}{}", flags.empty() ? "" : "; or ", FlagsText(option));
+      flags += fmt::format("{}{}{}", flags.empty() ? "" : "; or ", FlagsText(option),
+                           option.kind == dist::FixOption::Kind::kReshard
+                               ? " (then the pipeline reads the new files)"
+                               : "");
     }
     if (!flags.empty()) fmt::print("  fix here: {}\n", TerminalText(flags));
   }
