@@ -727,7 +727,10 @@ void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t
     // not fed; a for loop in a tf.function runs it.
     const bool dropped = l.dropped_step && ctx_.loop != Loop::kForTf;
     const uint64_t own = need >= steps[i] && !dropped ? w.empty_batches - in_idle : 0;
-    const uint64_t reached = need > steps[i] ? (std::min(need, fed) - steps[i]) * R : 0;
+    // Repeated forever, no worker runs out: its idle steps in one pass are
+    // steps of its next pass.
+    const uint64_t reached =
+        need > steps[i] && !shape_.endless_at ? (std::min(need, fed) - steps[i]) * R : 0;
     if (own + std::min(reached, in_idle) == 0) continue;
     partial += own;
     idle += std::min(reached, in_idle);
@@ -876,7 +879,11 @@ void Checker::AddImbalance(const LayoutSummary& l) {
   uint64_t files = 0;
   for (const WorkerSummary& w : l.workers) files += w.files;
   Add(FindingKind::kImbalance, BaseSeverity(FindingKind::kImbalance),
-      "nothing: silent; the workers with more records set each epoch's length", "",
+      shape_.endless_at
+          ? "nothing: silent; each worker repeats its own share, so the records of the workers "
+            "with fewer come round more often: the dataset is not trained on evenly"
+          : "nothing: silent; the workers with more records set each epoch's length",
+      "",
       fmt::format("worker {} receives {} records, worker {} {} (max/mean {:.2f})", most_w, most,
                   least_w, least, imbalance),
       l.decision.ShardsFiles(t_)
