@@ -1252,16 +1252,16 @@ FindingSeverity BaseSeverity(FindingKind kind) {
   switch (kind) {
     case FindingKind::kTooFewFiles:
     case FindingKind::kNoSteps:
-    case FindingKind::kEmptyShard:  // an OutOfRange at step 1 while the peers wait
+    case FindingKind::kEmptyShard:             // an OutOfRange at step 1 while the peers wait
+    case FindingKind::kStepsPerEpochTooLarge:  // a warning under Keras 3's fit only
     case FindingKind::kDuplicateRecords:
     case FindingKind::kMissedRecords:
     case FindingKind::kScalarRebatch:  // fails at the first element
       return FindingSeverity::kError;
     case FindingKind::kAutoPolicy:
       return FindingSeverity::kInfo;
-    case FindingKind::kInfiniteWithoutSteps:   // error under fit, estimator and for-tf
-    case FindingKind::kStepsPerEpochTooLarge:  // error but under Keras 3's fit and Estimator
-    case FindingKind::kUnevenSteps:            // error where a worker's end fails or hangs the step
+    case FindingKind::kInfiniteWithoutSteps:  // error under fit, estimator and for-tf
+    case FindingKind::kUnevenSteps:           // error where a worker's end fails or hangs the step
     case FindingKind::kDroppedRecords:
     case FindingKind::kReadAmplification:
     case FindingKind::kUnseededShuffle:
