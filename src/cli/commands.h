@@ -20,6 +20,7 @@ void AddCatCommand(CLI::App& app, Action* action);
 void AddGenCommand(CLI::App& app, Action* action);
 void AddTakeCommand(CLI::App& app, Action* action);
 void AddLayoutCommand(CLI::App& app, Action* action);
+void AddCheckCommand(CLI::App& app, Action* action);
 void AddIndexCommand(CLI::App& app, Action* action);
 void AddRunCommand(CLI::App& app, Action* action);
 void AddReshardCommand(CLI::App& app, Action* action);

@@ -109,7 +109,8 @@ int Run(int argc, char** argv) {
       "Exit status: 0 success, 1 internal error (a bug) or a failed write of standard output, "
       "2 invalid usage or argument, 3 data error (corrupt or truncated record, unreadable "
       "file), 4 run --target-steps-per-s missed, 5 out of a resource (disk space, memory, "
-      "open files, ulimit -f), 128 + the signal's number when a signal stops it (130 SIGINT, "
+      "open files, ulimit -f), 6 check found an error (the job would fail, hang, or feed "
+      "records twice or never), 128 + the signal's number when a signal stops it (130 SIGINT, "
       "143 SIGTERM, 129 SIGHUP).",
       "tfdist"};
   app.set_version_flag("--version", TFDIST_VERSION);
@@ -126,6 +127,7 @@ int Run(int argc, char** argv) {
   tfdist::cli::AddReshardCommand(app, &action);
   tfdist::cli::AddConvertCommand(app, &action);
   tfdist::cli::AddLayoutCommand(app, &action);
+  tfdist::cli::AddCheckCommand(app, &action);
   tfdist::cli::AddRunCommand(app, &action);
   tfdist::cli::AddTakeCommand(app, &action);
 

@@ -11,9 +11,7 @@
 #include <random>
 
 namespace tfdist::dist {
-namespace {
 
-// The number of file names `shape`'s reader gets, counted up to `limit`.
 Result<uint64_t> CountFileNames(const data::Pipeline& pipeline, const PipelineShape& shape,
                                 const data::BuildOptions& build, uint64_t limit) {
   if (const StringList* listed = StaticFileNames(pipeline, shape)) {
@@ -30,6 +28,8 @@ Result<uint64_t> CountFileNames(const data::Pipeline& pipeline, const PipelineSh
   }
   return found;
 }
+
+namespace {
 
 // FILE over several workers: the datasets concatenate() joins after the
 // reader need a file name per worker too (TensorFlow shards each).

@@ -26,6 +26,12 @@ Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
                                        const io::FolderListings& listings = io::FolderListings(),
                                        std::vector<Warning>* warnings = nullptr);
 
+// The number of file names `shape`'s reader gets, counted up to `limit`
+// (PlanDistribution's count for FILE; check's, before a layout would fail).
+// Error: the names pipeline's own.
+Result<uint64_t> CountFileNames(const data::Pipeline& pipeline, const PipelineShape& shape,
+                                const data::BuildOptions& build, uint64_t limit);
+
 struct Distribution {
   data::Pipeline pipeline;  // list_files expanded
   // DistributeOptions::worker_pipelines, list_files expanded; empty when

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tfdist/base/result.h"
+#include "tfdist/data/pipeline.h"
 #include "tfdist/distribute/decide.h"
 
 namespace tfdist::dist {
@@ -80,6 +81,7 @@ enum class FindingKind {
   kEmptyBatches,           // empty_batches: replicas fed empty batches
   kImbalance,              // imbalance: workers' shares differ
   kAutoPolicy,             // auto_policy: what AUTO chose, and why
+  kScalarRebatch,          // scalar_rebatch: no batch(), several in sync: the rebatch fails
 };
 std::string_view FindingName(FindingKind kind);  // "too_few_files", ...
 
@@ -89,6 +91,21 @@ std::string_view SeverityName(FindingSeverity severity);  // "info", "warning", 
 // The severity doc/check.md's table gives a kind before the loop, strategy
 // and version raise it.
 FindingSeverity BaseSeverity(FindingKind kind);
+
+// A fix's counterpart in tfdist's own terms, which the command line words
+// as flags: what to give check (or run first) to check the job fixed.
+struct FixOption {
+  enum class Kind {
+    kPolicy,         // the auto-shard policy `policy`
+    kStepsPerEpoch,  // the loop's steps_per_epoch `value`
+    kLoopNext,       // a loop of `value` next() calls an epoch instead
+    kReshard,        // the input rewritten into `value` files of equal records
+    kWorkers,        // at most `value` workers
+  };
+  Kind kind = Kind::kPolicy;
+  int64_t value = 0;
+  AutoShardPolicy policy = AutoShardPolicy::kAuto;
+};
 
 struct Finding {
   FindingKind kind;
@@ -100,8 +117,10 @@ struct Finding {
   std::string other_versions;
   // Which workers, steps and how many records.
   std::string evidence;
-  // The exact change that removes the finding.
+  // The exact change that removes the finding, in the program's terms.
   std::string fix;
+  // The same changes as options, in the order `fix` names them.
+  std::vector<FixOption> options;
 };
 
 // The steps_per_epoch values worth knowing, with what each does.
@@ -117,6 +136,29 @@ struct CheckResult {
   std::optional<StepsPerEpoch> steps_per_epoch;  // nullopt where no step is counted
   FindingSeverity Worst() const;                 // kInfo when no finding
 };
+
+// What --strategy is when not given: mirrored for one worker, multi-worker
+// for more.
+Strategy DefaultStrategy(const Topology& topology);
+
+// The loop, strategy, version and topology must make a job TensorFlow
+// runs: mirrored is one worker, multi-worker two or more, parameter-server
+// the per-worker dataset function (Api::kFromFunction) with a step count,
+// next a step count, estimator a release before 2.16 and mirrored (or
+// multi-worker with its input_fn per worker: Api::kFromFunction).
+// Error: InvalidArgument saying why.
+Status ValidateCheck(const CheckContext& ctx, const DistributeOptions& options);
+
+// The findings of `pipeline` distributed by `options` under `ctx`: from
+// its layout summary (SummarizeFiles where it applies, else SummarizeLayout:
+// bounded memory), its shape and the decision. A condition that would make
+// a layout fail (FILE with fewer files than workers, a pipeline that
+// repeats forever) is a finding, not an error. options.worker,
+// max_steps, epochs and read_by_index are ignored (every worker, one
+// epoch of the data, what TensorFlow reads).
+// Error: ValidateCheck's, the pipeline's own (a file that cannot be read).
+Result<CheckResult> Check(const data::Pipeline& pipeline, const DistributeOptions& options,
+                          const data::BuildOptions& build, const CheckContext& ctx);
 
 }  // namespace tfdist::dist
 
