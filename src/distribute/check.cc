@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "plan.h"
+#include "tfdist/distribute/coverage.h"
 #include "tfdist/distribute/layout.h"
 #include "tfdist/distribute/shape.h"
 
@@ -1119,8 +1120,14 @@ Result<CheckResult> Checker::Run() {
   AddAmplification(l);
   AddImbalance(l);
   // Record coverage (duplicate_records, missed_records, unseeded_shuffle,
-  // nondeterministic) is appended here by the coverage module (i27-coverage):
-  // its findings come ready, with the severities of doc/check.md.
+  // nondeterministic): the findings come ready, with doc/check.md's
+  // severities. The draw (an unseeded shuffle before the cut) follows the
+  // run's seed where one is given, so a check can be repeated.
+  CoverageOptions coverage;
+  coverage.seed = build_.default_seed;
+  TFDIST_ASSIGN_OR_RETURN(CoverageResult covered,
+                          CoverageFindings(pass, o, build_, l, ctx_, coverage));
+  for (Finding& f : covered.findings) result_.findings.push_back(std::move(f));
   SetSteps(steps, endless);
   if (!steps.empty() && *std::max_element(steps.begin(), steps.end()) == 0) {
     result_.steps_per_epoch.reset();

@@ -284,11 +284,41 @@ struct Facts {
   const CheckContext& ctx;
   int64_t W = 1;
   PipelineShape shape;
+  bool global_seed = false;  // the program's tf.random.set_seed()
 };
 
 // A summary's count over all its epochs, as one epoch's.
 uint64_t PerEpoch(const Facts& f, uint64_t count) {
   return count / static_cast<uint64_t>(std::max<int64_t>(f.options.epochs, 1));
+}
+
+// FILE could take the workers' shares: its rewrite applies to the reader,
+// and the file names (each worker of DATA or OFF reads them all) are at
+// least one per worker.
+bool FileFits(const Facts& f) {
+  if (!f.shape.file_blocker.empty() || f.summary.workers.empty()) return false;
+  return PerEpoch(f, f.summary.workers.front().files) >= static_cast<uint64_t>(f.W);
+}
+
+// What DATA sharding also needs of this pipeline to cut the same stream on
+// every worker: its unseeded shuffles seeded (one at the shuffle itself, or
+// the program's global seed for several); empty when nothing.
+std::string DataNeeds(const Facts& f) {
+  if (f.global_seed) return "";
+  const size_t end = f.pipeline.ops.size();
+  const std::optional<size_t> first = FirstUnseeded(f.pipeline, 0, end);
+  if (!first) return "";
+  if (FirstUnseeded(f.pipeline, *first + 1, end)) {
+    return "`tf.random.set_seed(S)` on every worker before the dataset is made";
+  }
+  return fmt::format("{} (the same S on every worker)", SeedFix(f.pipeline, *first));
+}
+
+FixOption PolicyOption(AutoShardPolicy policy) {
+  FixOption o;
+  o.kind = FixOption::Kind::kPolicy;
+  o.policy = policy;
+  return o;
 }
 
 Finding NewFinding(FindingKind kind, FindingSeverity severity = FindingSeverity::kWarning) {
@@ -331,14 +361,22 @@ void OffFindings(const Facts& f, CoverageResult& out) {
       W, n, f.ctx.policy_given ? " (the OFF policy, as asked)" : "", W, fed > n ? fed - n : 0,
       PerEpoch(f, s.steps), (PerEpoch(f, s.steps) + W - 1) / W);
   const uint64_t files = PerEpoch(f, s.workers.front().files);
-  const bool file_ok = f.shape.file_blocker.empty() && files >= W;
-  d.fix = file_ok
-              ? fmt::format("{}: each worker reads its own {} of the {} files; or {}", kPolicyFile,
-                            files / W, files, kPolicyData)
-              : fmt::format("{}: each worker keeps every {}th piece{}", kPolicyData, W,
-                            f.shape.file_blocker.empty()
-                                ? fmt::format(" (FILE needs at least {} files; {} found)", W, files)
-                                : "");
+  // DATA cuts one stream the same way on every worker only where its
+  // shuffles are seeded: say so, or it trades duplicates for misses.
+  const std::string needs = DataNeeds(f);
+  const std::string data = fmt::format("{}: each worker keeps every {}th piece{}", kPolicyData, W,
+                                       needs.empty() ? "" : fmt::format(", with {}", needs));
+  if (FileFits(f)) {
+    d.fix = fmt::format("{}: each worker reads its own {} of the {} files; or {}", kPolicyFile,
+                        files / W, files, data);
+    d.options.push_back(PolicyOption(AutoShardPolicy::kFile));
+  } else {
+    d.fix = fmt::format("{}{}", data,
+                        f.shape.file_blocker.empty()
+                            ? fmt::format(" (FILE needs at least {} files; {} found)", W, files)
+                            : "");
+  }
+  if (needs.empty()) d.options.push_back(PolicyOption(AutoShardPolicy::kData));
   out.findings.push_back(std::move(d));
 }
 
@@ -443,9 +481,12 @@ Status SeedPerWorkerFindings(const Facts& f, const data::BuildOptions& build,
                       SeedFix(f.pipeline, unseeded), function ? "the input function" : "it")
                 : fmt::format(
                       "{} (the same S on every worker), or `tf.random.set_seed(S)` on "
-                      "every worker before the dataset is made; or {} (each worker then "
-                      "shuffles its own files)",
-                      SeedFix(f.pipeline, unseeded), kPolicyFile);
+                      "every worker before the dataset is made{}",
+                      SeedFix(f.pipeline, unseeded),
+                      FileFits(f) ? fmt::format("; or {} (each worker then shuffles its own "
+                                                "files)",
+                                                kPolicyFile)
+                                  : "");
   const std::string draw_text = out.counts.draw ? DrawEvidence(*out.counts.draw, f.W, false)
                                                 : fmt::format("no draw ({})", out.counts.no_draw);
   Finding d = NewFinding(FindingKind::kDuplicateRecords, FindingSeverity::kError);
@@ -453,6 +494,7 @@ Status SeedPerWorkerFindings(const Facts& f, const data::BuildOptions& build,
   d.other_versions = "the same in every 2.x release";
   d.evidence = fmt::format("{}; {}; {}", why, expected, draw_text);
   d.fix = fix;
+  if (!own_shard && FileFits(f)) d.options.push_back(PolicyOption(AutoShardPolicy::kFile));
   out.findings.push_back(d);
   Finding m = d;
   m.kind = FindingKind::kMissedRecords;
@@ -593,7 +635,8 @@ void NondeterministicFinding(const Facts& f, size_t op, bool before_shard, Cover
         f.shape.nondeterministic, function ? "the input function's shard()" : "DATA sharding", f.W);
     n.fix = fmt::format("`deterministic=True` at {}{}",
                         data::DescribePosition(f.pipeline.text, f.pipeline.ops[op].pos),
-                        function ? "" : fmt::format("; or {}", kPolicyFile));
+                        function || !FileFits(f) ? "" : fmt::format("; or {}", kPolicyFile));
+    if (!function && FileFits(f)) n.options.push_back(PolicyOption(AutoShardPolicy::kFile));
   } else {
     n.tensorflow =
         "the order depends on thread timing and differs run to run; no record is fed "
@@ -631,7 +674,13 @@ Result<CoverageResult> CoverageFindings(const data::Pipeline& pipeline,
                                         const LayoutSummary& summary, const CheckContext& ctx,
                                         const CoverageOptions& coverage) {
   CoverageResult out;
-  Facts f{pipeline, options, summary, ctx, summary.topology.workers, Analyze(pipeline)};
+  Facts f{pipeline,
+          options,
+          summary,
+          ctx,
+          summary.topology.workers,
+          Analyze(pipeline),
+          build.global_seed.has_value()};
   out.counts.workers = f.W;
   const Decision& d = summary.decision;
   const bool function = options.api == Api::kFromFunction;

@@ -324,6 +324,47 @@ TEST_CASE("an input function's shard() after an unseeded shuffle of the names: a
   CHECK(Run(c).findings.empty());
 }
 
+TEST_CASE("OFF's fix: DATA says what else it needs; FILE only where it fits") {
+  testing::TempDir dir;
+  WriteData(dir, 3, 20);
+  // Three files for four workers, list_files' own shuffle unseeded: FILE
+  // does not fit, and DATA alone would cut a different permutation on each
+  // worker, so the fix names the seed and offers no bare flag.
+  Case c = Make(fmt::format("list_files(\"{}/part-*\").interleave(tfrecord).batch(4)", dir.path()),
+                Api::kDistribute, AutoShardPolicy::kOff, 4);
+  CoverageResult r = Run(c);
+  const Finding* d = Find(r, FindingKind::kDuplicateRecords);
+  REQUIRE(d != nullptr);
+  CHECK(Contains(d->fix, "AutoShardPolicy.DATA"));
+  CHECK(Contains(d->fix, "`list_files(..., seed=S)`"));
+  CHECK(Contains(d->fix, "FILE needs at least 4 files; 3 found"));
+  CHECK(d->options.empty());
+  // Seeded: DATA alone is the fix, as a flag too.
+  c.expr =
+      fmt::format("list_files(\"{}/part-*\", seed=1).interleave(tfrecord).batch(4)", dir.path());
+  r = Run(c);
+  d = Find(r, FindingKind::kDuplicateRecords);
+  REQUIRE(d != nullptr);
+  CHECK_FALSE(Contains(d->fix, "seed=S"));
+  REQUIRE(d->options.size() == 1);
+  CHECK(d->options[0].policy == AutoShardPolicy::kData);
+  // Under DATA with the unseeded shuffle, FILE is offered only where it fits.
+  c.expr = fmt::format("list_files(\"{}/part-*\").interleave(tfrecord).batch(4)", dir.path());
+  c.options.policy = AutoShardPolicy::kData;
+  r = Run(c);
+  d = Find(r, FindingKind::kDuplicateRecords);
+  REQUIRE(d != nullptr);
+  CHECK_FALSE(Contains(d->fix, "AutoShardPolicy.FILE"));
+  CHECK(d->options.empty());
+  c.options.topology.workers = 3;
+  r = Run(c);
+  d = Find(r, FindingKind::kDuplicateRecords);
+  REQUIRE(d != nullptr);
+  CHECK(Contains(d->fix, "AutoShardPolicy.FILE"));
+  REQUIRE(d->options.size() == 1);
+  CHECK(d->options[0].policy == AutoShardPolicy::kFile);
+}
+
 TEST_CASE("deterministic=False before DATA: duplicates and misses cannot be known") {
   testing::TempDir dir;
   WriteData(dir, 4, 10);
