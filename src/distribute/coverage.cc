@@ -333,7 +333,9 @@ std::string SilentText(std::string_view why) {
 }
 
 // OFF over several workers: every worker feeds everything.
-void OffFindings(const Facts& f, CoverageResult& out) {
+// OFF over several workers, or HINT with no shard(SHARD_HINT, ...) to
+// rewrite (`hint`): every worker feeds the whole dataset.
+void OffFindings(const Facts& f, bool hint, CoverageResult& out) {
   const LayoutSummary& s = f.summary;
   const uint64_t n = PerEpoch(f, s.workers.empty() ? 0 : s.workers.front().records);
   if (n == 0) return;
@@ -341,11 +343,14 @@ void OffFindings(const Facts& f, CoverageResult& out) {
   const uint64_t W = static_cast<uint64_t>(f.W);
   out.counts.exact = RecordCounts{n, n, fed > n ? fed - n : 0, 0};
   Finding d = NewFinding(FindingKind::kDuplicateRecords);
-  d.severity = f.ctx.policy_given ? FindingSeverity::kWarning : FindingSeverity::kError;
+  // HINT asks for the shards its placeholders name, not for duplicates.
+  d.severity = f.ctx.policy_given && !hint ? FindingSeverity::kWarning : FindingSeverity::kError;
   d.tensorflow = SilentText(fmt::format(
-      "with AutoShardPolicy.OFF every worker reads and feeds the whole dataset (the rebatch "
-      "still splits each global batch), so an epoch has {} times the steps and every record is "
-      "fed {} times",
+      "{} every worker reads and feeds the whole dataset (the rebatch still splits each global "
+      "batch), so an epoch has {} times the steps and every record is fed {} times",
+      hint ? "AutoShardPolicy.HINT rewrites only shard(SHARD_HINT, SHARD_HINT) placeholders, "
+             "and the pipeline has none, so"
+           : "with AutoShardPolicy.OFF",
       W, W));
   if (f.ctx.loop == Loop::kFit && !f.ctx.version.Keras3()) {
     d.tensorflow +=
@@ -354,12 +359,17 @@ void OffFindings(const Facts& f, CoverageResult& out) {
         "of its stream; with an unknown one, W times N steps";
   }
   d.other_versions =
-      "the same in every 2.x release (auto_shard_dataset returns the dataset unchanged under OFF)";
+      hint ? "the same in every 2.x release"
+           : "the same in every 2.x release (auto_shard_dataset returns the dataset unchanged "
+             "under OFF)";
   d.evidence = fmt::format(
       "each of the {} workers feeds all {} records{}: every record fed {} times, {} extra feeds "
       "in an epoch ({} global steps where one pass over the data would take about {})",
-      W, n, f.ctx.policy_given ? " (the OFF policy, as asked)" : "", W, fed > n ? fed - n : 0,
-      PerEpoch(f, s.steps), (PerEpoch(f, s.steps) + W - 1) / W);
+      W, n,
+      hint                 ? " (HINT, and no shard(SHARD_HINT, ...) in the pipeline)"
+      : f.ctx.policy_given ? " (the OFF policy, as asked)"
+                           : "",
+      W, fed > n ? fed - n : 0, PerEpoch(f, s.steps), (PerEpoch(f, s.steps) + W - 1) / W);
   const uint64_t files = PerEpoch(f, s.workers.front().files);
   // DATA cuts one stream the same way on every worker only where its
   // shuffles are seeded: say so, or it trades duplicates for misses.
@@ -377,6 +387,14 @@ void OffFindings(const Facts& f, CoverageResult& out) {
                             : "");
   }
   if (needs.empty()) d.options.push_back(PolicyOption(AutoShardPolicy::kData));
+  if (hint) {
+    d.fix = fmt::format(
+        "`.shard(tf.data.experimental.SHARD_HINT, tf.data.experimental.SHARD_HINT)` {}; or {}",
+        f.shape.reader
+            ? fmt::format("on the file names, before {}", OpAt(f.pipeline, *f.shape.reader))
+            : std::string("before the batch"),
+        d.fix);
+  }
   out.findings.push_back(std::move(d));
 }
 
@@ -700,8 +718,8 @@ Result<CoverageResult> CoverageFindings(const data::Pipeline& pipeline,
   std::optional<size_t> unseeded_before_cut;
   if (cut && !build.global_seed) unseeded_before_cut = FirstUnseeded(pipeline, 0, *cut);
 
-  if (several && !function && d.applied == AutoShardPolicy::kOff) {
-    OffFindings(f, out);
+  if (several && !function && (d.applied == AutoShardPolicy::kOff || (hint && !shard_op))) {
+    OffFindings(f, d.applied == AutoShardPolicy::kHint, out);
   } else if (several && function && !d.function_shards) {
     UnshardedFunctionFindings(f, out);
   } else if (unseeded_before_cut) {

@@ -324,6 +324,31 @@ TEST_CASE("an input function's shard() after an unseeded shuffle of the names: a
   CHECK(Run(c).findings.empty());
 }
 
+TEST_CASE("HINT with no shard(SHARD_HINT) to rewrite: every worker feeds everything, an error") {
+  testing::TempDir dir;
+  WriteData(dir, 4, 25);
+  Case c = Make(fmt::format("list_files(\"{}/part-*\", shuffle=False).interleave(tfrecord)"
+                            ".batch(4)",
+                            dir.path()),
+                Api::kDistribute, AutoShardPolicy::kHint, 4);
+  c.ctx.policy_given = true;  // HINT asked for shards, not for duplicates
+  CoverageResult r = Run(c);
+  REQUIRE(r.counts.exact);
+  CHECK(r.counts.exact->extra_feeds == 300);
+  const Finding* d = Find(r, FindingKind::kDuplicateRecords);
+  REQUIRE(d != nullptr);
+  CHECK(d->severity == FindingSeverity::kError);
+  CHECK(Contains(d->tensorflow, "HINT rewrites only"));
+  CHECK(Contains(d->fix, "SHARD_HINT"));
+  // With the placeholder on the file names, each worker keeps its own.
+  c.expr = fmt::format(
+      "list_files(\"{}/part-*\", shuffle=False).shard(SHARD_HINT, SHARD_HINT)"
+      ".interleave(tfrecord).batch(4)",
+      dir.path());
+  r = Run(c);
+  CHECK(Find(r, FindingKind::kDuplicateRecords) == nullptr);
+}
+
 TEST_CASE("OFF's fix: DATA says what else it needs; FILE only where it fits") {
   testing::TempDir dir;
   WriteData(dir, 3, 20);
