@@ -1266,13 +1266,13 @@ FindingSeverity BaseSeverity(FindingKind kind) {
     case FindingKind::kScalarRebatch:  // fails at the first element
       return FindingSeverity::kError;
     case FindingKind::kAutoPolicy:
+    case FindingKind::kNondeterministic:  // order only, unless before a cut (an error)
       return FindingSeverity::kInfo;
     case FindingKind::kInfiniteWithoutSteps:  // error under fit, estimator and for-tf
     case FindingKind::kUnevenSteps:           // error where a worker's end fails or hangs the step
     case FindingKind::kDroppedRecords:
     case FindingKind::kReadAmplification:
     case FindingKind::kUnseededShuffle:
-    case FindingKind::kNondeterministic:
     case FindingKind::kDynamicBatchShape:
     case FindingKind::kEmptyBatches:
     case FindingKind::kImbalance:

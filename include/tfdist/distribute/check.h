@@ -76,7 +76,7 @@ enum class FindingKind {
   kDroppedRecords,         // dropped_records: records read but fed to no replica
   kReadAmplification,      // read_amplification: workers read more than they feed
   kUnseededShuffle,        // unseeded_shuffle: an order that differs run to run / worker to worker
-  kNondeterministic,       // nondeterministic: deterministic=False or sloppy order
+  kNondeterministic,       // nondeterministic: a parallel op with deterministic=False
   kDynamicBatchShape,      // dynamic_batch_shape: a partial batch where shapes must be static
   kEmptyBatches,           // empty_batches: replicas fed empty batches
   kImbalance,              // imbalance: workers' shares differ

@@ -113,9 +113,10 @@ struct CoverageOptions {
 //  - unseeded_shuffle: a shuffle of records with no seed and no global
 //    seed (order differs run to run: a warning), an error where the shard
 //    cuts its order (above).
-//  - nondeterministic: deterministic=False or sloppy before DATA over
-//    several workers or a shard() by the input context (which records each
-//    worker keeps cannot be known: an error), else an info (order only).
+//  - nondeterministic: a parallel op with deterministic=False
+//    (PipelineShape::nondeterministic_at) before DATA over several workers
+//    or a shard() by the input context (which records each worker keeps
+//    cannot be known: an error), else an info (order only).
 // The draw reads the data W + 1 times (the reference pass and every
 // worker; a file listed twice, W times), in memory bounded by
 // CoverageOptions::sample_cap.
