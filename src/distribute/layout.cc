@@ -424,6 +424,13 @@ class GroupedSink : public LayoutSink {
     out.batched = false;
     out.global_batch_size.reset();
     out.drop_remainder = full_.drop_remainder;
+    // Whether the rebatch fails on scalars is the whole pipeline's question:
+    // the grouping batches the prefix's scalars.
+    std::erase_if(out.warnings,
+                  [](const Warning& w) { return w.kind == WarningKind::kScalarRebatch; });
+    for (const Warning& w : full_.warnings) {
+      if (w.kind == WarningKind::kScalarRebatch) out.warnings.push_back(w);
+    }
     if (!out.HasWarning(WarningKind::kGroupedBounds)) {
       const data::Op& op = pipeline_.ops[at_];
       const auto& g = std::get<data::GroupByWindowOp>(op.params);

@@ -105,6 +105,14 @@ def main():
         check(any("bounds" in w for w in out.get("warnings", [])),
               f"no warning says bounds: {out.get('warnings')}")
         check(out.get("policy", {}).get("applied") == "FILE", f"the policy: {out.get('policy')}")
+        # The grouping batches the records: TensorFlow's rebatch gets rank-1
+        # elements, so no scalar-rebatch error (it belongs to the records
+        # before the grouping, not to what tf.distribute sees).
+        check(not any("rebatch dataset" in str(w) for w in out.get("warnings", [])),
+              f"a scalar-rebatch error for a grouped pipeline: {out.get('warnings')}")
+        proc = run("check", BUCKETS, *two)
+        check(proc.returncode == 0 and "scalar_rebatch" not in proc.stdout,
+              f"check of a grouped pipeline: exit {proc.returncode}\n{proc.stdout}{proc.stderr}")
 
         # Two replicas each: the legacy split, one step per batch, pieces of
         # at most ceil(4/2) = 2 records; --steps 4 caps the most.
