@@ -285,19 +285,28 @@ int RunCheck(const CheckOptions& o) {
   }
   // The combination first: nothing is read for a job TensorFlow cannot run.
   if (Status s = CheckCombination(ctx, d); !s.ok()) return ReportError(s, json);
+  // A parameter server's workers each call the dataset function with
+  // InputContext(1, 0): the function is traced and checked as one worker's.
+  const dist::Topology shown = d.topology;
+  if (ctx.strategy == dist::Strategy::kParameterServer) {
+    ctx.ps_workers = d.topology.workers;
+    d.topology.workers = 1;
+  }
   Result<LoadedPipeline> loaded = LoadDistributedPipeline(o.pipeline, o.distribute, d, json);
   if (!loaded.ok()) return ExitCodeFor(loaded.status());
   // A policy the user chose (--policy, or the traced code's with_options)
   // was asked for: OFF's duplicates are then no error.
   ctx.policy_given = o.distribute.policy.has_value() || (loaded->trace && loaded->trace->policy);
   // The API may come from the traced code: check the combination again.
-  if (Status s = CheckCombination(ctx, d); !s.ok()) return ReportError(s, json);
+  dist::DistributeOptions as_given = d;
+  as_given.topology = shown;
+  if (Status s = CheckCombination(ctx, as_given); !s.ok()) return ReportError(s, json);
   const data::Pipeline& pipeline = loaded->pipeline;
   const data::BuildOptions build = o.pipeline.build_options(*loaded);
   Result<dist::CheckResult> result = dist::Check(pipeline, d, build, ctx);
   if (!result.ok()) return ReportPipelineError(result.status(), pipeline.text, json);
   if (json) {
-    nlohmann::ordered_json out = ResultJson(*result, ctx, d);
+    nlohmann::ordered_json out = ResultJson(*result, ctx, as_given);
     out["topology_source"] = resolved->source;
     // As layout's: the traced input and the assumptions beside the result.
     const nlohmann::ordered_json trace = TraceJson(*loaded);
@@ -307,7 +316,7 @@ int RunCheck(const CheckOptions& o) {
     }
     PrintJson(out);
   } else {
-    PrintResult(*result, ctx, d, TraceHeader(*loaded), resolved->source_text);
+    PrintResult(*result, ctx, as_given, TraceHeader(*loaded), resolved->source_text);
   }
   return result->Worst() == dist::FindingSeverity::kError ? kExitFindingError : 0;
 }

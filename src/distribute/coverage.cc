@@ -399,6 +399,49 @@ void OffFindings(const Facts& f, bool hint, CoverageResult& out) {
 }
 
 // An input function that does not shard: every worker feeds all of it.
+// A parameter server's workers: each calls the dataset function with
+// InputContext(1, 0) and so makes the whole dataset, and the coordinator
+// schedules each step on whichever worker is free.
+void ParameterServerFindings(const Facts& f, CoverageResult& out) {
+  const uint64_t W = static_cast<uint64_t>(f.ctx.ps_workers);
+  const LayoutSummary& s = f.summary;
+  const uint64_t n = PerEpoch(f, s.workers.empty() ? 0 : s.workers.front().records);
+  if (n == 0) return;
+  const bool own_orders =
+      !f.global_seed && FirstUnseeded(f.pipeline, 0, f.pipeline.ops.size()).has_value();
+  Finding d = NewFinding(FindingKind::kDuplicateRecords,
+                         own_orders ? FindingSeverity::kWarning : FindingSeverity::kError);
+  d.tensorflow = fmt::format(
+      "nothing (silent): ClusterCoordinator.create_per_worker_dataset calls the dataset "
+      "function on every worker with InputContext(num_input_pipelines=1, "
+      "input_pipeline_id=0), so a shard() by the context keeps everything and every worker "
+      "makes all {} records; the coordinator runs each scheduled step on whichever worker is "
+      "free, from that worker's own iterator",
+      n);
+  d.other_versions = "the same in every release with ClusterCoordinator (2.4 on)";
+  if (own_orders) {
+    d.evidence = fmt::format(
+        "{} workers each make the whole dataset in an order of their own (an unseeded "
+        "shuffle): which records a run's steps feed is a sample, some twice and some never "
+        "in an epoch, as the parameter-server design expects",
+        W);
+    d.fix =
+        "none needed for the parameter-server design (shuffle and repeat(), a fixed number of "
+        "steps); for every record exactly once an epoch, MultiWorkerMirroredStrategy with "
+        "FILE or DATA sharding";
+  } else {
+    d.evidence = fmt::format(
+        "{} workers each make the same {} records in the same order: the steps scheduled on "
+        "each worker feed the same first batches of that order, so those records are fed up "
+        "to {} times and the later ones not at all until the workers get to them",
+        W, n, W);
+    d.fix =
+        "`shuffle(buffer_size)` with no seed (and no tf.random.set_seed) in the dataset "
+        "function, so that each worker draws its own order, with `repeat()`";
+  }
+  out.findings.push_back(std::move(d));
+}
+
 void UnshardedFunctionFindings(const Facts& f, CoverageResult& out) {
   const LayoutSummary& s = f.summary;
   const uint64_t W = static_cast<uint64_t>(f.W);
@@ -718,7 +761,9 @@ Result<CoverageResult> CoverageFindings(const data::Pipeline& pipeline,
   std::optional<size_t> unseeded_before_cut;
   if (cut && !build.global_seed) unseeded_before_cut = FirstUnseeded(pipeline, 0, *cut);
 
-  if (several && !function && (d.applied == AutoShardPolicy::kOff || (hint && !shard_op))) {
+  if (ctx.strategy == Strategy::kParameterServer && ctx.ps_workers > 1) {
+    ParameterServerFindings(f, out);
+  } else if (several && !function && (d.applied == AutoShardPolicy::kOff || (hint && !shard_op))) {
     OffFindings(f, d.applied == AutoShardPolicy::kHint, out);
   } else if (several && function && !d.function_shards) {
     UnshardedFunctionFindings(f, out);
@@ -744,7 +789,8 @@ Result<CoverageResult> CoverageFindings(const data::Pipeline& pipeline,
   // file comes first; FILE moves it after its shard).
   if (unseeded_before_cut) {
     UnseededFinding(f, *unseeded_before_cut, /*coverage_error=*/true, out);
-  } else if (!build.global_seed) {
+  } else if (!build.global_seed && !(ctx.strategy == Strategy::kParameterServer)) {
+    // (A parameter server's workers want an order each: said above.)
     const size_t records_from = f.shape.reader ? *f.shape.reader + 1 : 0;
     if (const auto at = FirstUnseeded(pipeline, records_from, pipeline.ops.size())) {
       UnseededFinding(f, *at, /*coverage_error=*/false, out);

@@ -349,6 +349,34 @@ TEST_CASE("HINT with no shard(SHARD_HINT) to rewrite: every worker feeds everyth
   CHECK(Find(r, FindingKind::kDuplicateRecords) == nullptr);
 }
 
+TEST_CASE("parameter server: every worker makes the whole dataset; one order for all is an error") {
+  testing::TempDir dir;
+  WriteData(dir, 4, 25);
+  // Checked as one worker's function (InputContext(1, 0)), 4 workers.
+  Case c = Make(fmt::format("list_files(\"{}/part-*\", shuffle=False).interleave(tfrecord)"
+                            ".batch(4)",
+                            dir.path()),
+                Api::kFromFunction, AutoShardPolicy::kAuto, 1);
+  c.ctx.strategy = Strategy::kParameterServer;
+  c.ctx.ps_workers = 4;
+  CoverageResult r = Run(c);
+  const Finding* d = Find(r, FindingKind::kDuplicateRecords);
+  REQUIRE(d != nullptr);
+  CHECK(d->severity == FindingSeverity::kError);
+  CHECK(Contains(d->tensorflow, "InputContext(num_input_pipelines=1, input_pipeline_id=0)"));
+  CHECK(Contains(d->fix, "`shuffle(buffer_size)` with no seed"));
+  // Each worker its own order: the design, a warning, and no unseeded_shuffle.
+  c.expr = fmt::format(
+      "list_files(\"{}/part-*\", shuffle=False).interleave(tfrecord).shuffle(50)"
+      ".batch(4)",
+      dir.path());
+  r = Run(c);
+  d = Find(r, FindingKind::kDuplicateRecords);
+  REQUIRE(d != nullptr);
+  CHECK(d->severity == FindingSeverity::kWarning);
+  CHECK(Find(r, FindingKind::kUnseededShuffle) == nullptr);
+}
+
 TEST_CASE("OFF's fix: DATA says what else it needs; FILE only where it fits") {
   testing::TempDir dir;
   WriteData(dir, 3, 20);

@@ -61,6 +61,11 @@ struct CheckContext {
   // The auto-shard policy was given by the user (--policy), so what it
   // implies was asked for: OFF's duplicates are then no error.
   bool policy_given = false;
+  // Parameter server: the workers. Each calls the dataset function with
+  // InputContext(num_input_pipelines=1, input_pipeline_id=0), so the
+  // pipeline and topology checked are one worker's (workers = 1), and every
+  // one of these workers makes the same dataset. 0 for other strategies.
+  int64_t ps_workers = 0;
 };
 
 // The finding kinds; their names (FindingName) are what scripts match.
