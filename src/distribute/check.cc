@@ -116,6 +116,18 @@ std::string Plural(uint64_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
+// The workers that run out first: those that feed the fewest steps (each
+// worker's own last step is its own count; these end at the smallest).
+std::vector<int64_t> FirstOut(const std::vector<uint64_t>& steps) {
+  std::vector<int64_t> out;
+  if (steps.empty()) return out;
+  const uint64_t n_min = *std::min_element(steps.begin(), steps.end());
+  for (size_t w = 0; w < steps.size(); ++w) {
+    if (steps[w] == n_min) out.push_back(static_cast<int64_t>(w));
+  }
+  return out;
+}
+
 // The steps each worker feeds in one epoch of the summary: its global steps
 // less those in which none of its replicas had data (and a dropped one:
 // one worker with static shapes, where a replica has none; a for loop in a
@@ -214,7 +226,7 @@ class Checker {
   void AddEmptyShard(const LayoutSummary& l);
   void AddNoSteps(const LayoutSummary& l);
   void AddStepFindings(const std::vector<uint64_t>& steps);
-  void AddTooLarge(uint64_t available, uint64_t n_min, const std::vector<int64_t>& short_workers);
+  void AddTooLarge(uint64_t available, uint64_t n_min, const std::vector<int64_t>& first_out);
   void AddUneven(const std::vector<uint64_t>& steps, uint64_t need);
   void AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t>& steps);
   void AddDropped(const LayoutSummary& l);
@@ -273,37 +285,72 @@ void Checker::AddTooFewFiles(uint64_t files, std::string why, bool by_data) {
   const int minor = ctx_.version.minor;
   std::vector<int64_t> with, without;
   for (int64_t w = 0; w < W; ++w) (static_cast<uint64_t>(w) < files ? with : without).push_back(w);
-  const std::string error = minor >= 4 ? fmt::format(kFileShardingError, "{w+1}", W)
-                                       : fmt::format(kElementsShardError, "{w+1}", W);
+  // Worker w's shard names w+1 files (TensorFlow counts those up to its
+  // own): the first failing worker's message, and the others' counts.
+  const int64_t first = with.empty() ? 0 : with[0];
+  const std::string error = minor >= 4 ? fmt::format(kFileShardingError, first + 1, W)
+                                       : fmt::format(kElementsShardError, first + 1, W);
+  std::string counts;
+  for (size_t i = 1; i < with.size(); ++i) {
+    if (i == 3 && with.size() > 4) {
+      counts += ", ...";
+      i = with.size() - 1;
+    }
+    counts += fmt::format(", worker {} names {}", with[i], with[i] + 1);
+  }
+  const std::string whose = fmt::format("worker {}'s message{}", first, counts);
   std::string tf;
   std::string other;
+  const bool one = without.size() == 1;
   if (TpuPod()) {
     tf = fmt::format(
-        "the first step raises {} in the single client (worker w names w+1): the "
-        "job fails at once, no hang",
-        error);
-  } else {
-    const bool one = without.size() == 1;
+        "the first step raises {} in the single client ({}): the job fails at once, no hang", error,
+        whose);
+  } else if (minor <= 2) {
+    // No partial-batch handling before 2.3: no per-step has-value
+    // all-reduce to wait in, so the empty shard ends at once.
     tf = fmt::format(
-        "{} raise{} at the first get_next: {} (worker w names w+1 file(s)); {} get{} "
-        "an empty shard and wait{} in the all-reduce of step 1",
-        WorkersText(with), with.size() == 1 ? "s" : "", error, WorkersText(without), one ? "s" : "",
+        "{} raise{} at the first get_next: {} ({}); {} raise{} OutOfRangeError at once (an "
+        "empty shard: 0 steps, no partial-batch handling before TF 2.3): the job fails, "
+        "nothing hangs in the input",
+        WorkersText(with), with.size() == 1 ? "s" : "", error, whose, WorkersText(without),
         one ? "s" : "");
+    if (ctx_.loop == Loop::kFit) tf += "; model.fit does not catch the error";
+    other =
+        "TF 2.3: the workers without a file wait in the all-reduce of step 1 forever (a hang, "
+        "no peer-failure detection); TF 2.4 and later: the message is \"Could not apply FILE "
+        "based sharding: the dataset only has N file(s) ...\", and they fail with "
+        "UnavailableError once the failed process exits";
+  } else {
+    tf = fmt::format(
+        "{} raise{} at the first get_next: {} ({}); {} get{} an empty shard and wait{} in the "
+        "all-reduce of step 1",
+        WorkersText(with), with.size() == 1 ? "s" : "", error, whose, WorkersText(without),
+        one ? "s" : "", one ? "s" : "");
     if (minor >= 4) {
       tf += fmt::format(
           " until a failed worker's process exits, then fail{} with {} (30 to 60 s of peer "
           "health checks); a process that catches the error and stays alive leaves {} hung",
-          one ? "s" : "", fmt::format(kPeerDown, "{i}"), one ? "it" : "them");
+          one ? "s" : "", fmt::format(kPeerDown, first), one ? "it" : "them");
     } else {
       tf += " forever: a hang (no peer-failure detection before TF 2.4)";
     }
     if (ctx_.loop == Loop::kFit) tf += "; model.fit does not catch the error";
-    other = minor >= 4 ? "TF 2.0 to 2.3: the message is \"There aren't enough elements in this "
-                         "dataset for each shard to have at least one element (# elems = {w+1}, "
-                         "# shards = W) ...\", and the workers without a file hang"
-                       : "TF 2.4 and later: the message is \"Could not apply FILE based "
-                         "sharding: the dataset only has {w+1} file(s) ...\", and the workers "
-                         "without a file fail with UnavailableError once the failed process exits";
+    other = minor >= 4
+                ? fmt::format(
+                      "TF 2.3: the message is \"There aren't enough elements in this dataset "
+                      "for each shard to have at least one element (# elems = {}, # shards = "
+                      "{}) ...\", and the workers without a file hang; TF 2.0 to 2.2: the "
+                      "same message, and the workers without a file raise OutOfRangeError at "
+                      "once (no partial-batch handling): the job fails, no hang",
+                      first + 1, W)
+                : fmt::format(
+                      "TF 2.4 and later: the message is \"Could not apply FILE based sharding: "
+                      "the dataset only has {} file(s) ...\", and the workers without a file "
+                      "fail with UnavailableError once the failed process exits; TF 2.0 to 2.2: "
+                      "the workers without a file raise OutOfRangeError at once: the job fails, "
+                      "no hang",
+                      first + 1);
   }
   if (by_data) {
     // TensorFlow's shard after the DATA rewrite (and HINT's) requires a
@@ -456,11 +503,11 @@ void Checker::AddEmptyShard(const LayoutSummary& l) {
   } else {
     tf = fmt::format(
         "the cardinality is taken from the dataset before sharding (INFINITE), so partial-batch "
-        "handling is off: {} see{} repeat() of an empty shard and raise {} at step 1 while the "
-        "others wait in the gradient all-reduce: a hang, until the failed process exits "
+        "handling is off: {} see{} repeat() of an empty shard and raise{} {} at step 1 while "
+        "the others wait in the gradient all-reduce: a hang, until the failed process exits "
         "(TF 2.4 and later: then {})",
-        WorkersText(empty), empty.size() == 1 ? "s" : "", kEndOfSequence,
-        fmt::format(kPeerDown, "{i}"));
+        WorkersText(empty), empty.size() == 1 ? "s" : "", empty.size() == 1 ? "s" : "",
+        kEndOfSequence, fmt::format(kPeerDown, empty[0]));
   }
   const size_t with = l.workers.size() - empty.size();
   Add(FindingKind::kEmptyShard, BaseSeverity(FindingKind::kEmptyShard), std::move(tf),
@@ -516,10 +563,18 @@ void Checker::AddNoSteps(const LayoutSummary& l) {
                       : "");
   std::string fix = "give the pipeline records: its files hold none";
   if (dropped > 0 && l.decision.drop_remainder && l.decision.global_batch_size) {
-    fix = fmt::format(
-        "batch({}) without drop_remainder=True (or a global batch size of at most "
-        "{})",
-        *l.decision.global_batch_size, dropped);
+    // Under FILE each worker batches its own records: the bound is the
+    // smallest worker's; otherwise every worker batches the whole input.
+    uint64_t bound = dropped;
+    if (l.decision.ShardsFiles(t_)) {
+      for (const WorkerSummary& w : l.workers) bound = std::min(bound, w.dropped_remainder);
+    }
+    fix = bound > 0
+              ? fmt::format(
+                    "batch({}) without drop_remainder=True (or a global batch size of at "
+                    "most {})",
+                    *l.decision.global_batch_size, bound)
+              : fmt::format("batch({}) without drop_remainder=True", *l.decision.global_batch_size);
   } else if (dropped > 0) {
     fix = "keep records: the pipeline drops every one it reads (skip(), or a dropped step)";
   }
@@ -528,7 +583,7 @@ void Checker::AddNoSteps(const LayoutSummary& l) {
 }
 
 void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
-                          const std::vector<int64_t>& short_workers) {
+                          const std::vector<int64_t>& first_out) {
   const uint64_t S = static_cast<uint64_t>(*ctx_.steps_per_epoch);
   const uint64_t E = static_cast<uint64_t>(ctx_.epochs);
   const uint64_t need = ctx_.loop == Loop::kEstimator ? S : S * E;
@@ -601,7 +656,7 @@ void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
         "{} run{} out at step {}: OutOfRange there, while the others enter the next "
         "collective: a hang, or an abort (\"StartAbort Out of range: End of sequence\", then "
         "Cancelled)",
-        WorkersText(short_workers), short_workers.size() == 1 ? "s" : "", n_min + 1);
+        WorkersText(first_out), first_out.size() == 1 ? "s" : "", n_min + 1);
     other =
         "TF 2.3 and later: the workers that run out are padded, and the loop runs out of data "
         "at the step after the longest worker's last";
@@ -652,7 +707,7 @@ void Checker::AddUneven(const std::vector<uint64_t>& steps, uint64_t need) {
         "{} reach{} the end of input at step {}: train() ends there on OutOfRange while "
         "the others wait in the step's collectives: a hang (derived from the source, not "
         "seen run)",
-        WorkersText(short_workers), short_workers.size() == 1 ? "es" : "", n_min + 1);
+        WorkersText(FirstOut(steps)), FirstOut(steps).size() == 1 ? "es" : "", n_min + 1);
   } else if (static_pod) {
     severity = FindingSeverity::kError;
     tf = fmt::format(
@@ -662,11 +717,12 @@ void Checker::AddUneven(const std::vector<uint64_t>& steps, uint64_t need) {
         n_min);
   } else if (old_mwms) {
     severity = FindingSeverity::kError;
+    const std::vector<int64_t> first = FirstOut(steps);
     tf = fmt::format(
         "{} run{} out at step {}: OutOfRange there, while the others enter the next "
         "collective: a hang, or an abort (\"StartAbort Out of range: End of "
         "sequence\", then Cancelled)",
-        WorkersText(short_workers), short_workers.size() == 1 ? "s" : "", n_min + 1);
+        WorkersText(first), first.size() == 1 ? "s" : "", n_min + 1);
     other =
         "TF 2.3 and later: the workers that run out feed empty batches up to the longest "
         "worker's last step, silently";
@@ -997,10 +1053,6 @@ void Checker::SetSteps(const std::vector<uint64_t>& steps, bool endless) {
 void Checker::AddStepFindings(const std::vector<uint64_t>& steps) {
   const uint64_t n_min = *std::min_element(steps.begin(), steps.end());
   const uint64_t n_max = *std::max_element(steps.begin(), steps.end());
-  std::vector<int64_t> short_workers;
-  for (size_t w = 0; w < steps.size(); ++w) {
-    if (steps[w] < n_max) short_workers.push_back(static_cast<int64_t>(w));
-  }
   if (ctx_.steps_per_epoch) {
     const uint64_t S = static_cast<uint64_t>(*ctx_.steps_per_epoch);
     const uint64_t need =
@@ -1014,7 +1066,7 @@ void Checker::AddStepFindings(const std::vector<uint64_t>& steps) {
       available = n_min;
     }
     if (need > available) {
-      AddTooLarge(available, n_min, short_workers);
+      AddTooLarge(available, n_min, FirstOut(steps));
     } else if (need > n_min) {
       AddUneven(steps, need);
     }

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+# Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+# tfdist check as a reviewer ran it (data from tfdist gen: E, 8 files of 100
+# records; U, 8 uneven files of 50 to 500): each fix it prints, applied,
+# passes; the text names real workers, steps and counts.
+# - no_steps: the global batch bound is the smallest worker's records;
+# - too_few_files: the first failing worker's exact message, a real task
+#   index, and under TF 2.2 no hang (the empty worker ends at once);
+# - uneven_steps before 2.3: the workers that run out first, at their step;
+# - empty_batches only where a loop feeds one (TPU pod with static shapes,
+#   multi-worker before 2.3 and Estimator do not);
+# - step fixes: the largest steps_per_epoch that passes, and fit without
+#   steps_per_epoch where that passes;
+# - filter(): counts are upper bounds, and said so;
+# - from-function: fixes that change the input function, which pass.
+# Usage: check_review_test.py TFDIST
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+import checks
+from checks import check
+
+FINDING_EXIT = 6
+
+
+def run_check(args, expect=None):
+    """tfdist check --json ARGS: the object (its exit checked when given)."""
+    proc = subprocess.run([checks.TFDIST, "check", "--json", *args], capture_output=True,
+                          text=True, timeout=120)
+    if expect is not None:
+        check(proc.returncode == expect,
+              f"check {shlex.join(args)}: exit {proc.returncode}, expected {expect}\n"
+              f"{proc.stdout[:3000]}{proc.stderr}")
+    try:
+        out = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        check(False, f"check {shlex.join(args)}: no JSON: {proc.stdout!r}{proc.stderr}")
+        return {"result": None, "findings": [], "steps_per_epoch": None}
+    out["exit"] = proc.returncode
+    return out
+
+
+def finding(out, kind):
+    found = [f for f in out["findings"] if f["kind"] == kind]
+    check(len(found) == 1, f"one {kind} finding: {[f['kind'] for f in out['findings']]}")
+    return found[0] if found else {"kind": kind, "severity": None, "tensorflow": "",
+                                   "other_versions": "", "evidence": "", "fix": "",
+                                   "fix_flags": []}
+
+
+def kinds(out):
+    return [f["kind"] for f in out["findings"]]
+
+
+def with_flags(args, flags):
+    """`args` with the flags of a printed fix given, replacing earlier values."""
+    new = shlex.split(flags)
+    names = {a for a in new if a.startswith("--")}
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in names:
+            skip = True
+            continue
+        out.append(a)
+    return out + new
+
+
+def passes(args, what):
+    out = run_check(args)
+    errors = [f["kind"] for f in out["findings"] if f["severity"] == "error"]
+    check(out["exit"] == 0 and not errors, f"{what}: exit {out['exit']}, errors {errors}")
+    return out
+
+
+def no_steps_bound(E):
+    # FILE: each of 4 workers batches its own 200 records.
+    args = ["--workers", "4", "--loop", "fit", f"{E}.batch(1024, drop_remainder=True)"]
+    f = finding(run_check(args, FINDING_EXIT), "no_steps")
+    check("at most 200)" in f["fix"], f"no_steps bound: {f['fix']}")
+    passes(args[:-1] + [f"{E}.batch(200, drop_remainder=True)"], "batch(200) over 4 workers")
+
+
+def too_few_files_text(E):
+    args = ["--workers", "16", "--loop", "fit", f"{E}.batch(64)"]
+    f = finding(run_check(args, FINDING_EXIT), "too_few_files")
+    text = f["tensorflow"] + f["other_versions"]
+    check("{" not in text and "}" not in text, f"placeholders left: {text}")
+    check("the dataset only has 1 file(s), which is not enough for the required 16" in text
+          and "worker 7 names 8" in text and "/job:worker/replica:0/task:0 is down" in text,
+          f"too_few_files, TF 2.20: {text}")
+    old = finding(run_check(["--tf-version", "2.3", *args], FINDING_EXIT), "too_few_files")
+    check("# elems = 1, # shards = 16" in old["tensorflow"] and "hang" in old["tensorflow"],
+          f"TF 2.3: {old['tensorflow']}")
+    # 2.0 to 2.2: no partial-batch handling, no all-reduce to wait in.
+    tf22 = finding(run_check(["--tf-version", "2.2", *args], FINDING_EXIT), "too_few_files")
+    check("OutOfRangeError at once" in tf22["tensorflow"] and "wait" not in tf22["tensorflow"]
+          and "nothing hangs" in tf22["tensorflow"], f"TF 2.2: {tf22['tensorflow']}")
+
+
+def first_out_steps(U):
+    # Steps 24, 30, 22, 59: worker 2 runs out first, at step 23.
+    out = run_check(["--workers", "4", "--loop", "fit", "--tf-version", "2.2", f"{U}.batch(64)"],
+                    FINDING_EXIT)
+    f = finding(out, "uneven_steps")
+    check("(24, 30, 22, 59)" in f["evidence"], f"uneven data changed: {f['evidence']}")
+    check(f["tensorflow"].startswith("worker 2 runs out at step 23:"),
+          f"the worker that runs out first: {f['tensorflow']}")
+
+
+def grammar(tmp):
+    # Worker 1's file holds nothing, before a repeat(): "worker 1 sees ...
+    # and raises", a verb agreeing with one worker, and a real task index.
+    checks.tfdist("gen", "-o", f"{tmp}/full.tfrecord", "--records", "24", "--no-fsync")
+    checks.tfdist("gen", "-o", f"{tmp}/none.tfrecord", "--records", "0", "--no-fsync")
+    pipeline = f'tfrecord(["{tmp}/full.tfrecord", "{tmp}/none.tfrecord"]).batch(4).repeat()'
+    out = run_check(["--workers", "2", "--loop", "fit", "--steps-per-epoch", "5", pipeline],
+                    FINDING_EXIT)
+    f = finding(out, "empty_shard")
+    check("worker 1 sees repeat() of an empty shard and raises OutOfRangeError" in f["tensorflow"]
+          and "task:1 is down" in f["tensorflow"], f"agreement: {f['tensorflow']}")
+
+
+def main():
+    checks.TFDIST = sys.argv[1]
+    with tempfile.TemporaryDirectory(prefix="tfdist-check-review-") as tmp:
+        os.environ["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
+        os.makedirs(f"{tmp}/even")
+        os.makedirs(f"{tmp}/uneven")
+        checks.tfdist("gen", "-o", f"{tmp}/even/e", "--files", "8", "--records", "100",
+                      "--no-fsync")
+        checks.tfdist("gen", "-o", f"{tmp}/uneven/u", "--files", "8", "--records", "50-500",
+                      "--seed", "3", "--no-fsync")
+        E = f'list_files("{tmp}/even/*.tfrecord", shuffle=False).interleave(tfrecord, cycle_length=4)'
+        U = f'list_files("{tmp}/uneven/*.tfrecord", shuffle=False).interleave(tfrecord, cycle_length=4)'
+        no_steps_bound(E)
+        too_few_files_text(E)
+        first_out_steps(U)
+        grammar(tmp)
+    return checks.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
