@@ -768,8 +768,17 @@ void Checker::AddUneven(const std::vector<uint64_t>& steps, uint64_t need) {
 void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t>& steps) {
   // The empty batches the loop reaches: those of a worker's last steps with
   // data (a partial one), and of its idle steps up to where the loop ends.
+  // Where the epoch ends at the first worker's end (uneven_steps' rules),
+  // no worker feeds idle steps: graph mode (Estimator) ends the input at
+  // the partial step; a TPU pod with static shapes ends it when the first
+  // host runs out; multi-worker before 2.3 has no partial-batch handling.
+  if (ctx_.loop == Loop::kEstimator) return;
+  const bool static_pod = TpuPod() && StaticShapes() && ctx_.loop != Loop::kForTf;
+  const bool old_mwms = MultiWorker() && ctx_.version.minor <= 2 && ctx_.loop != Loop::kForTf;
+  if (static_pod) return;
   const uint64_t R = static_cast<uint64_t>(t_.replicas);
-  const uint64_t fed = *std::max_element(steps.begin(), steps.end());
+  const uint64_t n_first = *std::min_element(steps.begin(), steps.end());
+  const uint64_t fed = old_mwms ? n_first : *std::max_element(steps.begin(), steps.end());
   uint64_t need = fed;
   if (ctx_.steps_per_epoch) {
     need = static_cast<uint64_t>(*ctx_.steps_per_epoch) *
@@ -783,7 +792,8 @@ void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t
     // A dropped step (one worker, static shapes) is not run, its padding
     // not fed; a for loop in a tf.function runs it.
     const bool dropped = l.dropped_step && ctx_.loop != Loop::kForTf;
-    const uint64_t own = need >= steps[i] && !dropped ? w.empty_batches - in_idle : 0;
+    const uint64_t own =
+        std::min(need, fed) >= steps[i] && !dropped ? w.empty_batches - in_idle : 0;
     // Repeated forever, no worker runs out: its idle steps in one pass are
     // steps of its next pass.
     const uint64_t reached =
@@ -799,30 +809,25 @@ void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t
   std::string tf;
   std::string other;
   FindingSeverity severity = BaseSeverity(FindingKind::kEmptyBatches);
-  if (ctx_.loop == Loop::kEstimator) {
-    tf = "graph mode turns partial-batch handling off: the step with a replica short of data "
-         "ends the input (OutOfRange), silently, and its records are never fed";
+  tf = "the replicas without data get 0-size batches (silent)";
+  if (Custom()) {
+    tf += ctx_.version.minor >= 13
+              ? "; compute_average_loss(loss) without global_batch_size gives them 0, so that "
+                "step's loss is not the global mean (pass global_batch_size=G)"
+              : fmt::format(
+                    "; compute_average_loss(loss) without global_batch_size raises {} "
+                    "on that step (pass global_batch_size=G)",
+                    kGlobalBatchSizePositive);
+    other = ctx_.version.minor >= 13
+                ? fmt::format(
+                      "TF 2.12 and before: compute_average_loss without "
+                      "global_batch_size raises {}",
+                      kGlobalBatchSizePositive)
+                : "TF 2.13 and later: compute_average_loss returns 0 for an empty replica";
   } else {
-    tf = "the replicas without data get 0-size batches (silent)";
-    if (Custom()) {
-      tf += ctx_.version.minor >= 13
-                ? "; compute_average_loss(loss) without global_batch_size gives them 0, so that "
-                  "step's loss is not the global mean (pass global_batch_size=G)"
-                : fmt::format(
-                      "; compute_average_loss(loss) without global_batch_size raises {} "
-                      "on that step (pass global_batch_size=G)",
-                      kGlobalBatchSizePositive);
-      other = ctx_.version.minor >= 13
-                  ? fmt::format(
-                        "TF 2.12 and before: compute_average_loss without "
-                        "global_batch_size raises {}",
-                        kGlobalBatchSizePositive)
-                  : "TF 2.13 and later: compute_average_loss returns 0 for an empty replica";
-    } else {
-      tf +=
-          "; Keras divides each replica's loss by its own size, so the few examples of a "
-          "small replica weigh more";
-    }
+    tf +=
+        "; Keras divides each replica's loss by its own size, so the few examples of a "
+        "small replica weigh more";
   }
   std::string fix;
   std::vector<FixOption> options;

@@ -127,6 +127,27 @@ def grammar(tmp):
           and "task:1 is down" in f["tensorflow"], f"agreement: {f['tensorflow']}")
 
 
+def empty_batches_where_fed(E, U):
+    # A TPU pod with static shapes ends the epoch at the first host's end.
+    tpu = run_check(["--workers", "4", "--replicas", "8", "--strategy", "tpu",
+                     f"{U}.batch(64, drop_remainder=True)"], FINDING_EXIT)
+    check("uneven_steps" in kinds(tpu) and "empty_batches" not in kinds(tpu),
+          f"TPU pod, static shapes: {kinds(tpu)}")
+    # Multi-worker before 2.3: no partial-batch handling, no padding.
+    old = run_check(["--workers", "4", "--loop", "fit", "--tf-version", "2.2", f"{U}.batch(64)"],
+                    FINDING_EXIT)
+    check("uneven_steps" in kinds(old) and "empty_batches" not in kinds(old),
+          f"multi-worker, TF 2.2: {kinds(old)}")
+    new = run_check(["--workers", "4", "--loop", "fit", "--tf-version", "2.3", f"{U}.batch(64)"])
+    check("empty_batches" in kinds(new), f"multi-worker, TF 2.3: {kinds(new)}")
+    # Estimator (graph mode): the partial step ends the input; fit feeds it.
+    args = ["--replicas", "64", f"{E}.batch(64)"]
+    est = run_check(["--loop", "estimator", "--tf-version", "2.15", *args])
+    check("empty_batches" not in kinds(est), f"estimator: {kinds(est)}")
+    fit = run_check(["--loop", "fit", *args])
+    check("empty_batches" in kinds(fit), f"fit: {kinds(fit)}")
+
+
 def main():
     checks.TFDIST = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="tfdist-check-review-") as tmp:
@@ -143,6 +164,7 @@ def main():
         too_few_files_text(E)
         first_out_steps(U)
         grammar(tmp)
+        empty_batches_where_fed(E, U)
     return checks.finish()
 
 
