@@ -67,6 +67,8 @@ std::string FlagsText(const dist::FixOption& f) {
       return fmt::format("tfdist reshard --num-shards {}", f.value);
     case dist::FixOption::Kind::kWorkers:
       return fmt::format("--workers {}", f.value);
+    case dist::FixOption::Kind::kDropSteps:
+      return "no --steps-per-epoch";
   }
   return {};
 }

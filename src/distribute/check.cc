@@ -673,15 +673,39 @@ void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
       Plural(feeds, "step", "steps"),
       static_pod ? " (the shortest host's: static shapes)"
                  : (old_mwms || t_.workers == 1 ? "" : " (the longest worker's)"));
+  // The largest steps_per_epoch that runs: the iterator feeds `available`
+  // steps, but only `n_min` where the first worker's end fails the step
+  // (uneven_steps is an error there); up to n_min every worker feeds each
+  // step in full.
+  const bool first_end_fails = static_pod || old_mwms;
+  const uint64_t runs = first_end_fails ? n_min : available;
+  const uint64_t largest = ctx_.loop == Loop::kEstimator ? runs : runs / E;
   const uint64_t recommended = RecommendedSteps(n_min);
   std::string fix = fmt::format(
       "add .repeat() after batch() (before distributing) to keep "
       "steps_per_epoch={}",
       S);
   std::vector<FixOption> options;
-  if (recommended > 0) {
+  // fit without steps_per_epoch makes a new iterator each epoch (Keras 2's
+  // should_recreate_iterator; Keras 3 the same), each a full pass: it runs
+  // where the workers' uneven ends do not fail the step.
+  if (ctx_.loop == Loop::kFit && ctx_.strategy != Strategy::kParameterServer &&
+      (!first_end_fails || n_min == available)) {
+    fix = fmt::format(
+              "model.fit(...) without steps_per_epoch (a new iterator each epoch, {} an epoch)",
+              Plural(available, "step", "steps")) +
+          ", or " + fix;
+    options.insert(options.begin(), FixOption{FixOption::Kind::kDropSteps, 0});
+  }
+  if (recommended > 0 && largest > recommended) {
+    fix = StepsFix(largest) +
+          fmt::format(" (the most that runs; up to {} every worker feeds each step in full)",
+                      recommended) +
+          ", or " + fix;
+    options.insert(options.begin(), StepsOption(largest));
+  } else if (recommended > 0) {
     fix = StepsFix(recommended) + ", or " + fix;
-    options.push_back(StepsOption(recommended));
+    options.insert(options.begin(), StepsOption(recommended));
   }
   Add(FindingKind::kStepsPerEpochTooLarge, severity, std::move(tf), std::move(other),
       std::move(evidence), std::move(fix), std::move(options));

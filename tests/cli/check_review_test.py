@@ -148,6 +148,32 @@ def empty_batches_where_fed(E, U):
     check("empty_batches" in kinds(fit), f"fit: {kinds(fit)}")
 
 
+def largest_steps(E, U):
+    # 22, 30, 24, 59 steps from one iterator over 3 epochs: 19 (59 // 3)
+    # runs, though workers run out before it (a warning since 2.3).
+    args = ["--workers", "4", "--loop", "next", "--steps-per-epoch", "22", "--epochs", "3",
+            f"{U}.batch(64)"]
+    f = finding(run_check(args, FINDING_EXIT), "steps_per_epoch_too_large")
+    check(f["fix_flags"][:1] == ["--steps-per-epoch 19"], f"the largest that runs: {f}")
+    passes(with_flags(args, f["fix_flags"][0]), "--steps-per-epoch 19")
+    too_far = run_check(with_flags(args, "--steps-per-epoch 20"), FINDING_EXIT)
+    check("steps_per_epoch_too_large" in kinds(too_far), f"20 does not run: {kinds(too_far)}")
+    # Before 2.3 the first worker's end fails the step: 22 // 3.
+    old = finding(run_check(["--tf-version", "2.2", *args], FINDING_EXIT),
+                  "steps_per_epoch_too_large")
+    check(old["fix_flags"][:1] == ["--steps-per-epoch 7"], f"TF 2.2: {old['fix_flags']}")
+    passes(with_flags(["--tf-version", "2.2", *args], old["fix_flags"][0]), "TF 2.2, 7 steps")
+    # fit under Keras 2: without steps_per_epoch each epoch is a new
+    # iterator over 13 steps.
+    fit = ["--loop", "fit", "--steps-per-epoch", "10", "--epochs", "3", "--tf-version", "2.15",
+           f"{E}.batch(64)"]
+    f = finding(run_check(fit, FINDING_EXIT), "steps_per_epoch_too_large")
+    check(f["fix_flags"] == ["--steps-per-epoch 4", "no --steps-per-epoch"]
+          and "without steps_per_epoch" in f["fix"], f"fit fixes: {f}")
+    passes(with_flags(fit, f["fix_flags"][0]), "fit, 4 steps")
+    passes(fit[:2] + fit[4:], "fit without steps_per_epoch")
+
+
 def main():
     checks.TFDIST = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="tfdist-check-review-") as tmp:
@@ -165,6 +191,7 @@ def main():
         first_out_steps(U)
         grammar(tmp)
         empty_batches_where_fed(E, U)
+        largest_steps(E, U)
     return checks.finish()
 
 

@@ -101,6 +101,7 @@ struct FixOption {
     kLoopNext,       // a loop of `value` next() calls an epoch instead
     kReshard,        // the input rewritten into `value` files of equal records
     kWorkers,        // at most `value` workers
+    kDropSteps,      // the loop (fit) without a steps_per_epoch
   };
   Kind kind = Kind::kPolicy;
   int64_t value = 0;
