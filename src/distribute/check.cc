@@ -235,6 +235,7 @@ class Checker {
   void AddDynamicShape(const LayoutSummary& l);
   void AddScalarRebatch(const Decision& d);
   void SetSteps(const std::vector<uint64_t>& steps, bool endless);
+  void MarkUpperBounds();
   // The recommended steps_per_epoch: every worker feeds each of the
   // epochs' steps in full from one iterator (0: none does).
   uint64_t RecommendedSteps(uint64_t n_min) const {
@@ -1213,7 +1214,47 @@ Result<CheckResult> Checker::Run() {
   if (!steps.empty() && *std::max_element(steps.begin(), steps.end()) == 0) {
     result_.steps_per_epoch.reset();
   }
+  if (l.decision.HasWarning(WarningKind::kFilterUpperBound)) MarkUpperBounds();
   return std::move(result_);
+}
+
+// A filter() is counted as keeping every element: each count after it is
+// an upper bound, and the steps worked out from one may be too many.
+void Checker::MarkUpperBounds() {
+  const std::string& filter = shape_.filter;
+  result_.upper_bound = fmt::format("counts are upper bounds: {}", filter);
+  for (Finding& f : result_.findings) {
+    switch (f.kind) {
+      case FindingKind::kNoSteps:
+      case FindingKind::kInfiniteWithoutSteps:
+      case FindingKind::kStepsPerEpochTooLarge:
+      case FindingKind::kUnevenSteps:
+      case FindingKind::kEmptyBatches:
+      case FindingKind::kDroppedRecords:
+      case FindingKind::kImbalance:
+        f.evidence +=
+            fmt::format(" (upper bounds: {} is counted as keeping every element)", filter);
+        break;
+      default:
+        break;
+    }
+    for (const FixOption& o : f.options) {
+      if (o.kind == FixOption::Kind::kStepsPerEpoch || o.kind == FixOption::Kind::kLoopNext) {
+        f.fix += fmt::format(
+            " (at most: the steps come from upper bounds; {} may keep fewer records)", filter);
+        break;
+      }
+    }
+  }
+  if (result_.steps_per_epoch) {
+    StepsPerEpoch& s = *result_.steps_per_epoch;
+    const std::string note = fmt::format(
+        " (at most {}: an upper bound, as {} is counted as keeping every element; a "
+        "steps_per_epoch above what it keeps runs out of data)",
+        "{}", filter);
+    s.at_min += fmt::format(fmt::runtime(note), s.min);
+    s.at_max += fmt::format(fmt::runtime(note), s.max);
+  }
 }
 
 }  // namespace

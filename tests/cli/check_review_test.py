@@ -174,6 +174,30 @@ def largest_steps(E, U):
     passes(fit[:2] + fit[4:], "fit without steps_per_epoch")
 
 
+def filter_upper_bound(E):
+    # filter() is counted as keeping everything: 13 steps at most.
+    pipeline = f"{E}.filter(lambda x: False).batch(64)"
+    args = ["--workers", "4", "--loop", "next", "--steps-per-epoch", "13", pipeline]
+    out = run_check(args, 0)
+    check((out.get("upper_bound") or "").startswith("counts are upper bounds: filter("),
+          f"upper_bound: {out.get('upper_bound')}")
+    spe = out["steps_per_epoch"] or {}
+    check("upper bound" in spe.get("at_min", "") and "upper bound" in spe.get("at_max", ""),
+          f"steps_per_epoch lines: {spe}")
+    text = subprocess.run([checks.TFDIST, "check", *args], capture_output=True, text=True)
+    first = text.stdout.splitlines()[0] if text.stdout else ""
+    check(first.startswith("check: ok") and "counts are upper bounds: filter(" in first,
+          f"verdict: {first}")
+    big = finding(run_check(with_flags(args, "--steps-per-epoch 20"), FINDING_EXIT),
+                  "steps_per_epoch_too_large")
+    check("upper bounds" in big["evidence"] and "at most" in big["fix"], f"too large: {big}")
+    # Without filter() the counts are exact, and not said to be bounds.
+    exact = run_check(["--workers", "4", "--loop", "next", "--steps-per-epoch", "2",
+                       f"{E}.batch(64)"], 0)
+    check(exact.get("upper_bound") is None and
+          "upper bound" not in json.dumps(exact["steps_per_epoch"]), f"exact: {exact}")
+
+
 def main():
     checks.TFDIST = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="tfdist-check-review-") as tmp:
@@ -192,6 +216,7 @@ def main():
         grammar(tmp)
         empty_batches_where_fed(E, U)
         largest_steps(E, U)
+        filter_upper_bound(E)
     return checks.finish()
 
 

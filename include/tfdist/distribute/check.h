@@ -135,7 +135,10 @@ struct StepsPerEpoch {
 struct CheckResult {
   std::vector<Finding> findings;                 // most severe first, then in FindingKind order
   std::optional<StepsPerEpoch> steps_per_epoch;  // nullopt where no step is counted
-  FindingSeverity Worst() const;                 // kInfo when no finding
+  // Where a filter() makes every count an upper bound: "counts are upper
+  // bounds: filter(...) (line 3, column 8)"; empty where counts are exact.
+  std::string upper_bound;
+  FindingSeverity Worst() const;  // kInfo when no finding
 };
 
 // What --strategy is when not given: mirrored for one worker, multi-worker
