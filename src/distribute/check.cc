@@ -242,6 +242,7 @@ class Checker {
     return n_min / static_cast<uint64_t>(OneIterator() ? ctx_.epochs : 1);
   }
   std::string StepsFix(uint64_t steps) const;
+  std::string FromFunctionFix(uint64_t files) const;
   FixOption StepsOption(uint64_t steps) const {
     const bool own_loop = ctx_.loop == Loop::kFor || ctx_.loop == Loop::kForTf;
     return {own_loop ? FixOption::Kind::kLoopNext : FixOption::Kind::kStepsPerEpoch,
@@ -421,6 +422,18 @@ std::string Checker::StepsFix(uint64_t steps) const {
           "range({}): step(next(it))",
           steps, steps);
   }
+}
+
+// distribute_datasets_from_function ignores auto_shard_policy: the fix of
+// an uneven share is in the input function (its shard over the file names
+// gives each worker its files' records).
+std::string Checker::FromFunctionFix(uint64_t files) const {
+  return fmt::format(
+      "in the input function: rewrite the input into {} files of equal records (a multiple of "
+      "the {} workers), which its shard over the file names, "
+      "dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id), "
+      "deals out evenly",
+      ReshardCount(files, t_.workers), t_.workers);
 }
 
 void Checker::AddInfinite(const std::vector<uint64_t>& steps) {
@@ -856,7 +869,13 @@ void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t
   }
   std::string fix;
   std::vector<FixOption> options;
-  if (partial > 0) {
+  uint64_t files = 0;
+  for (const WorkerSummary& w : l.workers) files += w.files;
+  if (partial == 0 && RecommendedSteps(n_min) == 0 && options_.api == Api::kFromFunction) {
+    // A worker empty from step 1: no step count helps; its input does.
+    fix = FromFunctionFix(files);
+    options.push_back(ReshardOption(ReshardCount(files, t_.workers)));
+  } else if (partial > 0) {
     // A partial step: the final batch is short.
     fix = l.decision.global_batch_size
               ? fmt::format("batch({}, drop_remainder=True), so that no step is partial",
@@ -973,13 +992,16 @@ void Checker::AddImbalance(const LayoutSummary& l) {
       "",
       fmt::format("worker {} receives {} records, worker {} {} (max/mean {:.2f})", most_w, most,
                   least_w, least, imbalance),
-      l.decision.ShardsFiles(t_)
-          ? fmt::format("rewrite the input into {} files of equal records (a multiple of the {} "
-                        "workers)",
-                        ReshardCount(files, t_.workers), t_.workers)
-          : PolicyFix(AutoShardPolicy::kData),
-      {l.decision.ShardsFiles(t_) ? ReshardOption(ReshardCount(files, t_.workers))
-                                  : PolicyOption(AutoShardPolicy::kData)});
+      options_.api == Api::kFromFunction
+          ? FromFunctionFix(files)
+          : (l.decision.ShardsFiles(t_)
+                 ? fmt::format("rewrite the input into {} files of equal records (a multiple of "
+                               "the {} workers)",
+                               ReshardCount(files, t_.workers), t_.workers)
+                 : PolicyFix(AutoShardPolicy::kData)),
+      {l.decision.ShardsFiles(t_) || options_.api == Api::kFromFunction
+           ? ReshardOption(ReshardCount(files, t_.workers))
+           : PolicyOption(AutoShardPolicy::kData)});
 }
 
 void Checker::AddDynamicShape(const LayoutSummary& l) {

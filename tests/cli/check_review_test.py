@@ -198,6 +198,32 @@ def filter_upper_bound(E):
           "upper bound" not in json.dumps(exact["steps_per_epoch"]), f"exact: {exact}")
 
 
+def from_function_fixes(tmp):
+    # distribute_datasets_from_function ignores auto_shard_policy: the fixes
+    # are the input function's, and each, applied, removes the finding.
+    names = f'list_files("{tmp}/uneven/*.tfrecord", shuffle=False)'
+    by_files = ".shard(ctx.num_input_pipelines, ctx.input_pipeline_id)"
+    read = ".interleave(tfrecord, cycle_length=4)"
+    for workers, kind in (("4", "imbalance"), ("16", "empty_batches")):
+        args = ["--api", "from-function", "--workers", workers, "--loop", "for"]
+        out = run_check([*args, f"{names}{by_files}{read}.batch(64)"])
+        f = finding(out, kind)
+        check("--policy" not in " ".join(f["fix_flags"]) and
+              "--steps-per-epoch" not in " ".join(f["fix_flags"]) and
+              "input_context.input_pipeline_id" in f["fix"], f"{workers} workers, {kind}: {f}")
+        reshard = [x for x in f["fix_flags"] if x.startswith("tfdist reshard")]
+        check(len(reshard) == 1, f"{kind}: a reshard: {f['fix_flags']}")
+        if reshard:
+            count = shlex.split(reshard[0])[3]
+            prefix = f"{tmp}/even{workers}/r"
+            os.makedirs(os.path.dirname(prefix))
+            checks.tfdist("reshard", f"{tmp}/uneven/*.tfrecord", "-o", prefix, "--num-shards",
+                          count)
+            fixed = passes([*args, f'list_files("{prefix}*", shuffle=False){by_files}{read}'
+                            ".batch(64)"], f"{kind}: resharded into {count}")
+            check(kind not in kinds(fixed), f"{kind} after the reshard: {kinds(fixed)}")
+
+
 def main():
     checks.TFDIST = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="tfdist-check-review-") as tmp:
@@ -217,6 +243,7 @@ def main():
         empty_batches_where_fed(E, U)
         largest_steps(E, U)
         filter_upper_bound(E)
+        from_function_fixes(tmp)
     return checks.finish()
 
 
