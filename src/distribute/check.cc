@@ -711,14 +711,15 @@ void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
           ", or " + fix;
     options.insert(options.begin(), FixOption{FixOption::Kind::kDropSteps, 0});
   }
-  if (recommended > 0 && largest > recommended) {
+  // Up to `recommended` every worker feeds each step in full; up to
+  // `largest` the job runs, the workers that ran out feeding empty batches.
+  if (largest > recommended) {
     fix = StepsFix(largest) +
-          fmt::format(" (the most that runs; up to {} every worker feeds each step in full)",
-                      recommended) +
-          ", or " + fix;
+          " (the most that runs: the workers that run out first feed empty batches), or " + fix;
     options.insert(options.begin(), StepsOption(largest));
-  } else if (recommended > 0) {
-    fix = StepsFix(recommended) + ", or " + fix;
+  }
+  if (recommended > 0) {
+    fix = StepsFix(recommended) + " (every worker feeds each step in full), or " + fix;
     options.insert(options.begin(), StepsOption(recommended));
   }
   Add(FindingKind::kStepsPerEpochTooLarge, severity, std::move(tf), std::move(other),
