@@ -67,6 +67,8 @@ std::string FlagsText(const dist::FixOption& f) {
       return fmt::format("tfdist reshard --num-shards {}", f.value);
     case dist::FixOption::Kind::kWorkers:
       return fmt::format("--workers {}", f.value);
+    case dist::FixOption::Kind::kDropSteps:
+      return "no --steps-per-epoch";
   }
   return {};
 }
@@ -89,17 +91,19 @@ std::string Verdict(const dist::CheckResult& r) {
     errors += f.severity == dist::FindingSeverity::kError;
     warnings += f.severity == dist::FindingSeverity::kWarning;
   }
+  const std::string bound = r.upper_bound.empty() ? "" : "; " + r.upper_bound;
   switch (r.Worst()) {
     case dist::FindingSeverity::kError:
       return fmt::format(
           "fail: the job would fail, hang, or feed records twice or never ({} error{}, {} "
-          "warning{})",
-          errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+          "warning{}){}",
+          errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s", bound);
     case dist::FindingSeverity::kWarning:
-      return fmt::format("warn: the job runs; {} warning{} below", warnings,
-                         warnings == 1 ? "" : "s");
+      return fmt::format("warn: the job runs; {} warning{} below{}", warnings,
+                         warnings == 1 ? "" : "s", bound);
     case dist::FindingSeverity::kInfo:
-      return "ok: no problem found";
+      return r.upper_bound.empty() ? "ok: no problem found"
+                                   : fmt::format("ok: no problem found as counted{}", bound);
   }
   return {};
 }
@@ -117,6 +121,7 @@ nlohmann::ordered_json ResultJson(const dist::CheckResult& r, const dist::CheckC
   out["steps_per_epoch_given"] =
       ctx.steps_per_epoch ? nlohmann::ordered_json(*ctx.steps_per_epoch) : nullptr;
   out["epochs"] = ctx.epochs;
+  out["upper_bound"] = r.upper_bound.empty() ? nullptr : nlohmann::ordered_json(r.upper_bound);
   out["findings"] = nlohmann::ordered_json::array();
   for (const dist::Finding& f : r.findings) {
     nlohmann::ordered_json j;

@@ -116,6 +116,18 @@ std::string Plural(uint64_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
+// The workers that run out first: those that feed the fewest steps (each
+// worker's own last step is its own count; these end at the smallest).
+std::vector<int64_t> FirstOut(const std::vector<uint64_t>& steps) {
+  std::vector<int64_t> out;
+  if (steps.empty()) return out;
+  const uint64_t n_min = *std::min_element(steps.begin(), steps.end());
+  for (size_t w = 0; w < steps.size(); ++w) {
+    if (steps[w] == n_min) out.push_back(static_cast<int64_t>(w));
+  }
+  return out;
+}
+
 // The steps each worker feeds in one epoch of the summary: its global steps
 // less those in which none of its replicas had data (and a dropped one:
 // one worker with static shapes, where a replica has none; a for loop in a
@@ -214,7 +226,7 @@ class Checker {
   void AddEmptyShard(const LayoutSummary& l);
   void AddNoSteps(const LayoutSummary& l);
   void AddStepFindings(const std::vector<uint64_t>& steps);
-  void AddTooLarge(uint64_t available, uint64_t n_min, const std::vector<int64_t>& short_workers);
+  void AddTooLarge(uint64_t available, uint64_t n_min, const std::vector<int64_t>& first_out);
   void AddUneven(const std::vector<uint64_t>& steps, uint64_t need);
   void AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t>& steps);
   void AddDropped(const LayoutSummary& l);
@@ -223,12 +235,14 @@ class Checker {
   void AddDynamicShape(const LayoutSummary& l);
   void AddScalarRebatch(const Decision& d);
   void SetSteps(const std::vector<uint64_t>& steps, bool endless);
+  void MarkUpperBounds();
   // The recommended steps_per_epoch: every worker feeds each of the
   // epochs' steps in full from one iterator (0: none does).
   uint64_t RecommendedSteps(uint64_t n_min) const {
     return n_min / static_cast<uint64_t>(OneIterator() ? ctx_.epochs : 1);
   }
   std::string StepsFix(uint64_t steps) const;
+  std::string FromFunctionFix(uint64_t files) const;
   FixOption StepsOption(uint64_t steps) const {
     const bool own_loop = ctx_.loop == Loop::kFor || ctx_.loop == Loop::kForTf;
     return {own_loop ? FixOption::Kind::kLoopNext : FixOption::Kind::kStepsPerEpoch,
@@ -273,37 +287,72 @@ void Checker::AddTooFewFiles(uint64_t files, std::string why, bool by_data) {
   const int minor = ctx_.version.minor;
   std::vector<int64_t> with, without;
   for (int64_t w = 0; w < W; ++w) (static_cast<uint64_t>(w) < files ? with : without).push_back(w);
-  const std::string error = minor >= 4 ? fmt::format(kFileShardingError, "{w+1}", W)
-                                       : fmt::format(kElementsShardError, "{w+1}", W);
+  // Worker w's shard names w+1 files (TensorFlow counts those up to its
+  // own): the first failing worker's message, and the others' counts.
+  const int64_t first = with.empty() ? 0 : with[0];
+  const std::string error = minor >= 4 ? fmt::format(kFileShardingError, first + 1, W)
+                                       : fmt::format(kElementsShardError, first + 1, W);
+  std::string counts;
+  for (size_t i = 1; i < with.size(); ++i) {
+    if (i == 3 && with.size() > 4) {
+      counts += ", ...";
+      i = with.size() - 1;
+    }
+    counts += fmt::format(", worker {} names {}", with[i], with[i] + 1);
+  }
+  const std::string whose = fmt::format("worker {}'s message{}", first, counts);
   std::string tf;
   std::string other;
+  const bool one = without.size() == 1;
   if (TpuPod()) {
     tf = fmt::format(
-        "the first step raises {} in the single client (worker w names w+1): the "
-        "job fails at once, no hang",
-        error);
-  } else {
-    const bool one = without.size() == 1;
+        "the first step raises {} in the single client ({}): the job fails at once, no hang", error,
+        whose);
+  } else if (minor <= 2) {
+    // No partial-batch handling before 2.3: no per-step has-value
+    // all-reduce to wait in, so the empty shard ends at once.
     tf = fmt::format(
-        "{} raise{} at the first get_next: {} (worker w names w+1 file(s)); {} get{} "
-        "an empty shard and wait{} in the all-reduce of step 1",
-        WorkersText(with), with.size() == 1 ? "s" : "", error, WorkersText(without), one ? "s" : "",
+        "{} raise{} at the first get_next: {} ({}); {} raise{} OutOfRangeError at once (an "
+        "empty shard: 0 steps, no partial-batch handling before TF 2.3): the job fails, "
+        "nothing hangs in the input",
+        WorkersText(with), with.size() == 1 ? "s" : "", error, whose, WorkersText(without),
         one ? "s" : "");
+    if (ctx_.loop == Loop::kFit) tf += "; model.fit does not catch the error";
+    other =
+        "TF 2.3: the workers without a file wait in the all-reduce of step 1 forever (a hang, "
+        "no peer-failure detection); TF 2.4 and later: the message is \"Could not apply FILE "
+        "based sharding: the dataset only has N file(s) ...\", and they fail with "
+        "UnavailableError once the failed process exits";
+  } else {
+    tf = fmt::format(
+        "{} raise{} at the first get_next: {} ({}); {} get{} an empty shard and wait{} in the "
+        "all-reduce of step 1",
+        WorkersText(with), with.size() == 1 ? "s" : "", error, whose, WorkersText(without),
+        one ? "s" : "", one ? "s" : "");
     if (minor >= 4) {
       tf += fmt::format(
           " until a failed worker's process exits, then fail{} with {} (30 to 60 s of peer "
           "health checks); a process that catches the error and stays alive leaves {} hung",
-          one ? "s" : "", fmt::format(kPeerDown, "{i}"), one ? "it" : "them");
+          one ? "s" : "", fmt::format(kPeerDown, first), one ? "it" : "them");
     } else {
       tf += " forever: a hang (no peer-failure detection before TF 2.4)";
     }
     if (ctx_.loop == Loop::kFit) tf += "; model.fit does not catch the error";
-    other = minor >= 4 ? "TF 2.0 to 2.3: the message is \"There aren't enough elements in this "
-                         "dataset for each shard to have at least one element (# elems = {w+1}, "
-                         "# shards = W) ...\", and the workers without a file hang"
-                       : "TF 2.4 and later: the message is \"Could not apply FILE based "
-                         "sharding: the dataset only has {w+1} file(s) ...\", and the workers "
-                         "without a file fail with UnavailableError once the failed process exits";
+    other = minor >= 4
+                ? fmt::format(
+                      "TF 2.3: the message is \"There aren't enough elements in this dataset "
+                      "for each shard to have at least one element (# elems = {}, # shards = "
+                      "{}) ...\", and the workers without a file hang; TF 2.0 to 2.2: the "
+                      "same message, and the workers without a file raise OutOfRangeError at "
+                      "once (no partial-batch handling): the job fails, no hang",
+                      first + 1, W)
+                : fmt::format(
+                      "TF 2.4 and later: the message is \"Could not apply FILE based sharding: "
+                      "the dataset only has {} file(s) ...\", and the workers without a file "
+                      "fail with UnavailableError once the failed process exits; TF 2.0 to 2.2: "
+                      "the workers without a file raise OutOfRangeError at once: the job fails, "
+                      "no hang",
+                      first + 1);
   }
   if (by_data) {
     // TensorFlow's shard after the DATA rewrite (and HINT's) requires a
@@ -373,6 +422,18 @@ std::string Checker::StepsFix(uint64_t steps) const {
           "range({}): step(next(it))",
           steps, steps);
   }
+}
+
+// distribute_datasets_from_function ignores auto_shard_policy: the fix of
+// an uneven share is in the input function (its shard over the file names
+// gives each worker its files' records).
+std::string Checker::FromFunctionFix(uint64_t files) const {
+  return fmt::format(
+      "in the input function: rewrite the input into {} files of equal records (a multiple of "
+      "the {} workers), which its shard over the file names, "
+      "dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id), "
+      "deals out evenly",
+      ReshardCount(files, t_.workers), t_.workers);
 }
 
 void Checker::AddInfinite(const std::vector<uint64_t>& steps) {
@@ -456,11 +517,11 @@ void Checker::AddEmptyShard(const LayoutSummary& l) {
   } else {
     tf = fmt::format(
         "the cardinality is taken from the dataset before sharding (INFINITE), so partial-batch "
-        "handling is off: {} see{} repeat() of an empty shard and raise {} at step 1 while the "
-        "others wait in the gradient all-reduce: a hang, until the failed process exits "
+        "handling is off: {} see{} repeat() of an empty shard and raise{} {} at step 1 while "
+        "the others wait in the gradient all-reduce: a hang, until the failed process exits "
         "(TF 2.4 and later: then {})",
-        WorkersText(empty), empty.size() == 1 ? "s" : "", kEndOfSequence,
-        fmt::format(kPeerDown, "{i}"));
+        WorkersText(empty), empty.size() == 1 ? "s" : "", empty.size() == 1 ? "s" : "",
+        kEndOfSequence, fmt::format(kPeerDown, empty[0]));
   }
   const size_t with = l.workers.size() - empty.size();
   Add(FindingKind::kEmptyShard, BaseSeverity(FindingKind::kEmptyShard), std::move(tf),
@@ -516,10 +577,18 @@ void Checker::AddNoSteps(const LayoutSummary& l) {
                       : "");
   std::string fix = "give the pipeline records: its files hold none";
   if (dropped > 0 && l.decision.drop_remainder && l.decision.global_batch_size) {
-    fix = fmt::format(
-        "batch({}) without drop_remainder=True (or a global batch size of at most "
-        "{})",
-        *l.decision.global_batch_size, dropped);
+    // Under FILE each worker batches its own records: the bound is the
+    // smallest worker's; otherwise every worker batches the whole input.
+    uint64_t bound = dropped;
+    if (l.decision.ShardsFiles(t_)) {
+      for (const WorkerSummary& w : l.workers) bound = std::min(bound, w.dropped_remainder);
+    }
+    fix = bound > 0
+              ? fmt::format(
+                    "batch({}) without drop_remainder=True (or a global batch size of at "
+                    "most {})",
+                    *l.decision.global_batch_size, bound)
+              : fmt::format("batch({}) without drop_remainder=True", *l.decision.global_batch_size);
   } else if (dropped > 0) {
     fix = "keep records: the pipeline drops every one it reads (skip(), or a dropped step)";
   }
@@ -528,7 +597,7 @@ void Checker::AddNoSteps(const LayoutSummary& l) {
 }
 
 void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
-                          const std::vector<int64_t>& short_workers) {
+                          const std::vector<int64_t>& first_out) {
   const uint64_t S = static_cast<uint64_t>(*ctx_.steps_per_epoch);
   const uint64_t E = static_cast<uint64_t>(ctx_.epochs);
   const uint64_t need = ctx_.loop == Loop::kEstimator ? S : S * E;
@@ -601,7 +670,7 @@ void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
         "{} run{} out at step {}: OutOfRange there, while the others enter the next "
         "collective: a hang, or an abort (\"StartAbort Out of range: End of sequence\", then "
         "Cancelled)",
-        WorkersText(short_workers), short_workers.size() == 1 ? "s" : "", n_min + 1);
+        WorkersText(first_out), first_out.size() == 1 ? "s" : "", n_min + 1);
     other =
         "TF 2.3 and later: the workers that run out are padded, and the loop runs out of data "
         "at the step after the longest worker's last";
@@ -618,15 +687,40 @@ void Checker::AddTooLarge(uint64_t available, uint64_t n_min,
       Plural(feeds, "step", "steps"),
       static_pod ? " (the shortest host's: static shapes)"
                  : (old_mwms || t_.workers == 1 ? "" : " (the longest worker's)"));
+  // The largest steps_per_epoch that runs: the iterator feeds `available`
+  // steps, but only `n_min` where the first worker's end fails the step
+  // (uneven_steps is an error there); up to n_min every worker feeds each
+  // step in full.
+  const bool first_end_fails = static_pod || old_mwms;
+  const uint64_t runs = first_end_fails ? n_min : available;
+  const uint64_t largest = ctx_.loop == Loop::kEstimator ? runs : runs / E;
   const uint64_t recommended = RecommendedSteps(n_min);
   std::string fix = fmt::format(
       "add .repeat() after batch() (before distributing) to keep "
       "steps_per_epoch={}",
       S);
   std::vector<FixOption> options;
+  // fit without steps_per_epoch makes a new iterator each epoch (Keras 2's
+  // should_recreate_iterator; Keras 3 the same), each a full pass: it runs
+  // where the workers' uneven ends do not fail the step.
+  if (ctx_.loop == Loop::kFit && ctx_.strategy != Strategy::kParameterServer &&
+      (!first_end_fails || n_min == available)) {
+    fix = fmt::format(
+              "model.fit(...) without steps_per_epoch (a new iterator each epoch, {} an epoch)",
+              Plural(available, "step", "steps")) +
+          ", or " + fix;
+    options.insert(options.begin(), FixOption{FixOption::Kind::kDropSteps, 0});
+  }
+  // Up to `recommended` every worker feeds each step in full; up to
+  // `largest` the job runs, the workers that ran out feeding empty batches.
+  if (largest > recommended) {
+    fix = StepsFix(largest) +
+          " (the most that runs: the workers that run out first feed empty batches), or " + fix;
+    options.insert(options.begin(), StepsOption(largest));
+  }
   if (recommended > 0) {
-    fix = StepsFix(recommended) + ", or " + fix;
-    options.push_back(StepsOption(recommended));
+    fix = StepsFix(recommended) + " (every worker feeds each step in full), or " + fix;
+    options.insert(options.begin(), StepsOption(recommended));
   }
   Add(FindingKind::kStepsPerEpochTooLarge, severity, std::move(tf), std::move(other),
       std::move(evidence), std::move(fix), std::move(options));
@@ -652,7 +746,7 @@ void Checker::AddUneven(const std::vector<uint64_t>& steps, uint64_t need) {
         "{} reach{} the end of input at step {}: train() ends there on OutOfRange while "
         "the others wait in the step's collectives: a hang (derived from the source, not "
         "seen run)",
-        WorkersText(short_workers), short_workers.size() == 1 ? "es" : "", n_min + 1);
+        WorkersText(FirstOut(steps)), FirstOut(steps).size() == 1 ? "es" : "", n_min + 1);
   } else if (static_pod) {
     severity = FindingSeverity::kError;
     tf = fmt::format(
@@ -662,11 +756,12 @@ void Checker::AddUneven(const std::vector<uint64_t>& steps, uint64_t need) {
         n_min);
   } else if (old_mwms) {
     severity = FindingSeverity::kError;
+    const std::vector<int64_t> first = FirstOut(steps);
     tf = fmt::format(
         "{} run{} out at step {}: OutOfRange there, while the others enter the next "
         "collective: a hang, or an abort (\"StartAbort Out of range: End of "
         "sequence\", then Cancelled)",
-        WorkersText(short_workers), short_workers.size() == 1 ? "s" : "", n_min + 1);
+        WorkersText(first), first.size() == 1 ? "s" : "", n_min + 1);
     other =
         "TF 2.3 and later: the workers that run out feed empty batches up to the longest "
         "worker's last step, silently";
@@ -712,8 +807,17 @@ void Checker::AddUneven(const std::vector<uint64_t>& steps, uint64_t need) {
 void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t>& steps) {
   // The empty batches the loop reaches: those of a worker's last steps with
   // data (a partial one), and of its idle steps up to where the loop ends.
+  // Where the epoch ends at the first worker's end (uneven_steps' rules),
+  // no worker feeds idle steps: graph mode (Estimator) ends the input at
+  // the partial step; a TPU pod with static shapes ends it when the first
+  // host runs out; multi-worker before 2.3 has no partial-batch handling.
+  if (ctx_.loop == Loop::kEstimator) return;
+  const bool static_pod = TpuPod() && StaticShapes() && ctx_.loop != Loop::kForTf;
+  const bool old_mwms = MultiWorker() && ctx_.version.minor <= 2 && ctx_.loop != Loop::kForTf;
+  if (static_pod) return;
   const uint64_t R = static_cast<uint64_t>(t_.replicas);
-  const uint64_t fed = *std::max_element(steps.begin(), steps.end());
+  const uint64_t n_first = *std::min_element(steps.begin(), steps.end());
+  const uint64_t fed = old_mwms ? n_first : *std::max_element(steps.begin(), steps.end());
   uint64_t need = fed;
   if (ctx_.steps_per_epoch) {
     need = static_cast<uint64_t>(*ctx_.steps_per_epoch) *
@@ -727,7 +831,8 @@ void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t
     // A dropped step (one worker, static shapes) is not run, its padding
     // not fed; a for loop in a tf.function runs it.
     const bool dropped = l.dropped_step && ctx_.loop != Loop::kForTf;
-    const uint64_t own = need >= steps[i] && !dropped ? w.empty_batches - in_idle : 0;
+    const uint64_t own =
+        std::min(need, fed) >= steps[i] && !dropped ? w.empty_batches - in_idle : 0;
     // Repeated forever, no worker runs out: its idle steps in one pass are
     // steps of its next pass.
     const uint64_t reached =
@@ -743,34 +848,35 @@ void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t
   std::string tf;
   std::string other;
   FindingSeverity severity = BaseSeverity(FindingKind::kEmptyBatches);
-  if (ctx_.loop == Loop::kEstimator) {
-    tf = "graph mode turns partial-batch handling off: the step with a replica short of data "
-         "ends the input (OutOfRange), silently, and its records are never fed";
+  tf = "the replicas without data get 0-size batches (silent)";
+  if (Custom()) {
+    tf += ctx_.version.minor >= 13
+              ? "; compute_average_loss(loss) without global_batch_size gives them 0, so that "
+                "step's loss is not the global mean (pass global_batch_size=G)"
+              : fmt::format(
+                    "; compute_average_loss(loss) without global_batch_size raises {} "
+                    "on that step (pass global_batch_size=G)",
+                    kGlobalBatchSizePositive);
+    other = ctx_.version.minor >= 13
+                ? fmt::format(
+                      "TF 2.12 and before: compute_average_loss without "
+                      "global_batch_size raises {}",
+                      kGlobalBatchSizePositive)
+                : "TF 2.13 and later: compute_average_loss returns 0 for an empty replica";
   } else {
-    tf = "the replicas without data get 0-size batches (silent)";
-    if (Custom()) {
-      tf += ctx_.version.minor >= 13
-                ? "; compute_average_loss(loss) without global_batch_size gives them 0, so that "
-                  "step's loss is not the global mean (pass global_batch_size=G)"
-                : fmt::format(
-                      "; compute_average_loss(loss) without global_batch_size raises {} "
-                      "on that step (pass global_batch_size=G)",
-                      kGlobalBatchSizePositive);
-      other = ctx_.version.minor >= 13
-                  ? fmt::format(
-                        "TF 2.12 and before: compute_average_loss without "
-                        "global_batch_size raises {}",
-                        kGlobalBatchSizePositive)
-                  : "TF 2.13 and later: compute_average_loss returns 0 for an empty replica";
-    } else {
-      tf +=
-          "; Keras divides each replica's loss by its own size, so the few examples of a "
-          "small replica weigh more";
-    }
+    tf +=
+        "; Keras divides each replica's loss by its own size, so the few examples of a "
+        "small replica weigh more";
   }
   std::string fix;
   std::vector<FixOption> options;
-  if (partial > 0) {
+  uint64_t files = 0;
+  for (const WorkerSummary& w : l.workers) files += w.files;
+  if (partial == 0 && RecommendedSteps(n_min) == 0 && options_.api == Api::kFromFunction) {
+    // A worker empty from step 1: no step count helps; its input does.
+    fix = FromFunctionFix(files);
+    options.push_back(ReshardOption(ReshardCount(files, t_.workers)));
+  } else if (partial > 0) {
     // A partial step: the final batch is short.
     fix = l.decision.global_batch_size
               ? fmt::format("batch({}, drop_remainder=True), so that no step is partial",
@@ -887,13 +993,16 @@ void Checker::AddImbalance(const LayoutSummary& l) {
       "",
       fmt::format("worker {} receives {} records, worker {} {} (max/mean {:.2f})", most_w, most,
                   least_w, least, imbalance),
-      l.decision.ShardsFiles(t_)
-          ? fmt::format("rewrite the input into {} files of equal records (a multiple of the {} "
-                        "workers)",
-                        ReshardCount(files, t_.workers), t_.workers)
-          : PolicyFix(AutoShardPolicy::kData),
-      {l.decision.ShardsFiles(t_) ? ReshardOption(ReshardCount(files, t_.workers))
-                                  : PolicyOption(AutoShardPolicy::kData)});
+      options_.api == Api::kFromFunction
+          ? FromFunctionFix(files)
+          : (l.decision.ShardsFiles(t_)
+                 ? fmt::format("rewrite the input into {} files of equal records (a multiple of "
+                               "the {} workers)",
+                               ReshardCount(files, t_.workers), t_.workers)
+                 : PolicyFix(AutoShardPolicy::kData)),
+      {l.decision.ShardsFiles(t_) || options_.api == Api::kFromFunction
+           ? ReshardOption(ReshardCount(files, t_.workers))
+           : PolicyOption(AutoShardPolicy::kData)});
 }
 
 void Checker::AddDynamicShape(const LayoutSummary& l) {
@@ -997,10 +1106,6 @@ void Checker::SetSteps(const std::vector<uint64_t>& steps, bool endless) {
 void Checker::AddStepFindings(const std::vector<uint64_t>& steps) {
   const uint64_t n_min = *std::min_element(steps.begin(), steps.end());
   const uint64_t n_max = *std::max_element(steps.begin(), steps.end());
-  std::vector<int64_t> short_workers;
-  for (size_t w = 0; w < steps.size(); ++w) {
-    if (steps[w] < n_max) short_workers.push_back(static_cast<int64_t>(w));
-  }
   if (ctx_.steps_per_epoch) {
     const uint64_t S = static_cast<uint64_t>(*ctx_.steps_per_epoch);
     const uint64_t need =
@@ -1014,7 +1119,7 @@ void Checker::AddStepFindings(const std::vector<uint64_t>& steps) {
       available = n_min;
     }
     if (need > available) {
-      AddTooLarge(available, n_min, short_workers);
+      AddTooLarge(available, n_min, FirstOut(steps));
     } else if (need > n_min) {
       AddUneven(steps, need);
     }
@@ -1132,7 +1237,47 @@ Result<CheckResult> Checker::Run() {
   if (!steps.empty() && *std::max_element(steps.begin(), steps.end()) == 0) {
     result_.steps_per_epoch.reset();
   }
+  if (l.decision.HasWarning(WarningKind::kFilterUpperBound)) MarkUpperBounds();
   return std::move(result_);
+}
+
+// A filter() is counted as keeping every element: each count after it is
+// an upper bound, and the steps worked out from one may be too many.
+void Checker::MarkUpperBounds() {
+  const std::string& filter = shape_.filter;
+  result_.upper_bound = fmt::format("counts are upper bounds: {}", filter);
+  for (Finding& f : result_.findings) {
+    switch (f.kind) {
+      case FindingKind::kNoSteps:
+      case FindingKind::kInfiniteWithoutSteps:
+      case FindingKind::kStepsPerEpochTooLarge:
+      case FindingKind::kUnevenSteps:
+      case FindingKind::kEmptyBatches:
+      case FindingKind::kDroppedRecords:
+      case FindingKind::kImbalance:
+        f.evidence +=
+            fmt::format(" (upper bounds: {} is counted as keeping every element)", filter);
+        break;
+      default:
+        break;
+    }
+    for (const FixOption& o : f.options) {
+      if (o.kind == FixOption::Kind::kStepsPerEpoch || o.kind == FixOption::Kind::kLoopNext) {
+        f.fix += fmt::format(
+            " (at most: the steps come from upper bounds; {} may keep fewer records)", filter);
+        break;
+      }
+    }
+  }
+  if (result_.steps_per_epoch) {
+    StepsPerEpoch& s = *result_.steps_per_epoch;
+    const std::string note = fmt::format(
+        " (at most {}: an upper bound, as {} is counted as keeping every element; a "
+        "steps_per_epoch above what it keeps runs out of data)",
+        "{}", filter);
+    s.at_min += fmt::format(fmt::runtime(note), s.min);
+    s.at_max += fmt::format(fmt::runtime(note), s.max);
+  }
 }
 
 }  // namespace

@@ -106,6 +106,7 @@ struct FixOption {
     kLoopNext,       // a loop of `value` next() calls an epoch instead
     kReshard,        // the input rewritten into `value` files of equal records
     kWorkers,        // at most `value` workers
+    kDropSteps,      // the loop (fit) without a steps_per_epoch
   };
   Kind kind = Kind::kPolicy;
   int64_t value = 0;
@@ -139,7 +140,10 @@ struct StepsPerEpoch {
 struct CheckResult {
   std::vector<Finding> findings;                 // most severe first, then in FindingKind order
   std::optional<StepsPerEpoch> steps_per_epoch;  // nullopt where no step is counted
-  FindingSeverity Worst() const;                 // kInfo when no finding
+  // Where a filter() makes every count an upper bound: "counts are upper
+  // bounds: filter(...) (line 3, column 8)"; empty where counts are exact.
+  std::string upper_bound;
+  FindingSeverity Worst() const;  // kInfo when no finding
 };
 
 // What --strategy is when not given: mirrored for one worker, multi-worker
