@@ -770,7 +770,10 @@ Result<CoverageResult> CoverageFindings(const data::Pipeline& pipeline,
   } else if (unseeded_before_cut) {
     TFDIST_RETURN_IF_ERROR(
         SeedPerWorkerFindings(f, build, coverage, *unseeded_before_cut, shard_op, out));
-  } else if (several && function && summary.reads) {
+  } else if (several && function && summary.reads &&
+             !(d.function_shards && shard_op && f.shape.reader && *shard_op > *f.shape.reader)) {
+    // (A shard() by the context after the reader: every worker reads every
+    // file and keeps its own records, an overlap of reads, not of feeds.)
     // The traced per-worker pipelines and their unseeded shuffles: the
     // reads measured are one run's.
     bool drawn = false;

@@ -377,6 +377,18 @@ TEST_CASE("parameter server: every worker makes the whole dataset; one order for
   CHECK(Find(r, FindingKind::kUnseededShuffle) == nullptr);
 }
 
+TEST_CASE("from-function: a shard of records after the reader reads everything, feeds once") {
+  testing::TempDir dir;
+  WriteData(dir, 4, 25);
+  Case c = Make(fmt::format("list_files(\"{}/part-*\", shuffle=False).interleave(tfrecord)"
+                            ".shard(ctx.num_input_pipelines, ctx.input_pipeline_id).batch(4)",
+                            dir.path()),
+                Api::kFromFunction, AutoShardPolicy::kAuto, 4);
+  CoverageResult r = Run(c);
+  CHECK(Find(r, FindingKind::kDuplicateRecords) == nullptr);
+  CHECK(Find(r, FindingKind::kMissedRecords) == nullptr);
+}
+
 TEST_CASE("OFF's fix: DATA says what else it needs; FILE only where it fits") {
   testing::TempDir dir;
   WriteData(dir, 3, 20);
