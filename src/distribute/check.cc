@@ -67,29 +67,6 @@ constexpr size_t kNamedRanges = 6;
 // Imbalance (max/mean records a worker) from which a finding is made.
 constexpr double kImbalanceFinding = 1.1;
 
-// The pipeline's static cardinality as TensorFlow computes it, for what
-// depends on it: Keras 2 refuses an INFINITE dataset without steps; an
-// UNKNOWN one that never ends is silently endless.
-// TODO(i27-ops): PipelineShape::cardinality replaces this once it lands.
-enum class Cardinality { kFinite, kInfinite, kUnknownEndless };
-Cardinality CardinalityOf(const data::Pipeline& pipeline, const PipelineShape& shape) {
-  if (!shape.endless_at) return Cardinality::kFinite;
-  // Ops after the repeat() whose output count TensorFlow cannot know.
-  static constexpr std::string_view kUnknownAfter[] = {
-      "filter",  "flat_map",      "interleave",         "parallel_interleave",
-      "unbatch", "ignore_errors", "group_by_window",    "bucket_by_sequence_length",
-      "rebatch", "take_while",    "rejection_resample",
-  };
-  for (size_t i = *shape.endless_at + 1; i < pipeline.ops.size(); ++i) {
-    const std::string& name = pipeline.ops[i].name;
-    if (std::find(std::begin(kUnknownAfter), std::end(kUnknownAfter), name) !=
-        std::end(kUnknownAfter)) {
-      return Cardinality::kUnknownEndless;
-    }
-  }
-  return Cardinality::kInfinite;
-}
-
 // "worker 3", "workers 0, 2", "workers 4..7", a list of ranges.
 std::string WorkersText(const std::vector<int64_t>& workers) {
   if (workers.empty()) return "no worker";
@@ -438,7 +415,10 @@ std::string Checker::FromFunctionFix(uint64_t files) const {
 
 void Checker::AddInfinite(const std::vector<uint64_t>& steps) {
   if (ctx_.steps_per_epoch) return;
-  const Cardinality c = CardinalityOf(pipeline_, shape_);
+  // TensorFlow's static cardinality of the pipeline: Keras 2 refuses an
+  // INFINITE dataset without steps; an UNKNOWN one that never ends is
+  // silently endless.
+  const Cardinality c = shape_.cardinality;
   const bool k3 = ctx_.version.Keras3();
   uint64_t n_min = steps.empty() ? 0 : *std::min_element(steps.begin(), steps.end());
   uint64_t n_max = steps.empty() ? 0 : *std::max_element(steps.begin(), steps.end());
@@ -451,7 +431,7 @@ void Checker::AddInfinite(const std::vector<uint64_t>& steps) {
       fmt::format("{}() at {} repeats forever{}, and no steps_per_epoch is given",
                   pipeline_.ops[*shape_.endless_at].name,
                   data::DescribePosition(pipeline_.text, pipeline_.ops[*shape_.endless_at].pos),
-                  c == Cardinality::kUnknownEndless
+                  c == Cardinality::kUnknown
                       ? " (an op after it makes TensorFlow's cardinality UNKNOWN, not INFINITE)"
                       : "");
   switch (ctx_.loop) {
@@ -1207,15 +1187,7 @@ Result<CheckResult> Checker::Run() {
   }
   // A batch() after the repeat() forever never ends a pass with a short
   // batch: the pass's own end (the summary's) is no step of the job.
-  bool batches_after_repeat = false;
-  if (endless) {
-    for (size_t i = *shape_.endless_at + 1; i < pipeline_.ops.size(); ++i) {
-      const std::string& name = pipeline_.ops[i].name;
-      batches_after_repeat =
-          batches_after_repeat || name == "batch" || name == "padded_batch" || name == "rebatch";
-    }
-  }
-  if (!batches_after_repeat) {
+  if (!shape_.batches_after_endless) {
     if (!steps.empty() && *std::max_element(steps.begin(), steps.end()) > 0) {
       AddEmptyBatches(l, steps);
     }

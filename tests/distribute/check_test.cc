@@ -315,5 +315,20 @@ TEST_CASE("a clean pipeline has no finding above info") {
   CHECK(r.steps_per_epoch->max == 4);
 }
 
+TEST_CASE("an op after the repeat() that keeps it INFINITE: Keras 2's ValueError") {
+  // unbatch() of an infinite input stays infinite in TensorFlow
+  // (UnbatchDatasetOp's CardinalityInternal), as the shape's answer says.
+  testing::TempDir dir;
+  const std::string files = WriteFiles(dir, {12, 12});
+  Job job = MultiWorker(2);
+  job.ctx.loop = Loop::kFit;
+  job.ctx.version = TfVersion{15};
+  const CheckResult r = Run(fmt::format("tfrecord({}).repeat().batch(4).unbatch()", files), job);
+  const Finding* f = Find(r, FindingKind::kInfiniteWithoutSteps);
+  REQUIRE(f != nullptr);
+  CHECK(f->tensorflow.find("ValueError: When providing an infinite dataset") != std::string::npos);
+  CHECK(f->evidence.find("UNKNOWN") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace tfdist::dist
