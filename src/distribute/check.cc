@@ -249,13 +249,13 @@ Result<std::optional<uint64_t>> Checker::TooFewFiles() {
   return std::optional<uint64_t>(found);
 }
 
-// The count a layout error ends with ("...; found 3"), or 0.
-uint64_t FoundCount(std::string_view message) {
-  const size_t at = message.rfind("found ");
-  if (at == std::string_view::npos) return 0;
+// The count of files (or elements) a layout error says it found, fewer than
+// the workers: the subject of its advice (kDataPolicyOrMoreFiles,
+// kMoreFilesFewerWorkers, kFewerWorkers), never read back from its text.
+uint64_t FoundCount(const Advice& advice) {
   uint64_t n = 0;
-  const char* begin = message.data() + at + 6;
-  std::from_chars(begin, message.data() + message.size(), n);
+  const std::string& s = advice.subject;
+  std::from_chars(s.data(), s.data() + s.size(), n);
   return n;
 }
 
@@ -1141,27 +1141,21 @@ Result<CheckResult> Checker::Run() {
     // A concatenate()'s dataset with fewer files than workers: the same
     // failure as the reader's own.
     const Status& error = summary.status();
-    if (error.advice().remedy == Remedy::kDataPolicyOrMoreFiles) {
-      AddTooFewFiles(FoundCount(error.message()), fmt::format(" ({})", error.message()));
+    const Remedy remedy = error.advice().remedy;
+    if (remedy == Remedy::kDataPolicyOrMoreFiles) {
+      AddTooFewFiles(FoundCount(error.advice()), fmt::format(" ({})", error.message()));
       return std::move(result_);
     }
     // DATA with fewer elements at the shard than workers (CheckDataShare):
     // TensorFlow's shard fails on the workers that get one.
-    if (error.code() == StatusCode::kInvalidArgument &&
-        error.message().starts_with("DATA sharding needs at least")) {
-      AddTooFewFiles(FoundCount(error.message()), "", true);
+    if (remedy == Remedy::kFewerWorkers) {
+      AddTooFewFiles(FoundCount(error.advice()), "", true);
       return std::move(result_);
     }
     // HINT: the shard(SHARD_HINT, ...) TensorFlow rewrites requires a
-    // non-empty share as well ("... the dataset only has N file(s) ...").
-    const std::string_view hint = "the dataset only has ";
-    if (error.advice().remedy == Remedy::kMoreFilesFewerWorkers &&
-        error.message().find(hint) != std::string_view::npos) {
-      uint64_t found = 0;
-      const std::string_view m = error.message();
-      const size_t at = m.find(hint) + hint.size();
-      std::from_chars(m.data() + at, m.data() + m.size(), found);
-      AddTooFewFiles(found, std::string(m), true);
+    // non-empty share as well.
+    if (remedy == Remedy::kMoreFilesFewerWorkers) {
+      AddTooFewFiles(FoundCount(error.advice()), error.message(), true);
       return std::move(result_);
     }
     return summary.status();

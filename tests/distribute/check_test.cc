@@ -12,6 +12,8 @@
 #include <algorithm>
 
 #include "test_util.h"
+#include "tfdist/distribute/decide.h"
+#include "tfdist/distribute/steps.h"
 #include "tfdist/io/record_writer.h"
 
 namespace tfdist::dist {
@@ -328,6 +330,30 @@ TEST_CASE("an op after the repeat() that keeps it INFINITE: Keras 2's ValueError
   REQUIRE(f != nullptr);
   CHECK(f->tensorflow.find("ValueError: When providing an infinite dataset") != std::string::npos);
   CHECK(f->evidence.find("UNKNOWN") == std::string::npos);
+}
+
+TEST_CASE("too few to shard: the count travels as the error's advice, not in its words") {
+  // check turns these layout errors into too_few_files by their remedy and
+  // its subject, so a reworded message cannot break it.
+  CHECK(CheckFileCount(3, 4).advice() == Advice{Remedy::kDataPolicyOrMoreFiles, "3"});
+  CHECK(CheckDataShare(3, 4, false).advice() == Advice{Remedy::kFewerWorkers, "3"});
+  CHECK(CheckDataShare(1, 4, true).advice() == Advice{Remedy::kFewerWorkers, "1"});
+  // The DATA and HINT cases, end to end.
+  Job job = MultiWorker(4);
+  job.policy = AutoShardPolicy::kData;
+  CheckResult r = Run("range(3)", job);
+  const Finding* f = Find(r, FindingKind::kTooFewFiles);
+  REQUIRE(f != nullptr);
+  CHECK(f->evidence.find("3 elements reach the shard") != std::string::npos);
+  REQUIRE(f->options.size() == 1);
+  CHECK(f->options[0].value == 3);
+  job = MultiWorker(3);
+  job.policy = AutoShardPolicy::kHint;
+  r = Run("range(2).shard(SHARD_HINT, 0).batch(1)", job);
+  f = Find(r, FindingKind::kTooFewFiles);
+  REQUIRE(f != nullptr);
+  REQUIRE(f->options.size() == 1);
+  CHECK(f->options[0].value == 2);
 }
 
 }  // namespace
