@@ -62,6 +62,13 @@ constexpr const char* kFallbackLogB =
     "WARNING \"AUTO sharding policy will apply DATA sharding policy as it failed to apply FILE "
     "sharding policy because of the following reason: ...\"";
 
+// What DATA needs beside the policy where a shuffle before its cut has no
+// seed: every worker's order the same (else records are fed twice or never).
+constexpr const char* kDataSeedFix =
+    "every shuffle before it seeded, the same on every worker (`list_files(..., seed=S)` or "
+    "`shuffle=False`, `shuffle(..., seed=S)`), or `tf.random.set_seed(S)` on every worker "
+    "before the dataset is made";
+
 // Workers beyond this many a finding's evidence counts, not names.
 constexpr size_t kNamedRanges = 6;
 // Imbalance (max/mean records a worker) from which a finding is made.
@@ -188,6 +195,10 @@ class Checker {
   // fit with steps_per_epoch (Keras does not recreate the iterator of a
   // dataset of unknown size, the case of file readers).
   bool OneIterator() const { return ctx_.steps_per_epoch.has_value(); }
+  // DATA, applied, would cut after a shuffle whose order differs per worker
+  // (no op seed, no global seed): duplicate_records and missed_records. A
+  // fix that leads to DATA must seed it as well.
+  bool DataNeedsSeed() const { return !build_.global_seed && data::HasUnseededShuffle(pipeline_); }
   void Add(FindingKind kind, FindingSeverity severity, std::string tensorflow,
            std::string other_versions, std::string evidence, std::string fix,
            std::vector<FixOption> options = {}) {
@@ -350,10 +361,16 @@ void Checker::AddTooFewFiles(uint64_t files, std::string why, bool by_data) {
       fmt::format("FILE sharding over {} workers, and {} reach{} the reader: {} get{} none{}", W,
                   Plural(files, "file name", "file names"), files == 1 ? "es" : "",
                   WorkersText(without), without.size() == 1 ? "s" : "", why),
-      fmt::format("{}; or rewrite the input into {} files of equal records (a multiple of the "
-                  "workers) and keep FILE",
-                  PolicyFix(AutoShardPolicy::kData), W),
-      {PolicyOption(AutoShardPolicy::kData), ReshardOption(W)});
+      DataNeedsSeed()
+          ? fmt::format("rewrite the input into {} files of equal records (a multiple of the "
+                        "workers) and keep FILE; or {}, with {}",
+                        W, PolicyFix(AutoShardPolicy::kData), kDataSeedFix)
+          : fmt::format("{}; or rewrite the input into {} files of equal records (a multiple of "
+                        "the workers) and keep FILE",
+                        PolicyFix(AutoShardPolicy::kData), W),
+      DataNeedsSeed()
+          ? std::vector<FixOption>{ReshardOption(W)}
+          : std::vector<FixOption>{PolicyOption(AutoShardPolicy::kData), ReshardOption(W)});
 }
 
 void Checker::AddAutoPolicy(const Decision& d) {
@@ -504,16 +521,29 @@ void Checker::AddEmptyShard(const LayoutSummary& l) {
         kEndOfSequence, fmt::format(kPeerDown, empty[0]));
   }
   const size_t with = l.workers.size() - empty.size();
+  std::string fix;
+  std::vector<FixOption> options;
+  if (by_file && DataNeedsSeed()) {
+    // Under DATA an unseeded shuffle feeds records twice or never: even
+    // files keep FILE.
+    fix = fmt::format(
+        "rewrite the input into {} files of equal records (a multiple of the workers) and keep "
+        "FILE; or {}, with {}",
+        t_.workers, PolicyFix(AutoShardPolicy::kData), kDataSeedFix);
+    options = {ReshardOption(t_.workers)};
+  } else if (by_file) {
+    fix = PolicyFix(AutoShardPolicy::kData);
+    options = {PolicyOption(AutoShardPolicy::kData)};
+  } else {
+    fix = fmt::format("at most {} (those that get records)", Plural(with, "worker", "workers"));
+    options = {FixOption{FixOption::Kind::kWorkers, static_cast<int64_t>(with)}};
+  }
   Add(FindingKind::kEmptyShard, BaseSeverity(FindingKind::kEmptyShard), std::move(tf),
       TpuPod() ? "" : "TF 2.3 and before: a hang (no peer-failure detection)",
       fmt::format("{} receive{} no record in a pass over the data ({} sharding), before the "
                   "repeat()",
                   WorkersText(empty), empty.size() == 1 ? "s" : "", PolicyName(l.decision.applied)),
-      by_file
-          ? PolicyFix(AutoShardPolicy::kData)
-          : fmt::format("at most {} (those that get records)", Plural(with, "worker", "workers")),
-      {by_file ? PolicyOption(AutoShardPolicy::kData)
-               : FixOption{FixOption::Kind::kWorkers, static_cast<int64_t>(with)}});
+      std::move(fix), std::move(options));
 }
 
 void Checker::AddNoSteps(const LayoutSummary& l) {

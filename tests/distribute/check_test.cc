@@ -356,5 +356,50 @@ TEST_CASE("too few to shard: the count travels as the error's advice, not in its
   CHECK(f->options[0].value == 2);
 }
 
+TEST_CASE("too few files with an unseeded shuffle: the fix keeps FILE, or seeds DATA") {
+  // DATA over a pipeline whose shuffles differ per worker feeds records
+  // twice or never: the fix may not be a bare --policy DATA.
+  testing::TempDir dir;
+  WriteFiles(dir, {10, 10, 10});
+  Job job = MultiWorker(4);
+  job.replicas = 2;
+  const std::string expr =
+      fmt::format("list_files(\"{}\").interleave(tfrecord).shuffle(100).batch(32)", dir.File("f*"));
+  const CheckResult r = Run(expr, job);
+  const Finding* f = Find(r, FindingKind::kTooFewFiles);
+  REQUIRE(f != nullptr);
+  REQUIRE(f->options.size() == 1);
+  CHECK(f->options[0].kind == FixOption::Kind::kReshard);
+  CHECK(f->options[0].value == 4);
+  CHECK(f->fix.find("list_files(..., seed=S)") != std::string::npos);
+  CHECK(f->fix.find("tf.random.set_seed(S)") != std::string::npos);
+  // Seeded, DATA is a fix on its own again.
+  const std::string seeded =
+      fmt::format("list_files(\"{}\", seed=1).interleave(tfrecord).shuffle(100, seed=2).batch(32)",
+                  dir.File("f*"));
+  const CheckResult seeded_r = Run(seeded, job);
+  f = Find(seeded_r, FindingKind::kTooFewFiles);
+  REQUIRE(f != nullptr);
+  REQUIRE(!f->options.empty());
+  CHECK(f->options[0].kind == FixOption::Kind::kPolicy);
+  CHECK(f->options[0].policy == AutoShardPolicy::kData);
+}
+
+TEST_CASE("an empty shard under FILE with an unseeded shuffle: the fix keeps FILE") {
+  testing::TempDir dir;
+  WriteFiles(dir, {12, 0});
+  Job job = MultiWorker(2);
+  job.ctx.loop = Loop::kFit;
+  job.ctx.steps_per_epoch = 2;
+  const CheckResult r =
+      Run(fmt::format("list_files(\"{}\").interleave(tfrecord).batch(4).repeat()", dir.File("f*")),
+          job);
+  const Finding* f = Find(r, FindingKind::kEmptyShard);
+  REQUIRE(f != nullptr);
+  REQUIRE(f->options.size() == 1);
+  CHECK(f->options[0].kind == FixOption::Kind::kReshard);
+  CHECK(f->fix.find("tf.random.set_seed(S)") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace tfdist::dist
