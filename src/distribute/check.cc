@@ -882,20 +882,29 @@ void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t
   std::vector<FixOption> options;
   uint64_t files = 0;
   for (const WorkerSummary& w : l.workers) files += w.files;
+  // A partial step: the final batch is short.
+  const std::string drop =
+      l.decision.global_batch_size
+          ? fmt::format("batch({}, drop_remainder=True)", *l.decision.global_batch_size)
+          : std::string("drop_remainder=True on the final batch()");
   if (partial == 0 && RecommendedSteps(n_min) == 0 && options_.api == Api::kFromFunction) {
     // A worker empty from step 1: no step count helps; its input does.
     fix = FromFunctionFix(files);
     options.push_back(ReshardOption(ReshardCount(files, t_.workers)));
-  } else if (partial > 0) {
-    // A partial step: the final batch is short.
-    fix = l.decision.global_batch_size
-              ? fmt::format("batch({}, drop_remainder=True), so that no step is partial",
-                            *l.decision.global_batch_size)
-              : "drop_remainder=True on the final batch(), so that no step is partial";
+  } else if (idle == 0) {
+    fix = drop + ", so that no step is partial";
   } else {
-    // Workers that ran out: stop where every worker feeds in full.
-    fix = StepsFix(std::max<uint64_t>(1, RecommendedSteps(n_min)));
-    options.push_back(StepsOption(std::max<uint64_t>(1, RecommendedSteps(n_min))));
+    // Workers that ran out (over several workers drop_remainder=True does
+    // not stop the padding of their idle steps): stop where every worker
+    // feeds in full, or give every worker the same records.
+    const uint64_t steps_fix = std::max<uint64_t>(1, RecommendedSteps(n_min));
+    const bool by_file = l.decision.ShardsFiles(t_);
+    fix = StepsFix(steps_fix) + ", so that no worker runs out";
+    if (by_file)
+      fix += fmt::format("; or rewrite the input into {} files of equal records", t_.workers);
+    if (partial > 0) fix += fmt::format("; and {} for the partial step", drop);
+    options.push_back(StepsOption(steps_fix));
+    if (by_file) options.push_back(ReshardOption(t_.workers));
   }
   Add(FindingKind::kEmptyBatches, severity, std::move(tf), std::move(other),
       fmt::format("{} empty per-replica batches an epoch, on {}: {} in a partial step, {} in "

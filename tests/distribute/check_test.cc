@@ -401,5 +401,26 @@ TEST_CASE("an empty shard under FILE with an unseeded shuffle: the fix keeps FIL
   CHECK(f->fix.find("tf.random.set_seed(S)") != std::string::npos);
 }
 
+TEST_CASE("empty batches of workers that ran out: the fix stops them, not only the partial step") {
+  // batch(8) over 2 workers of 2 replicas: 2 records a replica and step.
+  // Worker 0 (21 records) feeds 6 steps, the last with 1 record (one empty
+  // replica); worker 1 (8 records) runs out after 2: 4 idle steps, 8 empty
+  // batches. drop_remainder=True would not stop the padding of those.
+  testing::TempDir dir;
+  Job job = MultiWorker(2);
+  job.replicas = 2;
+  const CheckResult r = Run(fmt::format("tfrecord({}).batch(8)", WriteFiles(dir, {21, 8})), job);
+  const Finding* f = Find(r, FindingKind::kEmptyBatches);
+  REQUIRE(f != nullptr);
+  CHECK(f->evidence.find("1 in a partial step, 8 in steps after the worker ran out") !=
+        std::string::npos);
+  REQUIRE(f->options.size() == 2);
+  CHECK(f->options[0].kind == FixOption::Kind::kLoopNext);
+  CHECK(f->options[0].value == 2);
+  CHECK(f->options[1].kind == FixOption::Kind::kReshard);
+  CHECK(f->fix.find("so that no worker runs out") != std::string::npos);
+  CHECK(f->fix.find("batch(8, drop_remainder=True) for the partial step") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace tfdist::dist
