@@ -95,7 +95,7 @@ def too_few_files(tmp):
           f"too_few_files fix: {f['fix']} / {f['fix_flags']}")
     # Before 2.4: the old message, and a hang.
     old = finding(run_check(["--tf-version", "2.3", *args], FINDING_EXIT), "too_few_files")
-    check("# elems = {w+1}, # shards = 4" in old["tensorflow"] and "hang" in old["tensorflow"],
+    check("# elems = 1, # shards = 4" in old["tensorflow"] and "hang" in old["tensorflow"],
           f"TF 2.3: {old['tensorflow']}")
     # The text form: the verdict first, the finding with its fix.
     text = subprocess.run([checks.TFDIST, "check", *args], capture_output=True, text=True)
@@ -164,7 +164,7 @@ def uneven_next(tmp):
     check((out["steps_per_epoch"] or {}).get("min") == 4 and
           (out["steps_per_epoch"] or {}).get("max") == 10,
           f"steps per epoch: {out['steps_per_epoch']}")
-    check(f["fix_flags"] == ["--steps-per-epoch 4"], f"fix: {f['fix_flags']}")
+    check(f["fix_flags"][:1] == ["--steps-per-epoch 4"], f"fix: {f['fix_flags']}")
     fixed = run_check(with_flags(["--steps-per-epoch", "12", *base], f["fix_flags"][0]), 0)
     check(not [x for x in fixed["findings"] if x["severity"] != "info" and
                x["kind"] != "imbalance"], f"steps_per_epoch 4: {fixed['findings']}")
@@ -172,7 +172,7 @@ def uneven_next(tmp):
     two = finding(run_check(["--steps-per-epoch", "6", "--epochs", "2", *base], FINDING_EXIT),
                   "steps_per_epoch_too_large")
     check("global step 11 (epoch 2)" in two["tensorflow"], f"two epochs: {two['tensorflow']}")
-    check(two["fix_flags"] == ["--steps-per-epoch 2"], f"two epochs' fix: {two['fix_flags']}")
+    check(two["fix_flags"][:1] == ["--steps-per-epoch 2"], f"two epochs' fix: {two['fix_flags']}")
     # Between the shortest and the longest worker: silent empty batches
     # since 2.3, a hang before.
     between = run_check(["--steps-per-epoch", "7", *base], 0)
@@ -233,7 +233,7 @@ def steps_too_large(tmp):
         f = finding(run_check(args, expect), "steps_per_epoch_too_large")
         check(f["severity"] == severity and "Your input ran out of data" in f["tensorflow"],
               f"fit at {version}: {f}")
-        check(f["fix_flags"] == ["--steps-per-epoch 8"], f"fix at {version}: {f['fix_flags']}")
+        check(f["fix_flags"][:1] == ["--steps-per-epoch 8"], f"fix at {version}: {f['fix_flags']}")
         nothing_above_info(run_check(with_flags(args, f["fix_flags"][0]), 0),
                            f"fixed at {version}")
     k2 = finding(run_check(["--loop", "fit", "--steps-per-epoch", "50", "--tf-version", "2.15",
