@@ -77,6 +77,8 @@ std::string RemedyText(const Advice& a) {
              "TensorFlow's own)";
     case Remedy::kLongerTraceTimeout:
       return "(give the trace more time)";
+    case Remedy::kFewerWorkers:
+      return fmt::format("(use {} workers or fewer)", a.subject);
     case Remedy::kDeclareCompression:
       if (a.subject == "none") return "(read it as uncompressed, or detect the compression)";
       return fmt::format("(read it as {}-compressed, or detect the compression)", a.subject);

@@ -99,6 +99,8 @@ std::string Describe(std::string_view message, const Advice& a) {
       return fmt::format("{} ({})", message, DeclareCompression(a.subject));
     case Remedy::kLongerTraceTimeout:
       return fmt::format("{} (--trace-timeout gives it longer)", message);
+    case Remedy::kFewerWorkers:
+      return fmt::format("{} (use --workers {} or fewer)", message, a.subject);
     case Remedy::kSeedShuffles:
       return fmt::format(
           "{} (--global-seed G, the program's tf.random.set_seed(G), or seed= on the shuffle "

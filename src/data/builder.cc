@@ -111,7 +111,7 @@ Result<DatasetPtr> Builder::Apply(const ShardOp& p, const Op& op, DatasetPtr in)
                              "shards/workers.",
                              where, found, workers))
           .WithPosition(pos)
-          .WithAdvice(Remedy::kMoreFilesFewerWorkers);
+          .WithAdvice(Remedy::kMoreFilesFewerWorkers, std::to_string(found));
     };
     return NewShardDataset(std::move(in), workers, worker, std::move(too_few));
   }

@@ -62,33 +62,17 @@ constexpr const char* kFallbackLogB =
     "WARNING \"AUTO sharding policy will apply DATA sharding policy as it failed to apply FILE "
     "sharding policy because of the following reason: ...\"";
 
+// What DATA needs beside the policy where a shuffle before its cut has no
+// seed: every worker's order the same (else records are fed twice or never).
+constexpr const char* kDataSeedFix =
+    "every shuffle before it seeded, the same on every worker (`list_files(..., seed=S)` or "
+    "`shuffle=False`, `shuffle(..., seed=S)`), or `tf.random.set_seed(S)` on every worker "
+    "before the dataset is made";
+
 // Workers beyond this many a finding's evidence counts, not names.
 constexpr size_t kNamedRanges = 6;
 // Imbalance (max/mean records a worker) from which a finding is made.
 constexpr double kImbalanceFinding = 1.1;
-
-// The pipeline's static cardinality as TensorFlow computes it, for what
-// depends on it: Keras 2 refuses an INFINITE dataset without steps; an
-// UNKNOWN one that never ends is silently endless.
-// TODO(i27-ops): PipelineShape::cardinality replaces this once it lands.
-enum class Cardinality { kFinite, kInfinite, kUnknownEndless };
-Cardinality CardinalityOf(const data::Pipeline& pipeline, const PipelineShape& shape) {
-  if (!shape.endless_at) return Cardinality::kFinite;
-  // Ops after the repeat() whose output count TensorFlow cannot know.
-  static constexpr std::string_view kUnknownAfter[] = {
-      "filter",  "flat_map",      "interleave",         "parallel_interleave",
-      "unbatch", "ignore_errors", "group_by_window",    "bucket_by_sequence_length",
-      "rebatch", "take_while",    "rejection_resample",
-  };
-  for (size_t i = *shape.endless_at + 1; i < pipeline.ops.size(); ++i) {
-    const std::string& name = pipeline.ops[i].name;
-    if (std::find(std::begin(kUnknownAfter), std::end(kUnknownAfter), name) !=
-        std::end(kUnknownAfter)) {
-      return Cardinality::kUnknownEndless;
-    }
-  }
-  return Cardinality::kInfinite;
-}
 
 // "worker 3", "workers 0, 2", "workers 4..7", a list of ranges.
 std::string WorkersText(const std::vector<int64_t>& workers) {
@@ -211,6 +195,10 @@ class Checker {
   // fit with steps_per_epoch (Keras does not recreate the iterator of a
   // dataset of unknown size, the case of file readers).
   bool OneIterator() const { return ctx_.steps_per_epoch.has_value(); }
+  // DATA, applied, would cut after a shuffle whose order differs per worker
+  // (no op seed, no global seed): duplicate_records and missed_records. A
+  // fix that leads to DATA must seed it as well.
+  bool DataNeedsSeed() const { return !build_.global_seed && data::HasUnseededShuffle(pipeline_); }
   void Add(FindingKind kind, FindingSeverity severity, std::string tensorflow,
            std::string other_versions, std::string evidence, std::string fix,
            std::vector<FixOption> options = {}) {
@@ -272,13 +260,13 @@ Result<std::optional<uint64_t>> Checker::TooFewFiles() {
   return std::optional<uint64_t>(found);
 }
 
-// The count a layout error ends with ("...; found 3"), or 0.
-uint64_t FoundCount(std::string_view message) {
-  const size_t at = message.rfind("found ");
-  if (at == std::string_view::npos) return 0;
+// The count of files (or elements) a layout error says it found, fewer than
+// the workers: the subject of its advice (kDataPolicyOrMoreFiles,
+// kMoreFilesFewerWorkers, kFewerWorkers), never read back from its text.
+uint64_t FoundCount(const Advice& advice) {
   uint64_t n = 0;
-  const char* begin = message.data() + at + 6;
-  std::from_chars(begin, message.data() + message.size(), n);
+  const std::string& s = advice.subject;
+  std::from_chars(s.data(), s.data() + s.size(), n);
   return n;
 }
 
@@ -373,10 +361,16 @@ void Checker::AddTooFewFiles(uint64_t files, std::string why, bool by_data) {
       fmt::format("FILE sharding over {} workers, and {} reach{} the reader: {} get{} none{}", W,
                   Plural(files, "file name", "file names"), files == 1 ? "es" : "",
                   WorkersText(without), without.size() == 1 ? "s" : "", why),
-      fmt::format("{}; or rewrite the input into {} files of equal records (a multiple of the "
-                  "workers) and keep FILE",
-                  PolicyFix(AutoShardPolicy::kData), W),
-      {PolicyOption(AutoShardPolicy::kData), ReshardOption(W)});
+      DataNeedsSeed()
+          ? fmt::format("rewrite the input into {} files of equal records (a multiple of the "
+                        "workers) and keep FILE; or {}, with {}",
+                        W, PolicyFix(AutoShardPolicy::kData), kDataSeedFix)
+          : fmt::format("{}; or rewrite the input into {} files of equal records (a multiple of "
+                        "the workers) and keep FILE",
+                        PolicyFix(AutoShardPolicy::kData), W),
+      DataNeedsSeed()
+          ? std::vector<FixOption>{ReshardOption(W)}
+          : std::vector<FixOption>{PolicyOption(AutoShardPolicy::kData), ReshardOption(W)});
 }
 
 void Checker::AddAutoPolicy(const Decision& d) {
@@ -438,7 +432,10 @@ std::string Checker::FromFunctionFix(uint64_t files) const {
 
 void Checker::AddInfinite(const std::vector<uint64_t>& steps) {
   if (ctx_.steps_per_epoch) return;
-  const Cardinality c = CardinalityOf(pipeline_, shape_);
+  // TensorFlow's static cardinality of the pipeline: Keras 2 refuses an
+  // INFINITE dataset without steps; an UNKNOWN one that never ends is
+  // silently endless.
+  const Cardinality c = shape_.cardinality;
   const bool k3 = ctx_.version.Keras3();
   uint64_t n_min = steps.empty() ? 0 : *std::min_element(steps.begin(), steps.end());
   uint64_t n_max = steps.empty() ? 0 : *std::max_element(steps.begin(), steps.end());
@@ -451,7 +448,7 @@ void Checker::AddInfinite(const std::vector<uint64_t>& steps) {
       fmt::format("{}() at {} repeats forever{}, and no steps_per_epoch is given",
                   pipeline_.ops[*shape_.endless_at].name,
                   data::DescribePosition(pipeline_.text, pipeline_.ops[*shape_.endless_at].pos),
-                  c == Cardinality::kUnknownEndless
+                  c == Cardinality::kUnknown
                       ? " (an op after it makes TensorFlow's cardinality UNKNOWN, not INFINITE)"
                       : "");
   switch (ctx_.loop) {
@@ -524,16 +521,29 @@ void Checker::AddEmptyShard(const LayoutSummary& l) {
         kEndOfSequence, fmt::format(kPeerDown, empty[0]));
   }
   const size_t with = l.workers.size() - empty.size();
+  std::string fix;
+  std::vector<FixOption> options;
+  if (by_file && DataNeedsSeed()) {
+    // Under DATA an unseeded shuffle feeds records twice or never: even
+    // files keep FILE.
+    fix = fmt::format(
+        "rewrite the input into {} files of equal records (a multiple of the workers) and keep "
+        "FILE; or {}, with {}",
+        t_.workers, PolicyFix(AutoShardPolicy::kData), kDataSeedFix);
+    options = {ReshardOption(t_.workers)};
+  } else if (by_file) {
+    fix = PolicyFix(AutoShardPolicy::kData);
+    options = {PolicyOption(AutoShardPolicy::kData)};
+  } else {
+    fix = fmt::format("at most {} (those that get records)", Plural(with, "worker", "workers"));
+    options = {FixOption{FixOption::Kind::kWorkers, static_cast<int64_t>(with)}};
+  }
   Add(FindingKind::kEmptyShard, BaseSeverity(FindingKind::kEmptyShard), std::move(tf),
       TpuPod() ? "" : "TF 2.3 and before: a hang (no peer-failure detection)",
       fmt::format("{} receive{} no record in a pass over the data ({} sharding), before the "
                   "repeat()",
                   WorkersText(empty), empty.size() == 1 ? "s" : "", PolicyName(l.decision.applied)),
-      by_file
-          ? PolicyFix(AutoShardPolicy::kData)
-          : fmt::format("at most {} (those that get records)", Plural(with, "worker", "workers")),
-      {by_file ? PolicyOption(AutoShardPolicy::kData)
-               : FixOption{FixOption::Kind::kWorkers, static_cast<int64_t>(with)}});
+      std::move(fix), std::move(options));
 }
 
 void Checker::AddNoSteps(const LayoutSummary& l) {
@@ -872,20 +882,29 @@ void Checker::AddEmptyBatches(const LayoutSummary& l, const std::vector<uint64_t
   std::vector<FixOption> options;
   uint64_t files = 0;
   for (const WorkerSummary& w : l.workers) files += w.files;
+  // A partial step: the final batch is short.
+  const std::string drop =
+      l.decision.global_batch_size
+          ? fmt::format("batch({}, drop_remainder=True)", *l.decision.global_batch_size)
+          : std::string("drop_remainder=True on the final batch()");
   if (partial == 0 && RecommendedSteps(n_min) == 0 && options_.api == Api::kFromFunction) {
     // A worker empty from step 1: no step count helps; its input does.
     fix = FromFunctionFix(files);
     options.push_back(ReshardOption(ReshardCount(files, t_.workers)));
-  } else if (partial > 0) {
-    // A partial step: the final batch is short.
-    fix = l.decision.global_batch_size
-              ? fmt::format("batch({}, drop_remainder=True), so that no step is partial",
-                            *l.decision.global_batch_size)
-              : "drop_remainder=True on the final batch(), so that no step is partial";
+  } else if (idle == 0) {
+    fix = drop + ", so that no step is partial";
   } else {
-    // Workers that ran out: stop where every worker feeds in full.
-    fix = StepsFix(std::max<uint64_t>(1, RecommendedSteps(n_min)));
-    options.push_back(StepsOption(std::max<uint64_t>(1, RecommendedSteps(n_min))));
+    // Workers that ran out (over several workers drop_remainder=True does
+    // not stop the padding of their idle steps): stop where every worker
+    // feeds in full, or give every worker the same records.
+    const uint64_t steps_fix = std::max<uint64_t>(1, RecommendedSteps(n_min));
+    const bool by_file = l.decision.ShardsFiles(t_);
+    fix = StepsFix(steps_fix) + ", so that no worker runs out";
+    if (by_file)
+      fix += fmt::format("; or rewrite the input into {} files of equal records", t_.workers);
+    if (partial > 0) fix += fmt::format("; and {} for the partial step", drop);
+    options.push_back(StepsOption(steps_fix));
+    if (by_file) options.push_back(ReshardOption(t_.workers));
   }
   Add(FindingKind::kEmptyBatches, severity, std::move(tf), std::move(other),
       fmt::format("{} empty per-replica batches an epoch, on {}: {} in a partial step, {} in "
@@ -1161,27 +1180,21 @@ Result<CheckResult> Checker::Run() {
     // A concatenate()'s dataset with fewer files than workers: the same
     // failure as the reader's own.
     const Status& error = summary.status();
-    if (error.advice().remedy == Remedy::kDataPolicyOrMoreFiles) {
-      AddTooFewFiles(FoundCount(error.message()), fmt::format(" ({})", error.message()));
+    const Remedy remedy = error.advice().remedy;
+    if (remedy == Remedy::kDataPolicyOrMoreFiles) {
+      AddTooFewFiles(FoundCount(error.advice()), fmt::format(" ({})", error.message()));
       return std::move(result_);
     }
     // DATA with fewer elements at the shard than workers (CheckDataShare):
     // TensorFlow's shard fails on the workers that get one.
-    if (error.code() == StatusCode::kInvalidArgument &&
-        error.message().starts_with("DATA sharding needs at least")) {
-      AddTooFewFiles(FoundCount(error.message()), "", true);
+    if (remedy == Remedy::kFewerWorkers) {
+      AddTooFewFiles(FoundCount(error.advice()), "", true);
       return std::move(result_);
     }
     // HINT: the shard(SHARD_HINT, ...) TensorFlow rewrites requires a
-    // non-empty share as well ("... the dataset only has N file(s) ...").
-    const std::string_view hint = "the dataset only has ";
-    if (error.advice().remedy == Remedy::kMoreFilesFewerWorkers &&
-        error.message().find(hint) != std::string_view::npos) {
-      uint64_t found = 0;
-      const std::string_view m = error.message();
-      const size_t at = m.find(hint) + hint.size();
-      std::from_chars(m.data() + at, m.data() + m.size(), found);
-      AddTooFewFiles(found, std::string(m), true);
+    // non-empty share as well.
+    if (remedy == Remedy::kMoreFilesFewerWorkers) {
+      AddTooFewFiles(FoundCount(error.advice()), error.message(), true);
       return std::move(result_);
     }
     return summary.status();
@@ -1207,15 +1220,7 @@ Result<CheckResult> Checker::Run() {
   }
   // A batch() after the repeat() forever never ends a pass with a short
   // batch: the pass's own end (the summary's) is no step of the job.
-  bool batches_after_repeat = false;
-  if (endless) {
-    for (size_t i = *shape_.endless_at + 1; i < pipeline_.ops.size(); ++i) {
-      const std::string& name = pipeline_.ops[i].name;
-      batches_after_repeat =
-          batches_after_repeat || name == "batch" || name == "padded_batch" || name == "rebatch";
-    }
-  }
-  if (!batches_after_repeat) {
+  if (!shape_.batches_after_endless) {
     if (!steps.empty() && *std::max_element(steps.begin(), steps.end()) > 0) {
       AddEmptyBatches(l, steps);
     }

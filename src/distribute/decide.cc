@@ -270,7 +270,7 @@ Status CheckFileCount(uint64_t found, int64_t workers) {
              fmt::format("FILE sharding needs at least {0} files for {0} workers; "
                          "found {1}",
                          workers, found))
-      .WithAdvice(Remedy::kDataPolicyOrMoreFiles);
+      .WithAdvice(Remedy::kDataPolicyOrMoreFiles, std::to_string(found));
 }
 
 Decision DecideFromFunction(const PipelineShape& shape, const DistributeOptions& options) {

@@ -371,6 +371,14 @@ std::optional<size_t> EndlessAt(const std::vector<Op>& ops) {
   return endless;
 }
 
+// PipelineShape::batches_after_endless: a kBatchingOps op after the
+// repeat() forever at `endless_at`.
+bool BatchesAfterEndless(const std::vector<Op>& ops, std::optional<size_t> endless_at) {
+  if (!endless_at) return false;
+  return std::any_of(ops.begin() + static_cast<std::ptrdiff_t>(*endless_at) + 1, ops.end(),
+                     [](const Op& op) { return In(kBatchingOps, op); });
+}
+
 // PipelineShape::shard_after_unseeded_shuffle: among the ops before the
 // reader (all of them without one), a random op without an op seed
 // (OpSeedOf), then a shard(): each worker shuffles its names differently.
@@ -599,6 +607,7 @@ PipelineShape Analyze(const data::Pipeline& p) {
   s.filter = FirstFilter(p);
   s.shards_by_context = ShardsByContext(p.ops);
   s.endless_at = EndlessAt(p.ops);
+  s.batches_after_endless = BatchesAfterEndless(p.ops, s.endless_at);
   s.shard_after_unseeded_shuffle = ShardAfterUnseededShuffle(p.ops, s.reader);
   const Count cardinality = FindCardinality(p.ops, joined);
   s.cardinality = cardinality.kind;

@@ -12,10 +12,12 @@ namespace tfdist::dist {
 
 Status CheckDataShare(uint64_t pieces, int64_t workers, bool batched) {
   if (pieces == 0 || pieces >= static_cast<uint64_t>(workers)) return Status::OK();
-  return Status::InvalidArgument(fmt::format(
-      "DATA sharding needs at least {0} {1} for {0} workers, so that each worker gets one; "
-      "found {2}",
-      workers, batched ? "per-replica batches" : "elements", pieces));
+  return Status::InvalidArgument(fmt::format("DATA sharding needs at least {0} {1} for {0} "
+                                             "workers, so that each worker gets one; "
+                                             "found {2}",
+                                             workers, batched ? "per-replica batches" : "elements",
+                                             pieces))
+      .WithAdvice(Remedy::kFewerWorkers, std::to_string(pieces));
 }
 
 bool DropsShortStep(const Decision& d, const Topology& t) {

@@ -5,7 +5,8 @@
 # for an error, and the fix it prints, applied literally (the flags given
 # again, the pipeline edited, tfdist reshard run), making check pass.
 # - fewer files than workers (tensorflow#36846): too_few_files, the FILE
-#   sharding error; --policy DATA, or reshard into W files, passes;
+#   sharding error; --policy DATA, or reshard into W files, passes; with an
+#   unseeded shuffle the reshard leads, and DATA comes with its seeds;
 # - uneven files with next() and a fixed step count (#25254): StopIteration
 #   past the longest worker; uneven steps in between (a hang before 2.3);
 # - an infinite dataset under fit without steps_per_epoch: Keras 2's
@@ -115,6 +116,37 @@ def too_few_files(tmp):
         nothing_above_info(
             run_check(["--workers", "4", f'list_files("{tmp}/four-*", shuffle=False)'
                        '.interleave(tfrecord).batch(8)'], 0), "resharded into 4")
+
+
+def too_few_unseeded(tmp):
+    # Fewer files than workers, and a shuffle without a seed before DATA's
+    # cut (list_files' own, shuffle(100)): --policy DATA alone would feed
+    # records twice or never. The fix leads with the reshard, which applied
+    # literally passes; DATA comes with the seeds it needs.
+    checks.tfdist("gen", "-o", f"{tmp}/train", "--files", "3", "--records", "192", "--size",
+                  "16", "--no-fsync")
+    pipeline = f'list_files("{tmp}/train-*").interleave(tfrecord).shuffle(100).batch(32)'
+    args = ["--workers", "4", "--replicas", "2", pipeline]
+    f = finding(run_check(args, FINDING_EXIT), "too_few_files")
+    check("--policy DATA" not in f["fix_flags"], f"a bare --policy DATA: {f['fix_flags']}")
+    check("`list_files(..., seed=S)`" in f["fix"] and "tf.random.set_seed(S)" in f["fix"],
+          f"DATA's seeds: {f['fix']}")
+    reshard = [x for x in f["fix_flags"] if x.startswith("tfdist reshard")]
+    check(len(reshard) == 1 and f["fix_flags"][0] == reshard[0], f"reshard first: {f['fix_flags']}")
+    if reshard:
+        count = shlex.split(reshard[0])[3]
+        checks.tfdist("reshard", f"{tmp}/train-*", "-o", f"{tmp}/train4", "--num-shards",
+                      count)
+        fixed = run_check(["--workers", "4", "--replicas", "2",
+                           pipeline.replace(f"{tmp}/train-*", f"{tmp}/train4-*")], 0)
+        check(not [x for x in fixed["findings"] if x["severity"] == "error"],
+              f"resharded: {fixed['findings']}")
+    # The other fix, applied as its text says: DATA with the shuffles seeded.
+    seeded = pipeline.replace('-*")', '-*", seed=1)').replace("shuffle(100)",
+                                                             "shuffle(100, seed=2)")
+    fixed = run_check(["--policy", "DATA", *args[:-1], seeded], 0)
+    check(not [x for x in fixed["findings"] if x["severity"] == "error"],
+          f"DATA, seeded: {fixed['findings']}")
 
 
 def uneven_next(tmp):
@@ -286,6 +318,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tfdist-check-") as tmp:
         os.environ["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
         too_few_files(tmp)
+        too_few_unseeded(tmp)
         uneven_next(tmp)
         infinite_fit(tmp)
         off_asked_for(tmp)

@@ -12,6 +12,8 @@
 #include <algorithm>
 
 #include "test_util.h"
+#include "tfdist/distribute/decide.h"
+#include "tfdist/distribute/steps.h"
 #include "tfdist/io/record_writer.h"
 
 namespace tfdist::dist {
@@ -313,6 +315,111 @@ TEST_CASE("a clean pipeline has no finding above info") {
   REQUIRE(r.steps_per_epoch);
   CHECK(r.steps_per_epoch->min == 4);
   CHECK(r.steps_per_epoch->max == 4);
+}
+
+TEST_CASE("an op after the repeat() that keeps it INFINITE: Keras 2's ValueError") {
+  // unbatch() of an infinite input stays infinite in TensorFlow
+  // (UnbatchDatasetOp's CardinalityInternal), as the shape's answer says.
+  testing::TempDir dir;
+  const std::string files = WriteFiles(dir, {12, 12});
+  Job job = MultiWorker(2);
+  job.ctx.loop = Loop::kFit;
+  job.ctx.version = TfVersion{15};
+  const CheckResult r = Run(fmt::format("tfrecord({}).repeat().batch(4).unbatch()", files), job);
+  const Finding* f = Find(r, FindingKind::kInfiniteWithoutSteps);
+  REQUIRE(f != nullptr);
+  CHECK(f->tensorflow.find("ValueError: When providing an infinite dataset") != std::string::npos);
+  CHECK(f->evidence.find("UNKNOWN") == std::string::npos);
+}
+
+TEST_CASE("too few to shard: the count travels as the error's advice, not in its words") {
+  // check turns these layout errors into too_few_files by their remedy and
+  // its subject, so a reworded message cannot break it.
+  CHECK(CheckFileCount(3, 4).advice() == Advice{Remedy::kDataPolicyOrMoreFiles, "3"});
+  CHECK(CheckDataShare(3, 4, false).advice() == Advice{Remedy::kFewerWorkers, "3"});
+  CHECK(CheckDataShare(1, 4, true).advice() == Advice{Remedy::kFewerWorkers, "1"});
+  // The DATA and HINT cases, end to end.
+  Job job = MultiWorker(4);
+  job.policy = AutoShardPolicy::kData;
+  CheckResult r = Run("range(3)", job);
+  const Finding* f = Find(r, FindingKind::kTooFewFiles);
+  REQUIRE(f != nullptr);
+  CHECK(f->evidence.find("3 elements reach the shard") != std::string::npos);
+  REQUIRE(f->options.size() == 1);
+  CHECK(f->options[0].value == 3);
+  job = MultiWorker(3);
+  job.policy = AutoShardPolicy::kHint;
+  r = Run("range(2).shard(SHARD_HINT, 0).batch(1)", job);
+  f = Find(r, FindingKind::kTooFewFiles);
+  REQUIRE(f != nullptr);
+  REQUIRE(f->options.size() == 1);
+  CHECK(f->options[0].value == 2);
+}
+
+TEST_CASE("too few files with an unseeded shuffle: the fix keeps FILE, or seeds DATA") {
+  // DATA over a pipeline whose shuffles differ per worker feeds records
+  // twice or never: the fix may not be a bare --policy DATA.
+  testing::TempDir dir;
+  WriteFiles(dir, {10, 10, 10});
+  Job job = MultiWorker(4);
+  job.replicas = 2;
+  const std::string expr =
+      fmt::format("list_files(\"{}\").interleave(tfrecord).shuffle(100).batch(32)", dir.File("f*"));
+  const CheckResult r = Run(expr, job);
+  const Finding* f = Find(r, FindingKind::kTooFewFiles);
+  REQUIRE(f != nullptr);
+  REQUIRE(f->options.size() == 1);
+  CHECK(f->options[0].kind == FixOption::Kind::kReshard);
+  CHECK(f->options[0].value == 4);
+  CHECK(f->fix.find("list_files(..., seed=S)") != std::string::npos);
+  CHECK(f->fix.find("tf.random.set_seed(S)") != std::string::npos);
+  // Seeded, DATA is a fix on its own again.
+  const std::string seeded =
+      fmt::format("list_files(\"{}\", seed=1).interleave(tfrecord).shuffle(100, seed=2).batch(32)",
+                  dir.File("f*"));
+  const CheckResult seeded_r = Run(seeded, job);
+  f = Find(seeded_r, FindingKind::kTooFewFiles);
+  REQUIRE(f != nullptr);
+  REQUIRE(!f->options.empty());
+  CHECK(f->options[0].kind == FixOption::Kind::kPolicy);
+  CHECK(f->options[0].policy == AutoShardPolicy::kData);
+}
+
+TEST_CASE("an empty shard under FILE with an unseeded shuffle: the fix keeps FILE") {
+  testing::TempDir dir;
+  WriteFiles(dir, {12, 0});
+  Job job = MultiWorker(2);
+  job.ctx.loop = Loop::kFit;
+  job.ctx.steps_per_epoch = 2;
+  const CheckResult r =
+      Run(fmt::format("list_files(\"{}\").interleave(tfrecord).batch(4).repeat()", dir.File("f*")),
+          job);
+  const Finding* f = Find(r, FindingKind::kEmptyShard);
+  REQUIRE(f != nullptr);
+  REQUIRE(f->options.size() == 1);
+  CHECK(f->options[0].kind == FixOption::Kind::kReshard);
+  CHECK(f->fix.find("tf.random.set_seed(S)") != std::string::npos);
+}
+
+TEST_CASE("empty batches of workers that ran out: the fix stops them, not only the partial step") {
+  // batch(8) over 2 workers of 2 replicas: 2 records a replica and step.
+  // Worker 0 (21 records) feeds 6 steps, the last with 1 record (one empty
+  // replica); worker 1 (8 records) runs out after 2: 4 idle steps, 8 empty
+  // batches. drop_remainder=True would not stop the padding of those.
+  testing::TempDir dir;
+  Job job = MultiWorker(2);
+  job.replicas = 2;
+  const CheckResult r = Run(fmt::format("tfrecord({}).batch(8)", WriteFiles(dir, {21, 8})), job);
+  const Finding* f = Find(r, FindingKind::kEmptyBatches);
+  REQUIRE(f != nullptr);
+  CHECK(f->evidence.find("1 in a partial step, 8 in steps after the worker ran out") !=
+        std::string::npos);
+  REQUIRE(f->options.size() == 2);
+  CHECK(f->options[0].kind == FixOption::Kind::kLoopNext);
+  CHECK(f->options[0].value == 2);
+  CHECK(f->options[1].kind == FixOption::Kind::kReshard);
+  CHECK(f->fix.find("so that no worker runs out") != std::string::npos);
+  CHECK(f->fix.find("batch(8, drop_remainder=True) for the partial step") != std::string::npos);
 }
 
 }  // namespace

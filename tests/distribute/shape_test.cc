@@ -183,5 +183,33 @@ TEST_CASE("filter and nondeterministic name an op the same way") {
   CHECK(s.nondeterministic == "map(deterministic=False) (line 3, column 4)");
 }
 
+struct EndlessCase {
+  const char* expr;
+  std::optional<size_t> endless_at;
+  bool batches_after;
+};
+
+const EndlessCase kEndlessCases[] = {
+    {"range(10).batch(3)", std::nullopt, false},
+    {"range(10).batch(3).repeat()", 2, false},
+    {"range(10).repeat().batch(3)", 1, true},
+    {"range(10).repeat(-1).padded_batch(3).prefetch(1)", 1, true},
+    {"range(10).batch(3).repeat().rebatch(1)", 2, true},
+    {"range(10).repeat().batch(3).take(5)", std::nullopt, false},
+    {"range(10).repeat(2).batch(3)", std::nullopt, false},
+    {"range(10).batch(3).repeat().map(opaque('f')).prefetch(1)", 2, false},
+};
+
+TEST_CASE("endless: the repeat() forever, and whether batches are made after it") {
+  for (const EndlessCase& c : kEndlessCases) {
+    const std::string expr = c.expr;
+    CAPTURE(expr);
+    const PipelineShape s = ShapeOf(expr);
+    CHECK(s.endless_at.has_value() == c.endless_at.has_value());
+    CHECK(s.endless_at.value_or(99) == c.endless_at.value_or(99));
+    CHECK(s.batches_after_endless == c.batches_after);
+  }
+}
+
 }  // namespace
 }  // namespace tfdist::dist

@@ -44,11 +44,13 @@ enum class Remedy {
   kFewerShards,            // ask for at most `subject` output files
   kDataPolicy,             // use the DATA (or AUTO) auto-shard policy
   kDataPolicyOrMoreFiles,  // use DATA sharding, or rewrite the data into more files
+                           // (`subject`: the count of files found, fewer than workers)
   kPlanSteps,              // give a number of global steps to plan
   kFewerSteps,             // plan fewer steps (the streaming run takes any number)
   kFromFunction,           // use distribute_datasets_from_function (Api::kFromFunction)
   kHintPolicy,             // use the HINT auto-shard policy
   kMoreFilesFewerWorkers,  // rewrite the data into more files, or use fewer workers
+                           // (`subject`: the count a shard found, fewer than its shards)
   kOneWorker,              // run one worker on this host
   kLegacySplit,            // look at the legacy split (Split::kLegacy) to compare
   kIndexFolder,            // name a folder for index files (io::SetIndexFolder)
@@ -56,6 +58,7 @@ enum class Remedy {
   kSeedShuffles,           // give the program's global seed, or the shuffle a seed
   kDeclareCompression,     // read the input with the compression `subject` (none, GZIP, ZLIB)
   kLongerTraceTimeout,     // give the trace of an input function more time
+  kFewerWorkers,           // use at most `subject` workers (each one then gets a share)
 };
 
 // A remedy and its subject.

@@ -43,6 +43,10 @@ struct PipelineShape {
   // take() follows: the pipeline never ends, unless its input turns out
   // empty (an epoch without elements ends repeat(), as in TensorFlow).
   std::optional<size_t> endless_at;
+  // With endless_at: an op that makes batches (batch(), padded_batch(),
+  // rebatch(), a grouping) follows that repeat(), so its batches run across
+  // the passes: no pass over the data ends on a short or dropped batch.
+  bool batches_after_endless = false;
   // A shard() whose index is ctx.input_pipeline_id: each worker of
   // distribute_datasets_from_function reads its own share.
   bool shards_by_context = false;
