@@ -306,11 +306,12 @@ void Checker::AddTooFewFiles(uint64_t files, std::string why, bool by_data) {
         WorkersText(with), with.size() == 1 ? "s" : "", error, whose, WorkersText(without),
         one ? "s" : "");
     if (ctx_.loop == Loop::kFit) tf += "; model.fit does not catch the error";
-    other =
+    other = fmt::format(
         "TF 2.3: the workers without a file wait in the all-reduce of step 1 forever (a hang, "
-        "no peer-failure detection); TF 2.4 and later: the message is \"Could not apply FILE "
-        "based sharding: the dataset only has N file(s) ...\", and they fail with "
-        "UnavailableError once the failed process exits";
+        "no peer-failure detection); TF 2.4 and later: worker 0's message is \"Could not apply "
+        "FILE based sharding: the dataset only has 1 file(s) ...\" (worker w: w+1), and {} "
+        "fail{} with UnavailableError once the failed process exits",
+        WorkersText(without), one ? "s" : "");
   } else {
     tf = fmt::format(
         "{} raise{} at the first get_next: {} ({}); {} get{} an empty shard and wait{} in the "

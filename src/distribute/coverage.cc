@@ -374,7 +374,7 @@ void OffFindings(const Facts& f, bool hint, CoverageResult& out) {
   // DATA cuts one stream the same way on every worker only where its
   // shuffles are seeded: say so, or it trades duplicates for misses.
   const std::string needs = DataNeeds(f);
-  const std::string data = fmt::format("{}: each worker keeps every {}th piece{}", kPolicyData, W,
+  const std::string data = fmt::format("{}: each worker keeps one piece in {}{}", kPolicyData, W,
                                        needs.empty() ? "" : fmt::format(", with {}", needs));
   if (FileFits(f)) {
     d.fix = fmt::format("{}: each worker reads its own {} of the {} files; or {}", kPolicyFile,
@@ -521,7 +521,7 @@ Status SeedPerWorkerFindings(const Facts& f, const data::BuildOptions& build,
   // The cut: a shard() of the pipeline's, or DATA's at the end.
   const bool own_shard = shard_op && *shard_op < f.pipeline.ops.size();
   const std::string where = own_shard ? fmt::format("{} cuts", OpAt(f.pipeline, *shard_op))
-                                      : fmt::format("DATA sharding keeps every {}th piece of", f.W);
+                                      : fmt::format("DATA sharding keeps one piece in {} of", f.W);
   const std::string why = fmt::format(
       "{} has no seed and the program sets no global seed, so each of the {} workers draws its "
       "own order, and {} a different permutation on each: each record is fed to c ~ "
