@@ -22,54 +22,11 @@ import sys
 import tempfile
 
 import checks
-from checks import check
-
-FINDING_EXIT = 6
-
-
-def run_check(args, expect=None):
-    """tfdist check --json ARGS: the object (its exit checked when given)."""
-    proc = subprocess.run([checks.TFDIST, "check", "--json", *args], capture_output=True,
-                          text=True, timeout=120)
-    if expect is not None:
-        check(proc.returncode == expect,
-              f"check {shlex.join(args)}: exit {proc.returncode}, expected {expect}\n"
-              f"{proc.stdout[:3000]}{proc.stderr}")
-    try:
-        out = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        check(False, f"check {shlex.join(args)}: no JSON: {proc.stdout!r}{proc.stderr}")
-        return {"result": None, "findings": [], "steps_per_epoch": None}
-    out["exit"] = proc.returncode
-    return out
-
-
-def finding(out, kind):
-    found = [f for f in out["findings"] if f["kind"] == kind]
-    check(len(found) == 1, f"one {kind} finding: {[f['kind'] for f in out['findings']]}")
-    return found[0] if found else {"kind": kind, "severity": None, "tensorflow": "",
-                                   "other_versions": "", "evidence": "", "fix": "",
-                                   "fix_flags": []}
+from checks import FINDING_EXIT, check, finding, run_check, with_flags
 
 
 def kinds(out):
     return [f["kind"] for f in out["findings"]]
-
-
-def with_flags(args, flags):
-    """`args` with the flags of a printed fix given, replacing earlier values."""
-    new = shlex.split(flags)
-    names = {a for a in new if a.startswith("--")}
-    out, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a in names:
-            skip = True
-            continue
-        out.append(a)
-    return out + new
 
 
 def passes(args, what):

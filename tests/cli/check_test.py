@@ -18,7 +18,6 @@
 # - a clean pipeline exits 0 with nothing above info; combinations
 #   TensorFlow cannot run are usage errors (exit 2).
 # Usage: check_test.py TFDIST
-import json
 import os
 import shlex
 import subprocess
@@ -26,50 +25,7 @@ import sys
 import tempfile
 
 import checks
-from checks import check
-
-FINDING_EXIT = 6
-
-
-def run_check(args, expect):
-    """tfdist check --json ARGS: the object, checked to exit `expect`."""
-    proc = subprocess.run([checks.TFDIST, "check", "--json", *args], capture_output=True,
-                          text=True, timeout=120)
-    check(proc.returncode == expect,
-          f"check {shlex.join(args)}: exit {proc.returncode}, expected {expect}\n"
-          f"{proc.stdout[:3000]}{proc.stderr}")
-    try:
-        out = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        check(False, f"check {shlex.join(args)}: no JSON: {proc.stdout!r}")
-        return {"result": None, "findings": [], "steps_per_epoch": None}
-    if "findings" not in out:
-        return {"result": None, "findings": [], "steps_per_epoch": None}
-    return out
-
-
-def finding(out, kind):
-    found = [f for f in out["findings"] if f["kind"] == kind]
-    check(len(found) == 1, f"one {kind} finding: {[f['kind'] for f in out['findings']]}")
-    return found[0] if found else {"kind": kind, "severity": None, "tensorflow": "",
-                                   "other_versions": "", "evidence": "", "fix": "", "fix_flags": []}
-
-
-def with_flags(args, flags):
-    """`args` with the flags of a printed fix ("--steps-per-epoch 4") given,
-    replacing the same flags' earlier values."""
-    new = shlex.split(flags)
-    names = {a for a in new if a.startswith("--")}
-    out, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a in names:
-            skip = True
-            continue
-        out.append(a)
-    return out + new
+from checks import FINDING_EXIT, check, finding, run_check, with_flags
 
 
 def nothing_above_info(out, what):

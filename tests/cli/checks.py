@@ -2,6 +2,7 @@
 # What the CLI tests share: checks that report every failure rather than
 # stopping at the first, and running tfdist with an expected exit status.
 import json
+import shlex
 import signal
 import subprocess
 import time
@@ -39,6 +40,58 @@ def same_layout(name, traced_args, chain_args):
     check(traced == direct, f"{name}: the traced layout differs from the chain's\n"
                             f"traced: {json.dumps(traced)[:2000]}\nchain:  {json.dumps(direct)[:2000]}")
     return traced, source or {}, assumed
+
+
+# tfdist check's exit status when a finding is an error.
+FINDING_EXIT = 6
+
+
+def run_check(args, expect=None):
+    """tfdist check --json ARGS: the object, with its exit status as "exit"
+    (checked to be `expect` when given)."""
+    proc = subprocess.run([TFDIST, "check", "--json", *args], capture_output=True, text=True,
+                          timeout=120)
+    if expect is not None:
+        check(proc.returncode == expect,
+              f"check {shlex.join(args)}: exit {proc.returncode}, expected {expect}\n"
+              f"{proc.stdout[:3000]}{proc.stderr}")
+    empty = {"result": None, "findings": [], "steps_per_epoch": None, "exit": proc.returncode}
+    try:
+        out = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        check(False, f"check {shlex.join(args)}: no JSON: {proc.stdout!r}{proc.stderr}")
+        return empty
+    if "findings" not in out:
+        return empty
+    out["exit"] = proc.returncode
+    return out
+
+
+def finding(out, kind):
+    """The one finding of `kind` in a check's object (a blank one, and a
+    failure, when there is not exactly one)."""
+    found = [f for f in out["findings"] if f["kind"] == kind]
+    check(len(found) == 1, f"one {kind} finding: {[f['kind'] for f in out['findings']]}")
+    return found[0] if found else {"kind": kind, "severity": None, "tensorflow": "",
+                                   "other_versions": "", "evidence": "", "fix": "",
+                                   "fix_flags": []}
+
+
+def with_flags(args, flags):
+    """`args` with the flags of a printed fix ("--steps-per-epoch 4") given,
+    replacing the same flags' earlier values."""
+    new = shlex.split(flags)
+    names = {a for a in new if a.startswith("--")}
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in names:
+            skip = True
+            continue
+        out.append(a)
+    return out + new
 
 
 def finish():
