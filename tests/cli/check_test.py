@@ -12,6 +12,8 @@
 # - an infinite dataset under fit without steps_per_epoch: Keras 2's
 #   ValueError at 2.15, an endless epoch under Keras 3;
 # - OFF over several workers, given explicitly: asked for, so no error here;
+# - an unseeded shuffle before DATA sharding (#47583): duplicates and misses,
+#   expected fractions and a draw; the seeded shuffle passes;
 # - a TPU job with partial batches: dynamic_batch_shape, drop_remainder=True;
 # - steps_per_epoch larger than the data: an error under next() and Keras 2,
 #   a warning under Keras 3;
@@ -167,6 +169,31 @@ def off_asked_for(tmp):
     check("2x" in amp["evidence"] and amp["fix_flags"] == ["--policy FILE"], f"OFF: {amp}")
 
 
+def unseeded_before_data(tmp):
+    """An unseeded shuffle before DATA sharding (tensorflow#47583): each
+    worker cuts its own permutation; expected (3/4)^4 = 0.316 missed over 4
+    workers and one draw, both errors; the seed the fix names passes."""
+    source = f'list_files("{tmp}/even-*", shuffle=False).interleave(tfrecord)'
+    args = ["--workers", "4", "--policy", "DATA", "--seed", "7", f"{source}.shuffle(64).batch(8)"]
+    out = run_check(args, FINDING_EXIT)
+    dup, missed = finding(out, "duplicate_records"), finding(out, "missed_records")
+    check(dup["severity"] == "error" and missed["severity"] == "error",
+          f"unseeded before DATA: {dup['severity']} / {missed['severity']}")
+    check("0.316" in missed["evidence"] and "draw" in missed["evidence"],
+          f"the fractions and a draw: {missed['evidence']}")
+    check("TensorFlow gives no warning" in dup["tensorflow"], f"silent: {dup['tensorflow']}")
+    check("`shuffle(..., seed=S)`" in dup["fix"], f"the fix names the seed: {dup['fix']}")
+    # The same draw seed, the same evidence.
+    again = finding(run_check(args, FINDING_EXIT), "missed_records")
+    check(again["evidence"] == missed["evidence"], "a draw under --seed is repeatable")
+    # The fix applied: a seed on the shuffle, every worker the same order.
+    fixed = run_check(["--workers", "4", "--policy", "DATA",
+                       f"{source}.shuffle(64, seed=3).batch(8)"], 0)
+    check(not [f for f in fixed["findings"] if f["kind"] in
+               ("duplicate_records", "missed_records", "unseeded_shuffle")],
+          f"seeded: {[f['kind'] for f in fixed['findings']]}")
+
+
 def tpu_partial(tmp):
     pipeline = f'list_files("{tmp}/even-*", shuffle=False).interleave(tfrecord).batch(12)'
     args = ["--strategy", "tpu", "--workers", "2", "--replicas", "4"]
@@ -278,6 +305,7 @@ def main():
         uneven_next(tmp)
         infinite_fit(tmp)
         off_asked_for(tmp)
+        unseeded_before_data(tmp)
         tpu_partial(tmp)
         steps_too_large(tmp)
         clean_and_usage(tmp)
