@@ -163,7 +163,6 @@ std::string PolicyFix(AutoShardPolicy p) {
       "tf.data.experimental.AutoShardPolicy.{}",
       PolicyName(p));
 }
-FixOption PolicyOption(AutoShardPolicy p) { return {FixOption::Kind::kPolicy, 0, p}; }
 FixOption ReshardOption(int64_t files) { return {FixOption::Kind::kReshard, files}; }
 
 // The smallest multiple of `workers` at least `files` (and at least one
@@ -371,7 +370,7 @@ void Checker::AddTooFewFiles(uint64_t files, std::string why, bool by_data) {
                         PolicyFix(AutoShardPolicy::kData), W),
       DataNeedsSeed()
           ? std::vector<FixOption>{ReshardOption(W)}
-          : std::vector<FixOption>{PolicyOption(AutoShardPolicy::kData), ReshardOption(W)});
+          : std::vector<FixOption>{FixOption::Policy(AutoShardPolicy::kData), ReshardOption(W)});
 }
 
 void Checker::AddAutoPolicy(const Decision& d) {
@@ -400,7 +399,7 @@ void Checker::AddAutoPolicy(const Decision& d) {
   Add(FindingKind::kAutoPolicy, FindingSeverity::kInfo, std::move(tf), std::move(other),
       fmt::format("AUTO applies {}: {}", PolicyName(d.applied), d.reason),
       fmt::format("to make the choice explicit: {}", PolicyFix(d.applied)),
-      {PolicyOption(d.applied)});
+      {FixOption::Policy(d.applied)});
 }
 
 std::string Checker::StepsFix(uint64_t steps) const {
@@ -534,7 +533,7 @@ void Checker::AddEmptyShard(const LayoutSummary& l) {
     options = {ReshardOption(t_.workers)};
   } else if (by_file) {
     fix = PolicyFix(AutoShardPolicy::kData);
-    options = {PolicyOption(AutoShardPolicy::kData)};
+    options = {FixOption::Policy(AutoShardPolicy::kData)};
   } else {
     fix = fmt::format("at most {} (those that get records)", Plural(with, "worker", "workers"));
     options = {FixOption{FixOption::Kind::kWorkers, static_cast<int64_t>(with)}};
@@ -976,10 +975,10 @@ void Checker::AddAmplification(const LayoutSummary& l) {
         "{}, with at least {} files (rewrite the input into {} files of equal "
         "records)",
         PolicyFix(AutoShardPolicy::kFile), t_.workers, t_.workers);
-    options = {PolicyOption(AutoShardPolicy::kFile), ReshardOption(t_.workers)};
+    options = {FixOption::Policy(AutoShardPolicy::kFile), ReshardOption(t_.workers)};
   } else if (shape_.reader && shape_.file_blocker.empty()) {
     fix = PolicyFix(AutoShardPolicy::kFile);
-    options = {PolicyOption(AutoShardPolicy::kFile)};
+    options = {FixOption::Policy(AutoShardPolicy::kFile)};
   } else {
     fix =
         "read files by name so that FILE can shard them (list_files or a list of names, then "
@@ -1022,7 +1021,7 @@ void Checker::AddImbalance(const LayoutSummary& l) {
                  : PolicyFix(AutoShardPolicy::kData)),
       {l.decision.ShardsFiles(t_) || options_.api == Api::kFromFunction
            ? ReshardOption(ReshardCount(files, t_.workers))
-           : PolicyOption(AutoShardPolicy::kData)});
+           : FixOption::Policy(AutoShardPolicy::kData)});
 }
 
 void Checker::AddDynamicShape(const LayoutSummary& l) {

@@ -314,13 +314,6 @@ std::string DataNeeds(const Facts& f) {
   return fmt::format("{} (the same S on every worker)", SeedFix(f.pipeline, *first));
 }
 
-FixOption PolicyOption(AutoShardPolicy policy) {
-  FixOption o;
-  o.kind = FixOption::Kind::kPolicy;
-  o.policy = policy;
-  return o;
-}
-
 Finding NewFinding(FindingKind kind, FindingSeverity severity = FindingSeverity::kWarning) {
   Finding f;
   f.kind = kind;
@@ -379,14 +372,14 @@ void OffFindings(const Facts& f, bool hint, CoverageResult& out) {
   if (FileFits(f)) {
     d.fix = fmt::format("{}: each worker reads its own {} of the {} files; or {}", kPolicyFile,
                         files / W, files, data);
-    d.options.push_back(PolicyOption(AutoShardPolicy::kFile));
+    d.options.push_back(FixOption::Policy(AutoShardPolicy::kFile));
   } else {
     d.fix = fmt::format("{}{}", data,
                         f.shape.file_blocker.empty()
                             ? fmt::format(" (FILE needs at least {} files; {} found)", W, files)
                             : "");
   }
-  if (needs.empty()) d.options.push_back(PolicyOption(AutoShardPolicy::kData));
+  if (needs.empty()) d.options.push_back(FixOption::Policy(AutoShardPolicy::kData));
   if (hint) {
     d.fix = fmt::format(
         "`.shard(tf.data.experimental.SHARD_HINT, tf.data.experimental.SHARD_HINT)` {}; or {}",
@@ -555,7 +548,7 @@ Status SeedPerWorkerFindings(const Facts& f, const data::BuildOptions& build,
   d.other_versions = "the same in every 2.x release";
   d.evidence = fmt::format("{}; {}; {}", why, expected, draw_text);
   d.fix = fix;
-  if (!own_shard && FileFits(f)) d.options.push_back(PolicyOption(AutoShardPolicy::kFile));
+  if (!own_shard && FileFits(f)) d.options.push_back(FixOption::Policy(AutoShardPolicy::kFile));
   out.findings.push_back(d);
   Finding m = d;
   m.kind = FindingKind::kMissedRecords;
@@ -697,7 +690,7 @@ void NondeterministicFinding(const Facts& f, size_t op, bool before_shard, Cover
     n.fix = fmt::format("`deterministic=True` at {}{}",
                         data::DescribePosition(f.pipeline.text, f.pipeline.ops[op].pos),
                         function || !FileFits(f) ? "" : fmt::format("; or {}", kPolicyFile));
-    if (!function && FileFits(f)) n.options.push_back(PolicyOption(AutoShardPolicy::kFile));
+    if (!function && FileFits(f)) n.options.push_back(FixOption::Policy(AutoShardPolicy::kFile));
   } else {
     n.tensorflow =
         "the order depends on thread timing and differs run to run; no record is fed "

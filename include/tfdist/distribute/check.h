@@ -111,6 +111,9 @@ struct FixOption {
   Kind kind = Kind::kPolicy;
   int64_t value = 0;
   AutoShardPolicy policy = AutoShardPolicy::kAuto;
+
+  // The auto-shard policy `p` (Kind::kPolicy).
+  static FixOption Policy(AutoShardPolicy p) { return {Kind::kPolicy, 0, p}; }
 };
 
 struct Finding {
