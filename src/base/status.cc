@@ -99,8 +99,9 @@ int ExitCodeFor(const Status& status) {
       return 0;
     case StatusCode::kInvalidArgument:
     case StatusCode::kFailedPrecondition:
-    case StatusCode::kUnavailable:
       return 2;
+    case StatusCode::kUnavailable:
+      return 7;
     case StatusCode::kNotFound:
     case StatusCode::kDataLoss:
     case StatusCode::kOutOfRange:

@@ -119,11 +119,10 @@ std::string Describe(const Status& status) { return Describe(status.message(), s
 
 nlohmann::ordered_json ErrorJson(const Status& status) {
   std::string_view code = StatusCodeName(status.code());
-  // The contract has five codes (RESOURCE_EXHAUSTED passes as it is); the
-  // others map onto the nearest.
+  // The contract has six codes (RESOURCE_EXHAUSTED and UNAVAILABLE pass as
+  // they are); the others map onto the nearest.
   switch (status.code()) {
     case StatusCode::kFailedPrecondition:
-    case StatusCode::kUnavailable:
       code = "INVALID_ARGUMENT";
       break;
     case StatusCode::kOutOfRange:

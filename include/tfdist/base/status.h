@@ -24,7 +24,7 @@ enum class StatusCode : int {
   kFailedPrecondition = 9,  // the system is not in a state to do this
   kOutOfRange = 11,         // clean end of input (EOF at a record boundary)
   kInternal = 13,           // a bug or an unexpected system failure
-  kUnavailable = 14,        // a device that is not there (no GPU)
+  kUnavailable = 14,        // a remote store that stays unreachable or failing after retries
   kDataLoss = 15,           // corrupt or truncated data; names path and offset
 };
 
@@ -142,6 +142,7 @@ inline const Status& GetStatus(const Status& status) { return status; }
 
 // Maps a status to the exit code of the manual's EXIT STATUS:
 // 0 ok, 2 invalid usage or argument, 3 data error, 5 out of a resource,
+// 7 a remote store unreachable or failing after every retry,
 // 128 + the signal's number when interrupted (InterruptExitCode(): 130 for
 // SIGINT), 1 internal.
 int ExitCodeFor(const Status& status);
