@@ -20,6 +20,7 @@
 
 #include "tfdist/base/result.h"
 #include "tfdist/base/status.h"
+#include "tfdist/io/byte_stream.h"
 
 namespace tfdist::io {
 
@@ -82,6 +83,13 @@ class RandomAccessObject {
   // code and message); Cancelled when interrupted.
   virtual Status ReadAt(uint64_t offset, std::span<char> dst) = 0;
 
+  // ReadAt, started now; `done` is called once with its outcome, from any
+  // thread (a remote store's engine thread). dst must stay valid until then.
+  // By default ReadAt, then `done`, on the calling thread.
+  virtual void ReadAtAsync(uint64_t offset, std::span<char> dst, std::function<void(Status)> done) {
+    done(ReadAt(offset, dst));
+  }
+
   virtual const ObjectInfo& info() const = 0;
 };
 
@@ -106,6 +114,18 @@ class Storage {
 
 // The storage of a scheme, one per process (thread-safe).
 Storage& StorageFor(Scheme scheme);
+
+// The object `name` as a listing of this process last saw it (a glob's
+// expansion lists size and version of every match), else Stat: opening the
+// matches of a glob costs no request per object.
+Result<ObjectInfo> StatObject(std::string_view name);
+
+// A sequential source over `object` from byte `offset` on, reading ahead
+// within the process's read-ahead (RemoteOptions): a large object by several
+// concurrent ranges. name() is the object's URL; size() what lies past
+// `offset`. Read errors are ReadAt's.
+std::unique_ptr<ByteSource> NewObjectSource(std::unique_ptr<RandomAccessObject> object,
+                                            uint64_t offset);
 
 // How remote reads behave, for the whole process (the CLI sets it once,
 // before any read). Memory: the bytes a process buffers from object stores
