@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "io/remote_servers.h"
 #include "storage_http.h"
 #include "test_util.h"
 #include "tfdist/io/storage.h"
@@ -110,9 +111,12 @@ class Server {
       line.append(buffer, size_t(n));
     }
     close(out[0]);
+    // "READY PORT" (gcs-emu.js, gcs_fake.py) or "PORT" (fault_proxy.py).
     INFO("the server's first line: ", line);
-    REQUIRE(line.starts_with("READY "));
-    port_ = std::stoi(line.substr(6));
+    if (line.starts_with("READY ")) line = line.substr(6);
+    REQUIRE(!line.empty());
+    REQUIRE(std::isdigit(static_cast<unsigned char>(line[0])));
+    port_ = std::stoi(line);
   }
   ~Server() {
     kill(pid_, SIGTERM);
@@ -650,6 +654,22 @@ TEST_CASE("the store signs its requests with the token; 401 and 403 name the sou
   }
 }
 
+TEST_CASE("no server: Unavailable naming the URL once the attempts are spent") {
+  RemoteOptions options;
+  options.max_attempts = 2;
+  options.max_seconds = 30;
+  SetRemoteOptions(options);
+  TempDir home;
+  auto env = CleanEnv(home.path());
+  const std::string nowhere = fmt::format("http://127.0.0.1:{}", testing::ClosedPort());
+  auto store = NewStore(StoreOptions{.endpoint_for_testing = nowhere});
+  auto info = store->Stat("gs://bkt/obj");
+  INFO(info.status().ToString());
+  CHECK(info.status().code() == StatusCode::kUnavailable);
+  CHECK(info.status().message().find("gs://bkt/obj") != std::string::npos);
+  CHECK(info.status().message().find("2 attempts") != std::string::npos);
+}
+
 // ---- Against the firebase-tools storage emulator ----
 
 bool EmulatorInstalled() {
@@ -860,6 +880,57 @@ TEST_CASE("against the emulator: pages, stat, exact ranges, odd names, replaceme
                 .ok());
     CHECK(objects == 0);
   }
+}
+
+TEST_CASE("against the emulator through the fault proxy: retried, resumed, exact bytes") {
+  if (!EmulatorInstalled()) {
+    MESSAGE("SKIPPED: firebase-tools is not installed in tests/servers (tools/setup --servers)");
+    return;
+  }
+  RemoteOptions options;
+  options.max_attempts = 6;
+  options.max_seconds = 120;
+  SetRemoteOptions(options);
+  Emulator emu;
+  const std::string data = RandomBytes(400000, 11);
+  for (int i = 0; i < 5; ++i) emu.Put("bkt", fmt::format("faults/part-{}", i), data);
+  // 503s and 429s before listings and stats, connections cut mid-body and a
+  // range ignored (200 and the whole object) on the downloads.
+  Server proxy(
+      {"python3", "tests/remote/fault_proxy.py", "--fault", "kind=503&count=3&match=/o%3F",
+       "--fault", "kind=429&count=2&match=/o%3F", "--fault", "kind=503&count=2&match=fields=name",
+       "--fault", "kind=cut&after=70000&count=3&ranged=1", "--fault",
+       "kind=norange&count=1&ranged=1&skip=1", emu.server.Base()},
+      {});
+  ScopedEnv through({{"STORAGE_EMULATOR_HOST", proxy.Base().c_str()}});
+  auto store = NewStore(StoreOptions{.page_size = 2, .endpoint_for_testing = ""});
+  std::vector<ObjectInfo> listed;
+  REQUIRE(store
+              ->List("gs://bkt/faults/",
+                     [&](std::span<const ObjectInfo> page) {
+                       listed.insert(listed.end(), page.begin(), page.end());
+                       return Status::OK();
+                     })
+              .ok());
+  REQUIRE(listed.size() == 5);
+  auto info = store->Stat("gs://bkt/faults/part-3");
+  REQUIRE(info.ok());
+  CHECK(info->version == listed[3].version);
+  for (const ObjectInfo& o : listed) {
+    auto object = store->Open(o);
+    REQUIRE(object.ok());
+    std::string got(data.size() - 1000, '\0');
+    const Status read = (*object)->ReadAt(1000, got);
+    INFO(o.name, ": ", read.ToString());
+    REQUIRE(read.ok());
+    CHECK(got == data.substr(1000));
+  }
+  const Json stats = Json::parse(testing::GetText(proxy.port(), "/__stats__"));
+  INFO(stats.dump());
+  CHECK(stats["by_kind"]["503"] == 5);
+  CHECK(stats["by_kind"]["429"] == 2);
+  CHECK(stats["by_kind"]["cut"] == 3);
+  CHECK(stats["by_kind"]["norange"] == 1);
 }
 
 }  // namespace
