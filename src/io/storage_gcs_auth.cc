@@ -340,11 +340,12 @@ Result<std::unique_ptr<Credentials>> CredentialsFromFile(const std::string& path
         source, std::move(client_id), std::move(client_secret), std::move(refresh_token),
         std::move(token_uri)));
   }
-  return Status::InvalidArgument(fmt::format(
-      "the Cloud Storage credentials file {} ({}) is of type '{}', which tfdist does not "
-      "support; supported: service_account (a key file), authorized_user (gcloud auth "
-      "application-default login)",
-      path, how, type.empty() ? std::string("(none)") : type));
+  const std::string kind = type.empty() ? "has no \"type\"" : fmt::format("is of type '{}'", type);
+  return Status::InvalidArgument(
+      fmt::format("the Cloud Storage credentials file {} ({}) {}, which tfdist does not support; "
+                  "supported: service_account (a key file), authorized_user (gcloud auth "
+                  "application-default login)",
+                  path, how, kind));
 }
 
 Result<std::unique_ptr<Credentials>> CredentialsFromEnvironment(const Endpoint& endpoint) {

@@ -453,7 +453,7 @@ TEST_CASE("credentials: the ecosystem's order, and a clear error for other file 
       auto c = CredentialsFromEnvironment(EndpointFromEnvironment());
       REQUIRE_FALSE(c.ok());
       CHECK(c.status().code() == StatusCode::kInvalidArgument);
-      CHECK(c.status().message().find(*type ? type : "(none)") != std::string::npos);
+      CHECK(c.status().message().find(*type ? type : "has no \"type\"") != std::string::npos);
       CHECK(c.status().message().find(home.File("other.json")) != std::string::npos);
     }
   }
