@@ -366,6 +366,42 @@ TEST_CASE("a read blocked on the network ends with Cancelled on SIGINT") {
   CHECK(seconds < 50);  // not the server's 60 s
 }
 
+TEST_CASE("connections are kept alive and reused") {
+  Fixture f;
+  TestStore store;
+  std::string out(1000, '\0');
+  for (int i = 0; i < 30; ++i) {
+    Request r;
+    r.url = fmt::format("{}/big.bin", f.server.url());
+    r.shown = "s3://bucket/big.bin";
+    REQUIRE(Client::Get().ReadRange(store, r, i * 1000, std::span<char>(out), nullptr).ok());
+    CHECK(out == f.data.substr(i * 1000, 1000));
+  }
+  // GetText's own connection is the one more.
+  const std::string stats = GetText(f.server.port(), "/__stats__");
+  CHECK_MESSAGE(stats.find("\"connections\": 1}") != std::string::npos, stats);
+}
+
+TEST_CASE("an object replaced between two ranges is caught by check, the proxy's hook") {
+  Fixture f;
+  testing::WriteFile(f.dir.File("other.bin"), std::string(200000, 'x'));
+  f.Fault(fmt::format("kind=replace&ranged=1&match=big.bin&command=cp%20{}%20{}",
+                      f.dir.File("other.bin"), f.dir.File("big.bin")));
+  std::string etag;
+  auto check = [&](const Response& head) {
+    std::string now(head.Header("etag").value_or(""));
+    if (etag.empty()) etag = now;
+    if (now != etag) return Status::DataLoss("s3://bucket/big.bin: replaced while read");
+    return Status::OK();
+  };
+  std::string out(1000, '\0');
+  REQUIRE(Client::Get().ReadRange(f.store, f.Get("big.bin"), 0, std::span<char>(out), check).ok());
+  CHECK(out == f.data.substr(0, 1000));
+  Status s = Client::Get().ReadRange(f.store, f.Get("big.bin"), 1000, std::span<char>(out), check);
+  CHECK(s.code() == StatusCode::kDataLoss);
+  CHECK(GetText(f.proxy.port(), "/__stats__").find("\"commands\": 1") != std::string::npos);
+}
+
 TEST_CASE("UriEncode keeps RFC 3986's unreserved characters") {
   CHECK(UriEncode("a b/c~d-e_f.g+h", false) == "a%20b%2Fc~d-e_f.g%2Bh");
   CHECK(UriEncode("a b/c", true) == "a%20b/c");

@@ -14,8 +14,9 @@ picks a free port), then serves until killed.
                          (size and mtime); HTTP/1.1 keep-alive.
   PUT /PATH              writes the body to DIR/PATH (replaces an object).
   missing file           404 with an S3-style XML error body (NoSuchKey).
-  GET /__stats__         JSON: {"requests": N, "by_path": {"/PATH": N, ...}},
-                         the requests seen so far (this one not counted).
+  GET /__stats__         JSON: {"requests": N, "by_path": {"/PATH": N, ...},
+                         "connections": N}: the requests and connections seen
+                         so far (this request not counted).
   GET /__reset__         sets the counts back to zero.
 """
 
@@ -44,6 +45,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    connections = 0
+
+    def setup(self):
+        super().setup()
+        with Handler.lock:
+            Handler.connections += 1
+
     def count(self):
         with Handler.lock:
             Handler.counts[self.path] = Handler.counts.get(self.path, 0) + 1
@@ -67,12 +75,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self, head_only=False):
         if self.path == '/__stats__':
             with Handler.lock:
-                stats = {'requests': sum(Handler.counts.values()), 'by_path': dict(Handler.counts)}
+                stats = {'requests': sum(Handler.counts.values()), 'by_path': dict(Handler.counts),
+                         'connections': Handler.connections - 1}
             self.send_bytes(200, json.dumps(stats).encode(), [('Content-Type', 'application/json')])
             return
         if self.path == '/__reset__':
             with Handler.lock:
                 Handler.counts.clear()
+                Handler.connections = 0
             self.send_bytes(200, b'ok\n')
             return
         self.count()
