@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "io/storage_stand_ins.h"
 #include "tfdist/io/storage.h"
 
 namespace tfdist::io {
@@ -365,6 +366,7 @@ class TestStorage : public Storage {
 
 TestStorage& TheTestStorage() {
   static TestStorage storage;
+  testing::StandInStorage() = &storage;
   return storage;
 }
 
@@ -416,24 +418,4 @@ TEST_CASE("the first ranges of the objects to come are read ahead, within half t
 }
 
 }  // namespace
-}  // namespace tfdist::io
-
-// Stand-ins for storage.cc's (the wiring of issue 28) where this test is
-// built without it: they reach TheTestStorage. Weak, so that the real ones
-// win where they are linked (then the test must install its storage with
-// SetStorageForTesting instead).
-namespace tfdist::io {
-__attribute__((weak)) bool IsRemote(std::string_view name) {
-  return name.starts_with("s3://") || name.starts_with("gs://");
-}
-__attribute__((weak)) Result<Location> ParseLocation(std::string_view name) {
-  Location l;
-  l.scheme = Scheme::kS3;
-  l.text = std::string(name);
-  return l;
-}
-__attribute__((weak)) Storage& StorageFor(Scheme) { return TheTestStorage(); }
-__attribute__((weak)) Result<ObjectInfo> StatObject(std::string_view name) {
-  return TheTestStorage().Stat(name);
-}
 }  // namespace tfdist::io
