@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <memory>
@@ -223,6 +224,14 @@ size_t HeaderCallback(char* p, size_t size, size_t n, void* user) {
 class Engine {
  public:
   Engine() {
+    for (const char* name : {"NO_PROXY", "no_proxy"}) {
+      const char* v = std::getenv(name);
+      if (v != nullptr && *v != '\0') {
+        no_proxy_ = std::string(v) + ",";
+        break;
+      }
+    }
+    no_proxy_ += "localhost,127.0.0.1,::1";
     multi_ = curl_multi_init();
     // Idle connections kept for reuse, across hosts.
     curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, 64L);
@@ -266,6 +275,9 @@ class Engine {
     set(CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
     set(CURLOPT_TCP_KEEPALIVE, 1L);
     set(CURLOPT_USERAGENT, "tfdist");
+    // The loopback never through a proxy (the environment's proxy variables
+    // hold for the rest, and their NO_PROXY is kept).
+    set(CURLOPT_NOPROXY, no_proxy_.c_str());
     set(CURLOPT_ERRORBUFFER, a.error);
     set(CURLOPT_WRITEFUNCTION, &WriteCallback);
     set(CURLOPT_WRITEDATA, static_cast<void*>(&a));
@@ -363,6 +375,7 @@ class Engine {
     }
   }
 
+  std::string no_proxy_;
   CURLM* multi_ = nullptr;
   std::mutex mu_;
   std::vector<std::unique_ptr<Attempt>> incoming_;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "io/remote_servers.h"
+#include "io/storage_stand_ins.h"
 #include "test_util.h"
 #include "tfdist/base/interrupt.h"
 #include "tfdist/io/storage.h"
@@ -49,8 +50,12 @@ class TestStore : public HttpStore {
     return {Tag(response.body, "Code"), Tag(response.body, "Message")};
   }
   std::string CredentialSource() const override { return "the test's store (none)"; }
+  std::string CaFile() const override { return ca_file; }
+  bool VerifyTls() const override { return verify_tls; }
 
   std::atomic<int> authorized{0};
+  std::string ca_file;
+  bool verify_tls = true;
 
  private:
   static std::string Tag(const std::string& body, const std::string& tag) {
@@ -364,6 +369,119 @@ TEST_CASE("a read blocked on the network ends with Cancelled on SIGINT") {
   CHECK(WIFEXITED(rc));
   CHECK(WEXITSTATUS(rc) == 0);
   CHECK(seconds < 50);  // not the server's 60 s
+}
+
+TEST_CASE("connections are kept alive and reused") {
+  Fixture f;
+  TestStore store;
+  std::string out(1000, '\0');
+  for (int i = 0; i < 30; ++i) {
+    Request r;
+    r.url = fmt::format("{}/big.bin", f.server.url());
+    r.shown = "s3://bucket/big.bin";
+    REQUIRE(Client::Get().ReadRange(store, r, i * 1000, std::span<char>(out), nullptr).ok());
+    CHECK(out == f.data.substr(i * 1000, 1000));
+  }
+  // GetText's own connection is the one more.
+  const std::string stats = GetText(f.server.port(), "/__stats__");
+  CHECK_MESSAGE(stats.find("\"connections\": 1}") != std::string::npos, stats);
+}
+
+TEST_CASE("an object replaced between two ranges is caught by check, the proxy's hook") {
+  Fixture f;
+  testing::WriteFile(f.dir.File("other.bin"), std::string(200000, 'x'));
+  f.Fault(fmt::format("kind=replace&ranged=1&match=big.bin&command=cp%20{}%20{}",
+                      f.dir.File("other.bin"), f.dir.File("big.bin")));
+  std::string etag;
+  auto check = [&](const Response& head) {
+    std::string now(head.Header("etag").value_or(""));
+    if (etag.empty()) etag = now;
+    if (now != etag) return Status::DataLoss("s3://bucket/big.bin: replaced while read");
+    return Status::OK();
+  };
+  std::string out(1000, '\0');
+  REQUIRE(Client::Get().ReadRange(f.store, f.Get("big.bin"), 0, std::span<char>(out), check).ok());
+  CHECK(out == f.data.substr(0, 1000));
+  Status s = Client::Get().ReadRange(f.store, f.Get("big.bin"), 1000, std::span<char>(out), check);
+  CHECK(s.code() == StatusCode::kDataLoss);
+  CHECK(GetText(f.proxy.port(), "/__stats__").find("\"commands\": 1") != std::string::npos);
+}
+
+// An object of the range server, read through the engine.
+class HttpObject : public RandomAccessObject {
+ public:
+  HttpObject(Fixture& f, const std::string& key, uint64_t size) : f_(f), key_(key) {
+    info_ = {"s3://bucket/" + key, size, ""};
+  }
+  Status ReadAt(uint64_t offset, std::span<char> dst) override {
+    return Client::Get().ReadRange(f_.store, f_.Get(key_), offset, dst, nullptr);
+  }
+  void ReadAtAsync(uint64_t offset, std::span<char> dst,
+                   std::function<void(Status)> done) override {
+    Client::Get().ReadRangeAsync(f_.store, f_.Get(key_), offset, dst, nullptr, std::move(done));
+  }
+  const ObjectInfo& info() const override { return info_; }
+
+ private:
+  Fixture& f_;
+  std::string key_;
+  ObjectInfo info_;
+};
+
+TEST_CASE("the read-ahead source over the engine gives every byte once through faults") {
+  Fixture f({"kind=cut&after=10000&count=5&ranged=1", "kind=503&count=5",
+             "kind=429&count=2&retry_after=0", "kind=widen&bytes=3&count=2"});
+  f.options.Set([](RemoteOptions& o) {
+    o.range_bytes = 64 << 10;
+    o.read_ahead_bytes = 1 << 20;
+  });
+  auto source = NewObjectSource(std::make_unique<HttpObject>(f, "big.bin", f.data.size()), 12345);
+  std::string got, buf(50000, '\0');
+  for (;;) {
+    Result<size_t> n = source->Read(std::span<char>(buf));
+    REQUIRE_MESSAGE(n.ok(), n.status().ToString());
+    if (*n == 0) break;
+    got.append(buf.data(), *n);
+  }
+  CHECK(got == f.data.substr(12345));
+  CHECK(f.ProxyFaults() == 14);
+}
+
+TEST_CASE("TLS is verified: a certificate of no known authority fails unretried") {
+  TempDir dir;
+  const std::string cert = dir.File("cert.pem"), key = dir.File("key.pem");
+  const std::string make = fmt::format(
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 "
+      "-addext subjectAltName=IP:127.0.0.1 -keyout {} -out {} >/dev/null 2>&1",
+      key, cert);
+  if (std::system(make.c_str()) != 0) {
+    MESSAGE("no openssl command to make a certificate; skipped");
+    return;
+  }
+  testing::WriteFile(dir.File("small.bin"), "over TLS\n");
+  PythonServer server({"tests/remote/range_server.py", "--tls", cert, key, dir.path()});
+  Options options;
+  Request r;
+  r.url = fmt::format("https://127.0.0.1:{}/small.bin", server.port());
+  r.shown = "s3://bucket/small.bin";
+
+  TestStore system_store;  // the system's authorities: none signed it
+  Result<Response> got = Client::Get().Fetch(system_store, r);
+  CHECK(got.status().code() == StatusCode::kUnavailable);
+  CHECK(got.status().message().find("failed after 1 attempt in") != std::string::npos);
+  CHECK(got.status().message().find("certificate") != std::string::npos);
+
+  TestStore bundle_store;  // the bundle that holds it
+  bundle_store.ca_file = cert;
+  got = Client::Get().Fetch(bundle_store, r);
+  REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+  CHECK(got->body == "over TLS\n");
+
+  TestStore unverified_store;  // S3_VERIFY_SSL=0
+  unverified_store.verify_tls = false;
+  got = Client::Get().Fetch(unverified_store, r);
+  REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+  CHECK(got->body == "over TLS\n");
 }
 
 TEST_CASE("UriEncode keeps RFC 3986's unreserved characters") {

@@ -3,10 +3,10 @@
 """A small static HTTP server for the tests of the HTTP engine: the files of a
 folder, with ranged GETs, on 127.0.0.1 only. Python's standard library only.
 
-Usage: range_server.py [--port N] DIR
+Usage: range_server.py [--port N] [--tls CERT KEY] DIR
 
 Prints "PORT\\n" on standard output once it listens (--port 0, the default,
-picks a free port), then serves until killed.
+picks a free port), then serves until killed; HTTPS with --tls.
 
   GET /PATH, HEAD /PATH  the file DIR/PATH: 200 with its bytes, or 206 for a
                          "Range: bytes=A-B" (or "A-"), with Content-Range;
@@ -14,8 +14,9 @@ picks a free port), then serves until killed.
                          (size and mtime); HTTP/1.1 keep-alive.
   PUT /PATH              writes the body to DIR/PATH (replaces an object).
   missing file           404 with an S3-style XML error body (NoSuchKey).
-  GET /__stats__         JSON: {"requests": N, "by_path": {"/PATH": N, ...}},
-                         the requests seen so far (this one not counted).
+  GET /__stats__         JSON: {"requests": N, "by_path": {"/PATH": N, ...},
+                         "connections": N}: the requests and connections seen
+                         so far (this request not counted).
   GET /__reset__         sets the counts back to zero.
 """
 
@@ -24,6 +25,7 @@ import http.server
 import json
 import os
 import re
+import ssl
 import sys
 import threading
 
@@ -43,6 +45,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    connections = 0
+
+    def setup(self):
+        super().setup()
+        with Handler.lock:
+            Handler.connections += 1
 
     def count(self):
         with Handler.lock:
@@ -67,12 +76,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self, head_only=False):
         if self.path == '/__stats__':
             with Handler.lock:
-                stats = {'requests': sum(Handler.counts.values()), 'by_path': dict(Handler.counts)}
+                stats = {'requests': sum(Handler.counts.values()), 'by_path': dict(Handler.counts),
+                         'connections': Handler.connections - 1}
             self.send_bytes(200, json.dumps(stats).encode(), [('Content-Type', 'application/json')])
             return
         if self.path == '/__reset__':
             with Handler.lock:
                 Handler.counts.clear()
+                Handler.connections = 0
             self.send_bytes(200, b'ok\n')
             return
         self.count()
@@ -83,31 +94,45 @@ class Handler(http.server.BaseHTTPRequestHandler):
                             head_only)
             return
         with open(path, 'rb') as f:
-            data = f.read()
-        st = os.stat(path)
-        etag = f'"{st.st_size:x}-{st.st_mtime_ns:x}"'
-        headers = [('ETag', etag), ('Accept-Ranges', 'bytes')]
-        wanted = self.headers.get('Range')
-        if wanted:
-            m = RANGE.match(wanted.strip())
-            if not m:
-                self.send_bytes(400, error_body('InvalidArgument', 'Bad range', self.path),
-                                head_only=head_only)
-                return
-            first = int(m.group(1))
-            last = int(m.group(2)) if m.group(2) else len(data) - 1
-            if first >= len(data):
-                self.send_bytes(416, error_body('InvalidRange',
-                                                'The requested range is not satisfiable',
-                                                self.path),
-                                headers + [('Content-Range', f'bytes */{len(data)}')], head_only)
-                return
-            last = min(last, len(data) - 1)
-            self.send_bytes(206, data[first:last + 1],
-                            headers + [('Content-Range', f'bytes {first}-{last}/{len(data)}')],
-                            head_only)
+            st = os.fstat(f.fileno())
+            size = st.st_size
+            etag = f'"{size:x}-{st.st_mtime_ns:x}"'
+            headers = [('ETag', etag), ('Accept-Ranges', 'bytes')]
+            first, last, status = 0, size - 1, 200
+            wanted = self.headers.get('Range')
+            if wanted:
+                m = RANGE.match(wanted.strip())
+                if not m:
+                    self.send_bytes(400, error_body('InvalidArgument', 'Bad range', self.path),
+                                    head_only=head_only)
+                    return
+                first = int(m.group(1))
+                last = min(int(m.group(2)) if m.group(2) else size - 1, size - 1)
+                if first >= size:
+                    self.send_bytes(416, error_body('InvalidRange',
+                                                    'The requested range is not satisfiable',
+                                                    self.path),
+                                    headers + [('Content-Range', f'bytes */{size}')], head_only)
+                    return
+                status = 206
+                headers.append(('Content-Range', f'bytes {first}-{last}/{size}'))
+            self.send_file(status, f, first, last + 1 - first, headers, head_only)
+
+    def send_file(self, status, f, first, length, headers, head_only):
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header('Content-Length', str(length))
+        self.end_headers()
+        if head_only:
             return
-        self.send_bytes(200, data, headers, head_only)
+        f.seek(first)
+        while length > 0:
+            piece = f.read(min(length, 1 << 20))
+            if not piece:
+                break
+            self.wfile.write(piece)
+            length -= len(piece)
 
     def do_HEAD(self):
         self.do_GET(head_only=True)
@@ -139,10 +164,16 @@ class Server(http.server.ThreadingHTTPServer):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--port', type=int, default=0)
+    parser.add_argument('--tls', nargs=2, metavar=('CERT', 'KEY'),
+                        help='serve HTTPS with this certificate and key (PEM files)')
     parser.add_argument('dir')
     args = parser.parse_args()
     Handler.root = args.dir
     server = Server(('127.0.0.1', args.port), Handler)
+    if args.tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*args.tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)
     server.serve_forever()
