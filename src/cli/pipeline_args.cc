@@ -7,6 +7,7 @@
 
 #include <cctype>
 
+#include "file_args.h"
 #include "input_text.h"
 #include "report.h"
 #include "tfdist/base/text.h"
@@ -59,6 +60,7 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args) {
                  "With --python: seconds the trace may take (default 60)")
       ->check(Finite())
       ->check(CLI::Range(0.1, 86400.0));
+  AddRemoteOptions(cmd);
   cmd.add_option("--cpus", args->cpus,
                  "CPUs of the modelled host: TensorFlow's default (AUTOTUNE) cycle_length and "
                  "num_parallel_calls (default: this machine's)")
