@@ -183,6 +183,19 @@ def _component_regex(pattern):
     return re.compile("".join(out) + r"\Z", re.DOTALL)
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _refuse_url(pattern, what):
+    """Object-store URLs are listed by tfdist itself (list_files); the trace
+    does not list them, and an empty list here would be a silent wrong
+    answer."""
+    if _URL.match(pattern):
+        raise TraceError(f"{what}({pattern!r}): the trace cannot list or look at object-store "
+                         f"URLs; name the pattern in tf.data.Dataset.list_files({pattern!r}), "
+                         f"which tfdist lists itself")
+
+
 def glob_one(pattern):
     """The matches of one pattern, in listing order, as TensorFlow's
     GetMatchingPaths finds them (folder by folder, breadth first)."""
@@ -238,6 +251,7 @@ def gfile_glob(pattern):
     patterns = _pattern_list(pattern, "tf.io.gfile.glob()")
     out = []
     for p in patterns:
+        _refuse_url(p, "tf.io.gfile.glob")
         out += glob_one(p)
     data.assume(f"tf.io.gfile.glob({', '.join(repr(p) for p in patterns)}): {len(out)} "
                 f"name{'' if len(out) == 1 else 's'}, in the folder listing's order "
@@ -249,6 +263,7 @@ def matching_files(pattern, name=None):
     patterns = _pattern_list(pattern, "tf.io.matching_files()")
     out = []
     for p in patterns:
+        _refuse_url(p, "tf.io.matching_files")
         out += glob_one(p)
     if not out:
         raise TraceError(f"No files matched pattern: {', '.join(patterns)}")
@@ -256,7 +271,10 @@ def matching_files(pattern, name=None):
 
 
 def gfile_exists(path):
-    return os.path.exists(os.fspath(path))
+    path = os.fspath(path)
+    if isinstance(path, str):
+        _refuse_url(path, "tf.io.gfile.exists")
+    return os.path.exists(path)
 
 
 def gfile_isdir(path):
