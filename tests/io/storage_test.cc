@@ -23,6 +23,8 @@
 #include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"
 #include "tfdist/io/record_fetch.h"
+#include "tfdist/io/record_reader.h"
+#include "tfdist/io/reshard.h"
 
 namespace tfdist::io {
 namespace {
@@ -352,6 +354,42 @@ TEST_CASE("an object's index is in the local cache, keyed by its URL and version
   CHECK(counts[0].source == CountSource::kScan);
   CHECK(fake.objects.bytes_read > 0);
   unsetenv("XDG_CACHE_HOME");
+}
+
+TEST_CASE("reshard reads objects by position into local shards, the same records") {
+  Fake fake;
+  testing::TempDir out;
+  std::vector<std::string> all;
+  for (int f = 0; f < 3; ++f) {
+    std::vector<std::string> records;
+    for (int r = 0; r < 4; ++r) records.push_back(fmt::format("object {} record {}", f, r));
+    all.insert(all.end(), records.begin(), records.end());
+    fake.objects.Put(fmt::format("gs://b/in-{}", f), testing::Frame(records),
+                     fmt::format("{}", 100 + f));
+  }
+  auto files = Expand({"gs://b/in-*"});
+  REQUIRE(files.ok());
+  ReshardOptions o;
+  o.num_shards = 2;
+  o.output_prefix = out.File("part");
+  o.sync = false;
+  o.seed = 7;  // shuffled: the copy reads records of every object by position
+  auto summary = Reshard(*files, o);
+  REQUIRE(summary.ok());
+  CHECK(summary->total.records == 12);
+  std::vector<std::string> read;
+  for (const OutputSummary& s : summary->outputs) {
+    auto reader = RecordReader::Open(s.path, RecordReaderOptions());
+    REQUIRE(reader.ok());
+    std::string_view record;
+    while ((*reader)->ReadRecord(record)) read.emplace_back(record);
+    CHECK((*reader)->status().ok());
+  }
+  std::sort(read.begin(), read.end());
+  std::sort(all.begin(), all.end());
+  CHECK(read == all);
+  // Nothing was written into the store.
+  CHECK(fake.objects.objects.size() == 3);
 }
 
 TEST_CASE("what listings saw stays bounded, newest first") {
