@@ -344,6 +344,13 @@ TEST_CASE("an object's index is in the local cache, keyed by its URL and version
   CHECK(counts[0].source == CountSource::kFileIndex);
   CHECK(counts[0].count.records == 3);
   CHECK(fake.objects.bytes_read == 0);
+  // So does layout's counter (directory index first, then NAME.idx).
+  FileCounter counter(std::vector<std::string>{"s3://b/d/../*"});
+  auto layout = counter.Count(StringList(std::span<const std::string>(*files)), Compression::kNone);
+  REQUIRE(layout.ok());
+  CHECK(layout->counts[0].records == 3);
+  CHECK(layout->from_file_index == 1);
+  CHECK(fake.objects.bytes_read == 0);
   // Another version under the same name (listed again): the index is stale.
   fake.objects.Put("s3://b/d/../f", testing::Frame({"one", "two", "six"}), "\"e2\"");
   REQUIRE(Expand({"s3://b/d/../*"}).ok());
