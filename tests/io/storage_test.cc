@@ -205,6 +205,24 @@ TEST_CASE("a URL glob matches as a local one: * and ? stop at '/', brackets, dot
   CHECK(*escaped == std::vector<std::string>{"s3://b/d/a*b"});
 }
 
+TEST_CASE("100,000 objects over 100 pages: every match, sorted, each opened with no stat") {
+  Fake fake;
+  fake.objects.page_size = 1000;
+  for (int i = 0; i < 100'000; ++i) {
+    fake.objects.Put(fmt::format("s3://big/train-{:06}-of-100000", (i * 7919) % 100'000), "");
+  }
+  fake.objects.Put("s3://big/train-x/nested", "");  // * does not cross '/'
+  auto files = Expand({"s3://big/train-*"});
+  REQUIRE(files.ok());
+  CHECK(files->size() == 100'000);
+  CHECK(std::is_sorted(files->begin(), files->end()));
+  CHECK(fake.objects.pages == 101);
+  const uint64_t stats = fake.objects.stats;
+  auto last = StatObject(files->back());
+  REQUIRE(last.ok());
+  CHECK(fake.objects.stats == stats);
+}
+
 TEST_CASE("URL matches sort byte-wise together with local ones, every page read") {
   Fake fake;
   fake.objects.page_size = 3;
