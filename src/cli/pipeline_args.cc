@@ -11,6 +11,8 @@
 #include "input_text.h"
 #include "report.h"
 #include "tfdist/base/text.h"
+#include "tfdist/io/url_glob.h"
+#include "tfdist/trace/url_lister.h"
 #include "validators.h"
 
 namespace tfdist::cli {
@@ -103,6 +105,8 @@ bool IsDottedName(std::string_view name) {
 }
 
 Result<TraceRequest> MakeTraceRequest(const PipelineArgs& args, const TraceContext& context) {
+  // tf.io.gfile.glob of a URL in the traced code: tfdist's own listing.
+  trace::SetUrlLister([](const std::string& pattern) { return io::GlobUrl(pattern); });
   TraceRequest r;
   r.file = args.python;
   r.entry = args.entry;

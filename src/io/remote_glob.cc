@@ -15,6 +15,7 @@
 
 #include "storage_listed.h"
 #include "tfdist/base/interrupt.h"
+#include "tfdist/io/url_glob.h"
 
 namespace tfdist::io {
 namespace {
@@ -204,6 +205,13 @@ Result<std::vector<std::vector<std::string>>> ExpandRemotePatterns(
   }
   RememberListed(std::move(seen));
   return out;
+}
+
+Result<std::vector<std::string>> GlobUrl(const std::string& pattern) {
+  TFDIST_ASSIGN_OR_RETURN(std::vector<std::vector<std::string>> matches,
+                          ExpandRemotePatterns(std::span<const std::string>(&pattern, 1)));
+  std::sort(matches[0].begin(), matches[0].end());
+  return std::move(matches[0]);
 }
 
 }  // namespace tfdist::io

@@ -41,9 +41,9 @@ def main():
             proc = checks.tfdist(*args, expect=2)
             check("s3://" in proc.stderr and "gs://" in proc.stderr and "not supported" in proc.stderr,
                   f"{args}: the supported schemes not named: {proc.stderr!r}")
-        # --python code: list_files of a URL is tfdist's own listing (its
-        # error for a scheme it does not read); tf.io.gfile.glob of a URL,
-        # which the trace cannot list, is refused, not an empty list.
+        # --python code: list_files and tf.io.gfile.glob of a URL are tfdist's
+        # own listing (its error for a scheme it does not read), never an
+        # empty list from os.listdir.
         code = os.path.join(tmp, "input.py")
         with open(code, "w", encoding="utf-8") as f:
             f.write("import tensorflow as tf\n"
@@ -55,12 +55,13 @@ def main():
         with open(code, "w", encoding="utf-8") as f:
             f.write("import tensorflow as tf\n"
                     "def input_fn():\n"
-                    "    names = tf.io.gfile.glob('gs://bucket/train-*')\n"
+                    "    names = tf.io.gfile.glob('az://container/train-*')\n"
                     "    return tf.data.TFRecordDataset(names).batch(4)\n")
         proc = subprocess.run([checks.TFDIST, "layout", "--python", code], capture_output=True,
                               text=True, timeout=120)
-        check(proc.returncode not in (0, 1) and "gs://bucket/train-*" in proc.stderr
-              and "list_files" in proc.stderr, f"--python gfile.glob: {proc.returncode} {proc.stderr!r}")
+        check(proc.returncode not in (0, 1) and "az://container/train-*" in proc.stderr
+              and "s3://" in proc.stderr and "gs://" in proc.stderr and "not supported" in proc.stderr,
+              f"--python gfile.glob: {proc.returncode} {proc.stderr!r}")
         os.remove(code)
         # A wildcard in a bucket's name: a listing is of one bucket.
         proc = checks.tfdist("count", "s3://bucket-*/x", expect=2)
