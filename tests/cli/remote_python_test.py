@@ -101,6 +101,16 @@ def main():
                             ".batch(4)\n")
             same(["layout", "--workers", "2", "--python", os.path.join(tmp, "input-False.py")],
                  ["layout", "--workers", "2", "--python", os.path.join(tmp, "input-True.py")])
+            # tf.io.gfile.glob of the bucket: tfdist's listing, the local names' order.
+            for where in (local, url):
+                with open(os.path.join(tmp, f"glob-{where == url}.py"), "w") as f:
+                    f.write("import tensorflow as tf\n"
+                            "def input_fn():\n"
+                            f"    names = tf.io.gfile.glob('{where}/train-*')\n"
+                            f"    assert tf.io.gfile.exists(names[0])\n"
+                            "    return tf.data.TFRecordDataset(names).batch(4)\n")
+            same(["layout", "--python", os.path.join(tmp, "glob-False.py")],
+                 ["layout", "--python", os.path.join(tmp, "glob-True.py")])
             # Indexed objects: count reads the indexes from the local cache.
             run("index", f"{url}/train-*")
             proc = run("count", "--json", f"{url}/train-*")
