@@ -47,8 +47,9 @@ UrlLister& TheUrlLister() {
 }
 
 // The answer to one listing request of the traced code, a line of JSON
-// {"glob": PATTERN}: {"names": [...]} or {"error": MESSAGE}.
-std::string AnswerListing(std::string_view line) {
+// {"glob": PATTERN}: {"names": [...]} or {"error": MESSAGE}; `failed` keeps
+// the last listing's error.
+std::string AnswerListing(std::string_view line, Status& failed) {
   nlohmann::json reply;
   const nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
   if (request.is_discarded() || !request.contains("glob") || !request["glob"].is_string()) {
@@ -61,7 +62,7 @@ std::string AnswerListing(std::string_view line) {
       reply["names"] = *names;
     } else {
       reply["error"] = names.status().message();
-      reply["code"] = static_cast<int>(names.status().code());
+      failed = names.status();
     }
   }
   return DumpJson(reply, true) + "\n";
@@ -155,6 +156,7 @@ struct ChildOutcome {
   bool timed_out = false;
   bool interrupted = false;
   bool answer_too_large = false;
+  Status listing_failed;  // the last URL listing of the traced code that failed
 };
 
 // Feeds `input` to the child and reads its output and answer until it
@@ -169,7 +171,7 @@ Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, Fd& ask, Fd& told,
   std::string replies;  // their answers, written as the child reads them
   auto answer_asked = [&] {
     for (size_t end; (end = asked.find('\n')) != std::string::npos;) {
-      replies += AnswerListing(std::string_view(asked).substr(0, end));
+      replies += AnswerListing(std::string_view(asked).substr(0, end), outcome.listing_failed);
       asked.erase(0, end + 1);
     }
   };
@@ -559,7 +561,15 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
                         : fmt::format("{} exited with status {}", python, WEXITSTATUS(st)),
         python));
   }
-  return ReadAnswer(request, child, details);
+  Result<PythonTrace> trace = ReadAnswer(request, child, details);
+  // The traced code stopped at a listing the store failed: the store's
+  // code (a store unreachable is Unavailable, exit 7), the trace's words.
+  const Status& listing = child.listing_failed;
+  if (!trace.ok() && !listing.ok() && listing.code() != StatusCode::kInvalidArgument &&
+      trace.status().message().find(listing.message()) != std::string::npos) {
+    return Status(listing.code(), trace.status().message());
+  }
+  return trace;
 }
 
 void SetUrlLister(UrlLister lister) { TheUrlLister() = std::move(lister); }
