@@ -17,7 +17,7 @@ import shlex
 import sys
 import types
 
-from . import data, datasets, seeds, session, standin, tfx
+from . import data, datasets, seeds, session, standin, tf_io, tfx
 from .render import exception_site
 from .values import NAME_LIMIT, AnyBase, NeedValue, TraceError, Unknown, WorkerDependent, setting
 
@@ -1168,6 +1168,8 @@ def _error_json(message, site, kind=None):
 
 def main(argv):
     result_fd = int(argv[0])
+    if len(argv) >= 3:  # tfdist answers listings of object-store URLs here
+        tf_io.LISTING_FDS = (int(argv[1]), int(argv[2]))
     # The request is ASCII JSON; a name's byte that is not UTF-8 comes as
     # \udcXX and loads as the str os.fsdecode makes (doc/python.md).
     raw = json.loads(sys.stdin.buffer.read().decode("utf-8"))

@@ -2,6 +2,7 @@
 """tf.io as the traced code sees it: feature specs, the parse calls a
 mapped function makes, and file listing (tf.io.gfile.glob)."""
 
+import json
 import os
 import re
 
@@ -183,6 +184,40 @@ def _component_regex(pattern):
     return re.compile("".join(out) + r"\Z", re.DOTALL)
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# The pipes on which tfdist lists object-store URLs for the trace (requests,
+# answers); None when the stand-in runs without tfdist.
+LISTING_FDS = None
+
+
+def _list_url(pattern, what):
+    """The matches of an object-store URL pattern, sorted, as tfdist lists
+    them (one listing implementation): os.listdir knows no URL, and an empty
+    list here would be a silent wrong answer."""
+    if LISTING_FDS is None:
+        raise TraceError(f"{what}({pattern!r}): the trace cannot list object-store URLs here; "
+                         f"name the pattern in tf.data.Dataset.list_files({pattern!r}), which "
+                         f"tfdist lists itself")
+    ask, told = LISTING_FDS
+    request = (json.dumps({"glob": pattern}, ensure_ascii=True) + "\n").encode("ascii")
+    while request:
+        request = request[os.write(ask, request):]
+    reply = b""
+    while not reply.endswith(b"\n"):
+        chunk = os.read(told, 1 << 16)
+        if not chunk:
+            raise TraceError(f"{what}({pattern!r}): tfdist did not answer the listing")
+        reply += chunk
+    answer = json.loads(reply.decode("utf-8"))
+    if "error" in answer:
+        raise TraceError(f"{what}({pattern!r}): {answer['error']}")
+    return answer["names"]
+
+
+def _escape(name):
+    return re.sub(r"([*?[\\])", r"\\\1", name)
+
+
 def glob_one(pattern):
     """The matches of one pattern, in listing order, as TensorFlow's
     GetMatchingPaths finds them (folder by folder, breadth first)."""
@@ -238,7 +273,7 @@ def gfile_glob(pattern):
     patterns = _pattern_list(pattern, "tf.io.gfile.glob()")
     out = []
     for p in patterns:
-        out += glob_one(p)
+        out += _list_url(p, "tf.io.gfile.glob") if _URL.match(p) else glob_one(p)
     data.assume(f"tf.io.gfile.glob({', '.join(repr(p) for p in patterns)}): {len(out)} "
                 f"name{'' if len(out) == 1 else 's'}, in the folder listing's order "
                 f"(TensorFlow does not sort them)", user_site())
@@ -249,14 +284,17 @@ def matching_files(pattern, name=None):
     patterns = _pattern_list(pattern, "tf.io.matching_files()")
     out = []
     for p in patterns:
-        out += glob_one(p)
+        out += _list_url(p, "tf.io.matching_files") if _URL.match(p) else glob_one(p)
     if not out:
         raise TraceError(f"No files matched pattern: {', '.join(patterns)}")
     return sorted(out, key=lambda s: s.encode("utf-8", "surrogateescape"))
 
 
 def gfile_exists(path):
-    return os.path.exists(os.fspath(path))
+    path = os.fspath(path)
+    if isinstance(path, str) and _URL.match(path):
+        return bool(_list_url(_escape(path), "tf.io.gfile.exists"))
+    return os.path.exists(path)
 
 
 def gfile_isdir(path):

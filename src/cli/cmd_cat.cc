@@ -10,6 +10,7 @@
 #include "report.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/record_reader.h"
+#include "tfdist/io/storage.h"
 #include "tfdist/proto/example_format.h"
 #include "validators.h"
 #include "vocabulary.h"
@@ -38,6 +39,9 @@ int RunCat(const CatOptions& o) {
   proto::TextOptions text;
   if (o.full) text.max_values = text.max_bytes = 0;
 
+  // Objects read one after another, their first bytes fetched ahead; not
+  // for a --limit, which may need the first object only.
+  if (o.limit < 0) io::PrefetchObjects(inputs->files);
   int64_t skipped = 0, printed = 0;
   for (const std::string& path : inputs->files) {
     if (o.limit >= 0 && printed >= o.limit) break;

@@ -13,6 +13,7 @@
 #include "report.h"
 #include "tfdist/base/text.h"
 #include "tfdist/io/record_digest.h"
+#include "tfdist/io/storage.h"
 #include "vocabulary.h"
 
 namespace tfdist::cli {
@@ -50,6 +51,7 @@ int RunDigest(const DigestOptions& o) {
   if (!inputs.ok()) return ReportError(inputs.status(), o.format.json());
   io::RecordReaderOptions options;
   options.compression = inputs->compression;
+  io::PrefetchObjects(inputs->files);  // objects read one after another
   const std::vector<io::FileDigest> digests = io::DigestFiles(inputs->files, options);
 
   // The total, in the files' order, covers the files read to the end, as

@@ -14,6 +14,7 @@
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"
+#include "tfdist/io/storage.h"
 #include "vocabulary.h"
 
 namespace tfdist::cli {
@@ -70,7 +71,17 @@ int RunIndex(const IndexOptions& o) {
         Status::InvalidArgument("give either files or --directory DIR (one index for the folder)"),
         json);
   }
-  if (!o.directory.empty()) return RunDirectoryIndex(o);
+  if (!o.directory.empty()) {
+    if (io::IsRemote(o.directory)) {
+      return ReportError(
+          Status::InvalidArgument(fmt::format(
+              "--directory {}: a directory index is of a local folder in this version; index "
+              "the objects themselves (tfdist index '{}/*'), into tfdist's local cache",
+              o.directory, o.directory)),
+          json);
+    }
+    return RunDirectoryIndex(o);
+  }
   if (std::find(o.patterns.begin(), o.patterns.end(), "-") != o.patterns.end()) {
     return ReportError(
         Status::InvalidArgument("cannot index standard input (-): an index describes a file"),
@@ -79,6 +90,7 @@ int RunIndex(const IndexOptions& o) {
   std::vector<std::string> warnings;
   Result<StringList> files = ExpandFileArgs(o.patterns, warnings);
   if (!files.ok()) return ReportError(files.status(), json);
+  io::PrefetchObjects(files->ToVector());
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   nlohmann::ordered_json old = nlohmann::ordered_json::array();  // "indexes", of the last release
   for (const std::string_view name : *files) {
@@ -119,6 +131,7 @@ void AddIndexCommand(CLI::App& app, Action* action) {
                   "Index every file of this folder in one directory index (.tfdist-index: a line "
                   "per uncompressed TFRecord file with its stamp and record count)");
   AddIndexDirOption(*cmd, /*write=*/true);
+  AddRemoteOptions(*cmd);
   cmd->add_flag("-f,--force", o->force, "Replace existing indexes");
   AddFormatOptions(*cmd, &o->format, "a line per index written");
   cmd->callback([o, action] { *action = [o] { return RunIndex(*o); }; });

@@ -11,6 +11,7 @@
 #include "tfdist/base/text.h"
 #include "tfdist/io/file_list.h"
 #include "tfdist/io/reshard.h"
+#include "tfdist/io/storage.h"
 #include "validators.h"
 #include "vocabulary.h"
 
@@ -48,6 +49,7 @@ CLI::Option* AddRewriteArgs(CLI::App& cmd, RewriteArgs* a, std::string_view what
       ->required();
   CLI::Option* output = AddOutputCompressionOption(cmd, &a->output_compression, what);
   AddInputCompressionOption(cmd, &a->input_compression);
+  AddRemoteOptions(cmd);
   cmd.add_option("--level", a->level,
                  "Compression level: -1 (default) ISA-L's fast deflate, about zlib's default size "
                  "at several times its speed; 0 to 9 zlib's levels")
@@ -149,6 +151,22 @@ int RunConvert(const ConvertArgs& a) {
   if (a.output_compression.empty()) {
     return ReportError(
         Status::InvalidArgument("convert needs --output-compression none, gzip or zlib"), json);
+  }
+  // Outputs are local: beside a URL input is no place for them.
+  if (!a.output_dir.empty()) {
+    if (Status s = io::CheckLocalOutput(a.output_dir, "--output-dir"); !s.ok()) {
+      return ReportError(s, json);
+    }
+  } else {
+    for (const std::string& pattern : a.patterns) {
+      if (!io::IsRemote(pattern)) continue;
+      return ReportError(
+          Status::InvalidArgument(fmt::format(
+              "{}: convert writes beside each input unless --output-dir names a folder, and "
+              "outputs are local files in this version of tfdist: give --output-dir DIR",
+              pattern)),
+          json);
+    }
   }
   io::ConvertOptions o;
   Result<std::vector<std::string>> files = ResolveRewriteArgs(a, &o);

@@ -11,8 +11,11 @@
 #include <cstdio>
 
 #include "report.h"
+#include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"
 #include "tfdist/io/index_location.h"
+#include "tfdist/io/storage.h"
+#include "validators.h"
 
 namespace tfdist::cli {
 namespace {
@@ -22,6 +25,9 @@ namespace {
 CLI::Validator ExistingFolder(std::string what) {
   return CLI::Validator(
       [what](std::string& dir) -> std::string {
+        if (Status local = io::CheckLocalOutput(dir, fmt::format("the {}", what)); !local.ok()) {
+          return local.message();
+        }
         struct stat st;
         if (stat(dir.c_str(), &st) != 0) return fmt::format("{}: the {} does not exist", dir, what);
         if (!S_ISDIR(st.st_mode)) return fmt::format("{}: is not a folder", dir);
@@ -33,6 +39,7 @@ CLI::Validator ExistingFolder(std::string what) {
 }  // namespace
 
 Status CheckOutputName(const std::string& output, std::string_view needs) {
+  TFDIST_RETURN_IF_ERROR(io::CheckLocalOutput(output, "--output"));
   if (!output.empty() && output.back() != '/') return Status::OK();
   return Status::InvalidArgument(fmt::format("--output needs {}; got '{}'", needs, output));
 }
@@ -40,9 +47,54 @@ Status CheckOutputName(const std::string& output, std::string_view needs) {
 void AddFileArgs(CLI::App& cmd, FileArgs* args) {
   cmd.add_option("files", args->patterns,
                  "Files or glob patterns, sorted byte-wise together as list_files does; - "
-                 "is standard input")
+                 "is standard input; s3://BUCKET/KEY and gs://BUCKET/KEY name objects")
       ->required();
   AddInputCompressionOption(cmd, &args->input_compression);
+  AddRemoteOptions(cmd);
+}
+
+void AddRemoteOptions(CLI::App& cmd) {
+  // Each flag changes its own field of the process's options, whatever the
+  // order they come in.
+  auto change = [](auto field) {
+    return [field](const auto& value) {
+      io::RemoteOptions o = io::GetRemoteOptions();
+      field(o, value);
+      io::SetRemoteOptions(o);
+    };
+  };
+  const io::RemoteOptions defaults;
+  cmd.add_option_function<uint64_t>(
+         "--read-ahead", change([](io::RemoteOptions& o, uint64_t v) { o.read_ahead_bytes = v; }),
+         fmt::format("Bytes of object-store data (s3://, gs://) read ahead of the readers, all "
+                     "objects together: the most memory remote reads buffer (default {}, "
+                     "{} MiB)",
+                     defaults.read_ahead_bytes, defaults.read_ahead_bytes >> 20))
+      ->type_name("BYTES")
+      ->check(UintAtLeast(1));
+  cmd.add_option_function<int>(
+         "--remote-attempts", change([](io::RemoteOptions& o, int v) { o.max_attempts = v; }),
+         fmt::format("Attempts of one request to an object store, the first included, before it "
+                     "fails with exit status 7 (default {})",
+                     defaults.max_attempts))
+      ->type_name("N")
+      ->check(IntAtLeast(1));
+  cmd.add_option_function<double>(
+         "--remote-timeout", change([](io::RemoteOptions& o, double v) { o.max_seconds = v; }),
+         fmt::format("Seconds one request to an object store may take, all its attempts and "
+                     "waits between them included (default {:g})",
+                     defaults.max_seconds))
+      ->type_name("SECONDS")
+      ->check(Finite())
+      ->check(Positive());
+  cmd.add_flag_callback(
+      "--no-sign-request",
+      [] {
+        io::RemoteOptions o = io::GetRemoteOptions();
+        o.no_sign_request = true;
+        io::SetRemoteOptions(o);
+      },
+      "S3: send requests unsigned, for public buckets (as the AWS CLI's --no-sign-request)");
 }
 
 CLI::Option* AddInputCompressionOption(CLI::App& cmd, std::string* compression) {
@@ -99,6 +151,14 @@ std::vector<FileScan> ScanFiles(const std::vector<std::string>& files,
   io::CountOptions o;
   o.file_index = use_index;
   o.scan = options;
+  // Objects are read one after another: the first bytes of each fetched
+  // ahead, but for those an index counts (no byte of theirs is read).
+  std::vector<std::string> read;
+  for (const std::string& f : files) {
+    std::string stale;
+    if (io::IsRemote(f) && !(use_index && io::ReadIndex(f, &stale))) read.push_back(f);
+  }
+  if (!read.empty()) io::PrefetchObjects(read);
   std::vector<io::FileCount> counts = io::CountFiles(files, o);
   std::vector<FileScan> scans(files.size());
   tbb::parallel_for(size_t{0}, files.size(), [&](size_t i) {
@@ -146,6 +206,11 @@ int ReportScanErrors(const std::vector<FileScan>& scans) {
 }
 
 std::optional<uint64_t> FileSize(const std::string& path) {
+  if (io::IsRemote(path)) {
+    // What the listing saw: no request.
+    Result<io::ObjectInfo> info = io::StatObject(path);
+    return info.ok() ? std::optional<uint64_t>(info->size) : std::nullopt;
+  }
   struct stat st;
   if (path == "-" || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   return static_cast<uint64_t>(st.st_size);

@@ -34,6 +34,11 @@ struct FileArgs {
 };
 void AddFileArgs(CLI::App& cmd, FileArgs* args);
 
+// The flags of reads from object stores (io::RemoteOptions): --read-ahead,
+// --remote-attempts, --remote-timeout, --no-sign-request; each sets the
+// process's options (io::SetRemoteOptions) as it is parsed.
+void AddRemoteOptions(CLI::App& cmd);
+
 // --input-compression: auto, none, gzip or zlib, of the files a command reads.
 CLI::Option* AddInputCompressionOption(CLI::App& cmd, std::string* compression);
 // --output-compression: none, gzip or zlib, of the files a command writes,

@@ -110,7 +110,8 @@ int Run(int argc, char** argv) {
       "2 invalid usage or argument, 3 data error (corrupt or truncated record, unreadable "
       "file), 4 run --target-steps-per-s missed, 5 out of a resource (disk space, memory, "
       "open files, ulimit -f), 6 check found an error (the job would fail, hang, or feed "
-      "records twice or never), 128 + the signal's number when a signal stops it (130 SIGINT, "
+      "records twice or never), 7 an object store (s3://, gs://) unreachable or failing after "
+      "every retry, 128 + the signal's number when a signal stops it (130 SIGINT, "
       "143 SIGTERM, 129 SIGHUP).",
       "tfdist"};
   app.set_version_flag("--version", TFDIST_VERSION);

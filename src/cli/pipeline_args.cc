@@ -7,9 +7,12 @@
 
 #include <cctype>
 
+#include "file_args.h"
 #include "input_text.h"
 #include "report.h"
 #include "tfdist/base/text.h"
+#include "tfdist/io/url_glob.h"
+#include "tfdist/trace/url_lister.h"
 #include "validators.h"
 
 namespace tfdist::cli {
@@ -59,6 +62,7 @@ void AddPipelineArgs(CLI::App& cmd, PipelineArgs* args) {
                  "With --python: seconds the trace may take (default 60)")
       ->check(Finite())
       ->check(CLI::Range(0.1, 86400.0));
+  AddRemoteOptions(cmd);
   cmd.add_option("--cpus", args->cpus,
                  "CPUs of the modelled host: TensorFlow's default (AUTOTUNE) cycle_length and "
                  "num_parallel_calls (default: this machine's)")
@@ -101,6 +105,8 @@ bool IsDottedName(std::string_view name) {
 }
 
 Result<TraceRequest> MakeTraceRequest(const PipelineArgs& args, const TraceContext& context) {
+  // tf.io.gfile.glob of a URL in the traced code: tfdist's own listing.
+  trace::SetUrlLister([](const std::string& pattern) { return io::GlobUrl(pattern); });
   TraceRequest r;
   r.file = args.python;
   r.entry = args.entry;

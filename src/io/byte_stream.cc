@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "tfdist/base/interrupt.h"
+#include "tfdist/io/storage.h"
 
 namespace tfdist::io {
 namespace {
@@ -162,6 +163,16 @@ Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path, uint
   if (path == "-") {
     return std::unique_ptr<ByteSource>(
         std::make_unique<FileSource>("<stdin>", STDIN_FILENO, std::nullopt, false));
+  }
+  if (path.find("://") != std::string::npos) {
+    TFDIST_ASSIGN_OR_RETURN(const Location loc, ParseLocation(path));
+    if (loc.scheme != Scheme::kLocal) {
+      // The size and version a listing saw: no request per object of a glob.
+      TFDIST_ASSIGN_OR_RETURN(const ObjectInfo info, StatObject(path));
+      TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessObject> object,
+                              StorageFor(loc.scheme).Open(info));
+      return NewObjectSource(std::move(object), offset);
+    }
   }
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

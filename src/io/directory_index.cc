@@ -26,6 +26,7 @@
 #include "file_stamp.h"
 #include "fs_util.h"
 #include "tfdist/io/index_location.h"
+#include "tfdist/io/storage.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {
@@ -317,6 +318,9 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
   std::unique_ptr<DirectoryIndex> index(new DirectoryIndex());
   IndexedFolder& folder = index->folder_;
   folder.data_dir = dir;
+  // Objects' folders have no directory index in this version (their
+  // NAME.idx are read by URL); a local "s3:" folder is not theirs.
+  if (IsRemote(dir)) return index;
   folder.data_fd = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (folder.data_fd < 0) return index;
   folder.index_dir = IndexFolderFor(dir);

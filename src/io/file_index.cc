@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string_view>
 
 #include "file_index_internal.h"
@@ -22,6 +23,7 @@
 #include "tfdist/io/atomic_file.h"
 #include "tfdist/io/crc32c.h"
 #include "tfdist/io/index_location.h"
+#include "tfdist/io/storage.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {
@@ -106,7 +108,77 @@ struct IndexFiles {
   std::function<int()> open_stamp;
   std::function<bool(struct stat&)> stat_file;
   std::function<int()> open_file;
+  // An object's index (path is a URL): the object as a listing or a stat
+  // sees it now, whose stamp is its URL, size and version.
+  std::optional<ObjectInfo> object;
 };
+
+// The stamp of an object's index, one line:
+//   tfdist-object-stamp 1 SIZE INDEX_BYTES INDEX_CRC32C VERSION URL
+// VERSION is the store's (S3's ETag with its quotes, Cloud Storage's
+// generation), "-" when it has none; URL runs to the end of the line.
+constexpr char kObjectStampHeader[] = "tfdist-object-stamp 1";
+
+std::string FormatObjectStamp(const ObjectInfo& object, uint64_t index_bytes, uint32_t index_crc) {
+  return fmt::format("{} {} {} {:08x} {} {}\n", kObjectStampHeader, object.size, index_bytes,
+                     index_crc, object.version.empty() ? "-" : object.version, object.name);
+}
+
+// Whether `text` (a stamp file) is the stamp of `object` as it is now and of
+// the index `index`; else `stale` says why.
+bool ObjectStampFits(std::string_view text, const IndexFiles& f, std::string_view index,
+                     std::string* stale) {
+  const ObjectInfo& object = *f.object;
+  const std::string stamp_path = f.index_path + kIndexStampSuffix;
+  while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
+  uint64_t size = 0, index_bytes = 0;
+  uint32_t index_crc = 0;
+  std::string_view version, url;
+  bool parsed = text.starts_with(kObjectStampHeader);
+  if (parsed) {
+    const char* p = text.data() + sizeof kObjectStampHeader - 1;
+    const char* const limit = text.data() + text.size();
+    auto field = [&](auto& v, int base) {
+      if (p == limit || *p != ' ') return false;
+      ++p;
+      const auto [next, ec] = std::from_chars(p, limit, v, base);
+      p = next;
+      return ec == std::errc();
+    };
+    parsed = field(size, 10) && field(index_bytes, 10) && field(index_crc, 16) && p != limit &&
+             *p == ' ';
+    if (parsed) {
+      const std::string_view rest(p + 1, static_cast<size_t>(limit - p - 1));
+      const size_t space = rest.find(' ');
+      parsed = space != std::string_view::npos;
+      if (parsed) {
+        version = rest.substr(0, space);
+        url = rest.substr(space + 1);
+      }
+    }
+  }
+  if (!parsed) {
+    *stale = fmt::format("{}: is not the stamp of an object's index", stamp_path);
+    return false;
+  }
+  if (index_bytes != index.size() || index_crc != crc32c::Value(index)) {
+    *stale =
+        fmt::format("{} is not the index its stamp {} was written with", f.index_path, stamp_path);
+    return false;
+  }
+  if (url != object.name) {
+    *stale = fmt::format("{} was written for {}, not {}", f.index_path, url, object.name);
+    return false;
+  }
+  const std::string_view now = object.version.empty() ? "-" : object.version;
+  if (version != now || size != object.size) {
+    *stale = fmt::format(
+        "{} was written for another version of {} (version {}, {} bytes; now {}, {} bytes)",
+        f.index_path, object.name, version, size, now, object.size);
+    return false;
+  }
+  return true;
+}
 
 // Whether the stamp beside the index describes the file as it is now and
 // the index `text`: else `stale` says why.
@@ -123,8 +195,12 @@ bool StampFits(const IndexFiles& f, const struct stat& file_st, std::string_view
   }
   // One read: a stamp is one short line (a folder or FIFO there reads as
   // nothing, or fails, and is no stamp).
-  char buffer[kMaxStampBytes];
+  char buffer[kMaxStampBytes + 1024];  // an object's stamp holds its URL too
   const ssize_t n = read(stamp_fd.get(), buffer, sizeof buffer);
+  if (f.object) {
+    return ObjectStampFits(n > 0 ? std::string_view(buffer, static_cast<size_t>(n)) : "", f, text,
+                           stale);
+  }
   const std::optional<IndexStamp> stamp =
       n > 0 ? ParseStamp(std::string_view(buffer, static_cast<size_t>(n))) : std::nullopt;
   if (!stamp) {
@@ -237,10 +313,79 @@ std::optional<IndexedCount> ReadIndexOf(const std::string& path, std::string* st
   const UniqueFd fd(open(index_path.c_str(), kReadFlags));
   if (fd.get() < 0) return std::nullopt;
   const std::string stamp_path = index_path + kIndexStampSuffix;
-  const IndexFiles f{index_path, path, [&] { return open(stamp_path.c_str(), kReadFlags); },
+  if (IsRemote(path)) {
+    // The object as the glob's listing saw it (no request), else a stat.
+    Result<ObjectInfo> object = StatObject(path);
+    if (!object.ok()) return std::nullopt;
+    const IndexFiles f{index_path,
+                       path,
+                       [&] { return open(stamp_path.c_str(), kReadFlags); },
+                       [&](struct stat& st) {
+                         st = {};
+                         st.st_size = static_cast<off_t>(object->size);
+                         return true;
+                       },
+                       [] { return -1; },
+                       *object};
+    return ReadOpenIndex(fd, f, stale, on_record);
+  }
+  const IndexFiles f{index_path,
+                     path,
+                     [&] { return open(stamp_path.c_str(), kReadFlags); },
                      [&](struct stat& st) { return stat(path.c_str(), &st) == 0; },
-                     [&] { return open(path.c_str(), kReadFlags); }};
+                     [&] { return open(path.c_str(), kReadFlags); },
+                     std::nullopt};
   return ReadOpenIndex(fd, f, stale, on_record);
+}
+
+// WriteIndex of an object: the index of the version the scan reads (the
+// one a listing saw), stamped with its URL, size and version.
+Result<IndexedCount> WriteObjectIndex(const std::string& path, bool overwrite) {
+  TFDIST_ASSIGN_OR_RETURN(const ObjectInfo object, StatObject(path));
+  RecordReaderOptions options;
+  options.compression = Compression::kAuto;
+  TFDIST_ASSIGN_OR_RETURN(auto reader, RecordReader::Open(path, options));
+  if (reader->compression() != Compression::kNone) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: is {}-compressed; index files describe uncompressed TFRecord files (offsets into "
+        "the file)",
+        path, CompressionName(reader->compression())));
+  }
+  TFDIST_RETURN_IF_ERROR(MakeIndexFolderFor(DirName(path)));
+  IndexedCount out;
+  out.index_path = IndexPathFor(path);
+  TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(out.index_path, overwrite));
+  TFDIST_ASSIGN_OR_RETURN(auto stamp_file,
+                          AtomicFile::Create(out.index_path + kIndexStampSuffix, true));
+  std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
+  std::string lines;
+  uint64_t index_bytes = 0;
+  uint32_t index_crc = 0;
+  auto flush = [&]() -> Status {
+    index_bytes += lines.size();
+    index_crc = crc32c::Extend(index_crc, lines.data(), lines.size());
+    TFDIST_RETURN_IF_ERROR(sink->Write(lines));
+    lines.clear();
+    return Status::OK();
+  };
+  while (reader->SkipRecord()) {
+    lines += fmt::format("{} {}\n", reader->last_record_offset(),
+                         reader->last_record_size() + kRecordFramingBytes);
+    ++out.count.records;
+    out.count.payload_bytes += reader->last_record_size();
+    if (lines.size() >= (1 << 16)) TFDIST_RETURN_IF_ERROR(flush());
+  }
+  TFDIST_RETURN_IF_ERROR(reader->status());
+  TFDIST_RETURN_IF_ERROR(flush());
+  TFDIST_RETURN_IF_ERROR(sink->Finish());
+  sink.reset();
+  std::unique_ptr<ByteSink> stamp_sink = stamp_file->TakeSink(/*sync=*/false);
+  TFDIST_RETURN_IF_ERROR(stamp_sink->Write(FormatObjectStamp(object, index_bytes, index_crc)));
+  TFDIST_RETURN_IF_ERROR(stamp_sink->Finish());
+  stamp_sink.reset();
+  TFDIST_RETURN_IF_ERROR(file->Commit());
+  TFDIST_RETURN_IF_ERROR(stamp_file->Commit());
+  return out;
 }
 
 }  // namespace
@@ -264,10 +409,12 @@ std::optional<IndexedCount> ReadIndexAt(const IndexedFolder& folder, const std::
   if (fd.get() < 0) return std::nullopt;
   const std::string stamp_name = index_name + kIndexStampSuffix;
   const IndexFiles f{
-      JoinPath(folder.index_dir, index_name), JoinPath(folder.data_dir, name),
+      JoinPath(folder.index_dir, index_name),
+      JoinPath(folder.data_dir, name),
       [&] { return openat(folder.index_fd, stamp_name.c_str(), kReadFlags); },
       [&](struct stat& st) { return fstatat(folder.data_fd, name.c_str(), &st, 0) == 0; },
-      [&] { return openat(folder.data_fd, name.c_str(), kReadFlags); }};
+      [&] { return openat(folder.data_fd, name.c_str(), kReadFlags); },
+      std::nullopt};
   return ReadOpenIndex(fd, f, stale, [](uint64_t, uint64_t) {});
 }
 
@@ -288,6 +435,10 @@ std::optional<std::vector<uint64_t>> ReadRecordBoundaries(const std::string& pat
 }
 
 Status StampIndex(const std::string& path, std::optional<bool> fingerprint) {
+  if (IsRemote(path)) {
+    return Status::InvalidArgument(
+        fmt::format("{}: the index of an object is stamped as it is written (WriteIndex)", path));
+  }
   const std::string index_path = IndexPathFor(path);
   const UniqueFd index_fd(open(index_path.c_str(), kReadFlags));
   const UniqueFd file_fd(open(path.c_str(), kReadFlags));
@@ -314,6 +465,7 @@ Status StampIndex(const std::string& path, std::optional<bool> fingerprint) {
 }
 
 Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
+  if (IsRemote(path)) return WriteObjectIndex(path, overwrite);
   struct stat before;
   if (stat(path.c_str(), &before) != 0) {
     return ErrnoError(errno, StatusCode::kNotFound, path);

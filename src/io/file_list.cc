@@ -26,7 +26,9 @@
 #include <utility>
 
 #include "fs_util.h"
+#include "remote_glob.h"
 #include "tfdist/io/index_location.h"
+#include "tfdist/io/storage.h"
 
 namespace tfdist::io {
 namespace {
@@ -426,10 +428,25 @@ Result<StringList> Expand(std::span<const std::string> patterns, const FolderLis
   folders.reserve(patterns.size());
   std::map<std::string, size_t, std::less<>> patterns_per_folder;
   for (const std::string& pattern : patterns) {
-    folders.push_back(pattern == "-" ? std::nullopt : FolderPattern::Split(pattern));
+    folders.push_back(pattern == "-" || IsRemote(pattern) ? std::nullopt
+                                                          : FolderPattern::Split(pattern));
     if (folders.back() && !listings.contains(folders.back()->dir)) {
       ++patterns_per_folder[folders.back()->dir];
     }
+  }
+  // URLs: listed together first, their prefixes concurrently.
+  std::vector<std::string> urls;
+  std::vector<size_t> url_of(patterns.size(), SIZE_MAX);
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    if (patterns[i].find("://") == std::string::npos) continue;
+    TFDIST_ASSIGN_OR_RETURN(const Location loc, ParseLocation(patterns[i]));
+    if (loc.scheme == Scheme::kLocal) continue;
+    url_of[i] = urls.size();
+    urls.push_back(patterns[i]);
+  }
+  std::vector<std::vector<std::string>> url_matches;
+  if (!urls.empty()) {
+    TFDIST_ASSIGN_OR_RETURN(url_matches, ExpandRemotePatterns(urls));
   }
   std::map<std::string, Matches, std::less<>> read;  // names of folders several patterns name
   Matches matches;
@@ -443,7 +460,15 @@ Result<StringList> Expand(std::span<const std::string> patterns, const FolderLis
     const std::optional<FolderPattern>& folder = folders[i];
     const size_t first = matches.names().size();
     size_t matched;
-    if (!folder) {
+    if (url_of[i] != SIZE_MAX) {
+      const std::vector<std::string>& names = url_matches[url_of[i]];
+      for (const std::string& name : names) matches.Add("", name);
+      matched = names.size();
+      if (matched == 0) {
+        unmatched.push_back(pattern);
+        continue;
+      }
+    } else if (!folder) {
       TFDIST_ASSIGN_OR_RETURN(matched, ListWithGlob(pattern, matches));
     } else if (auto listed = listings.find(folder->dir); listed != listings.end()) {
       matched = MatchListed(*folder, listed->second, matches);

@@ -17,18 +17,19 @@
 #include "fs_util.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_index.h"
+#include "tfdist/io/storage.h"
 
 namespace tfdist::io {
 namespace {
 
-struct Location {
+struct IndexPlaces {
   std::mutex mu;
   std::string explicit_folder;
   std::unordered_map<std::string, std::string> resolved;  // data folder -> index folder
 };
 
-Location& TheLocation() {
-  static Location* location = new Location();
+IndexPlaces& TheLocation() {
+  static IndexPlaces* location = new IndexPlaces();
   return *location;
 }
 
@@ -48,10 +49,43 @@ Status MakeFolders(const std::string& folder) {
   return Status::OK();
 }
 
+// The cache's folder for the objects under `url` ("s3://b/d"):
+// "/s3:/b/d", each part of the key a folder; an empty part, "." and ".."
+// spelled with '%' escapes ("%", "%2E", "%2E%2E", '%' itself "%25"), so that
+// no key reaches out of the cache or onto another key's folder.
+std::string CacheKeyOf(std::string_view url) {
+  const size_t scheme = url.find("://");
+  std::string key = fmt::format("/{}:", url.substr(0, scheme));
+  std::string_view rest = url.substr(scheme + 3);
+  for (;;) {
+    const size_t slash = rest.find('/');
+    const std::string_view part = rest.substr(0, slash);
+    key += '/';
+    if (part.empty()) {
+      key += '%';
+    } else if (part == ".") {
+      key += "%2E";
+    } else if (part == "..") {
+      key += "%2E%2E";
+    } else {
+      for (char c : part) {
+        if (c == '%') {
+          key += "%25";
+        } else {
+          key += c;
+        }
+      }
+    }
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  return key;
+}
+
 }  // namespace
 
 void SetIndexFolder(std::string folder) {
-  Location& l = TheLocation();
+  IndexPlaces& l = TheLocation();
   std::lock_guard<std::mutex> lock(l.mu);
   while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
   l.explicit_folder = std::move(folder);
@@ -59,7 +93,7 @@ void SetIndexFolder(std::string folder) {
 }
 
 std::string ExplicitIndexFolder() {
-  Location& l = TheLocation();
+  IndexPlaces& l = TheLocation();
   std::lock_guard<std::mutex> lock(l.mu);
   return l.explicit_folder;
 }
@@ -73,14 +107,17 @@ std::string IndexCacheRoot() {
 }
 
 std::string IndexFolderFor(std::string_view data_dir) {
-  Location& l = TheLocation();
+  IndexPlaces& l = TheLocation();
   std::lock_guard<std::mutex> lock(l.mu);
   if (!l.explicit_folder.empty()) return l.explicit_folder;
   const std::string dir(data_dir.empty() ? "." : data_dir);
   if (auto it = l.resolved.find(dir); it != l.resolved.end()) return it->second;
   std::string folder;
   char resolved[PATH_MAX];
-  if (const std::string root = IndexCacheRoot(); !root.empty() && realpath(dir.c_str(), resolved)) {
+  if (IsRemote(dir)) {
+    if (const std::string root = IndexCacheRoot(); !root.empty()) folder = root + CacheKeyOf(dir);
+  } else if (const std::string root = IndexCacheRoot();
+             !root.empty() && realpath(dir.c_str(), resolved)) {
     folder = root + (std::string_view(resolved) == "/" ? "" : resolved);
   }
   l.resolved.emplace(dir, folder);

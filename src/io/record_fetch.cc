@@ -14,6 +14,7 @@
 #include <numeric>
 
 #include "record_format.h"
+#include "tfdist/io/storage.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {
@@ -46,15 +47,27 @@ int64_t ReadAt(int fd, char* dst, uint64_t n, uint64_t offset) {
 Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
                     uint64_t* bytes_read) {
   if (requests.empty()) return Status::OK();
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
-    return ErrnoError(errno, StatusCode::kNotFound, fmt::format("{}: cannot open", path));
+  // The bytes come from a file (pread) or an object (ReadAt of the version
+  // a listing saw).
+  std::unique_ptr<RandomAccessObject> object;
+  uint64_t file_size = 0;
+  if (IsRemote(path)) {
+    TFDIST_ASSIGN_OR_RETURN(const Location loc, ParseLocation(path));
+    TFDIST_ASSIGN_OR_RETURN(const ObjectInfo info, StatObject(path));
+    TFDIST_ASSIGN_OR_RETURN(object, StorageFor(loc.scheme).Open(info));
+    file_size = info.size;
   }
-  struct stat st;
-  if (fstat(fd.get(), &st) != 0) {
-    return ErrnoError(errno, StatusCode::kDataLoss, fmt::format("{}: cannot stat", path));
+  const UniqueFd fd(object ? -1 : open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!object) {
+    if (fd.get() < 0) {
+      return ErrnoError(errno, StatusCode::kNotFound, fmt::format("{}: cannot open", path));
+    }
+    struct stat st;
+    if (fstat(fd.get(), &st) != 0) {
+      return ErrnoError(errno, StatusCode::kDataLoss, fmt::format("{}: cannot stat", path));
+    }
+    file_size = static_cast<uint64_t>(st.st_size);
   }
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   std::vector<size_t> order(requests.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(),
@@ -87,8 +100,10 @@ Status FetchRecords(const std::string& path, std::span<FetchRequest> requests,
     const uint64_t n = std::min(end, std::max(begin, file_size)) - begin;
     auto buffer = std::make_shared<std::string>();
     buffer->resize(n);
-    const int64_t got = ReadAt(fd.get(), buffer->data(), n, begin);
-    if (got < 0) {
+    int64_t got = static_cast<int64_t>(n);
+    if (object) {
+      TFDIST_RETURN_IF_ERROR(object->ReadAt(begin, std::span<char>(buffer->data(), n)));
+    } else if ((got = ReadAt(fd.get(), buffer->data(), n, begin)) < 0) {
       return ErrnoError(errno, StatusCode::kDataLoss,
                         fmt::format("{}: read error at {}", path, begin));
     }

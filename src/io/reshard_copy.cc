@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "record_scan.h"
 #include "reshard_internal.h"
 #include "tfdist/base/interrupt.h"
+#include "tfdist/io/storage.h"
 
 namespace tfdist::io {
 namespace {
@@ -105,40 +107,52 @@ class InputFiles {
   InputFiles(const InputFiles&) = delete;
   InputFiles& operator=(const InputFiles&) = delete;
   ~InputFiles() {
-    for (const Open& o : open_) close(o.fd);
+    for (const Open& o : open_) {
+      if (o.fd >= 0) close(o.fd);
+    }
   }
 
-  // A descriptor of input `f`, opened now if it is not open.
-  Result<int> Get(const Input& in, size_t f) {
+  // Input `f` open: its descriptor, or for an object (a URL) the object
+  // pinned to the version the scan read; opened now if it is not open.
+  struct Open {
+    size_t file;
+    int fd;
+    uint64_t used;
+    std::shared_ptr<RandomAccessObject> object;
+  };
+  Result<const Open*> Get(const Input& in, size_t f) {
     ++clock_;
     for (Open& o : open_) {
       if (o.file == f) {
         o.used = clock_;
-        return o.fd;
+        return &o;
       }
     }
     if (open_.size() >= kMaxOpen) {
       auto lru = std::min_element(open_.begin(), open_.end(),
                                   [](const Open& a, const Open& b) { return a.used < b.used; });
-      close(lru->fd);
+      if (lru->fd >= 0) close(lru->fd);
       open_.erase(lru);
+    }
+    if (!in.spill && IsRemote(in.path)) {
+      TFDIST_ASSIGN_OR_RETURN(const Location loc, ParseLocation(in.path));
+      TFDIST_ASSIGN_OR_RETURN(const ObjectInfo info, StatObject(in.path));
+      TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessObject> object,
+                              StorageFor(loc.scheme).Open(info));
+      open_.push_back({f, -1, clock_, std::move(object)});
+      return &open_.back();
     }
     const int fd = open(in.read_path().c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       // Out of descriptors is this process's trouble, not the data's.
       return ErrnoError(errno, StatusCode::kNotFound, fmt::format("{}: cannot open", in.path));
     }
-    open_.push_back({f, fd, clock_});
-    return fd;
+    open_.push_back({f, fd, clock_, nullptr});
+    return &open_.back();
   }
 
  private:
   static constexpr size_t kMaxOpen = 16;
-  struct Open {
-    size_t file;
-    int fd;
-    uint64_t used;
-  };
   std::vector<Open> open_;
   uint64_t clock_ = 0;
 };
@@ -176,10 +190,21 @@ Status CheckIndexFraming(const Input& in, const char* data, uint64_t begin, uint
 Status CopyPiece(const Input& in, size_t f, InputFiles& files, uint64_t begin, uint64_t end,
                  std::string& buffer, ByteSink& sink, const Output& out) {
   if (Interrupted()) return Status::Interrupted();
-  TFDIST_ASSIGN_OR_RETURN(const int fd, files.Get(in, f));
+  TFDIST_ASSIGN_OR_RETURN(const InputFiles::Open* open, files.Get(in, f));
+  const int fd = open->fd;
   const size_t n = static_cast<size_t>(end - begin);
   if (buffer.size() < n) buffer.resize(n);
   size_t done = 0;
+  if (open->object) {
+    // The version the scan read, or an error: never bytes of another one.
+    Status read = open->object->ReadAt(begin, std::span<char>(buffer.data(), n));
+    if (read.code() == StatusCode::kOutOfRange) {
+      return Status::DataLoss(fmt::format(
+          "{}: truncated record at {}: the object ends before byte {}", in.path, begin, end));
+    }
+    TFDIST_RETURN_IF_ERROR(read);
+    done = n;
+  }
   while (done < n) {
     const ssize_t r = pread(fd, buffer.data() + done, n - done, static_cast<off_t>(begin + done));
     if (r < 0 && errno == EINTR) continue;

@@ -23,6 +23,7 @@
 #include "tfdist/base/interrupt.h"
 #include "tfdist/base/json.h"
 #include "tfdist/base/text.h"
+#include "tfdist/trace/url_lister.h"
 #include "trace_config.h"
 
 namespace tfdist::trace {
@@ -38,6 +39,34 @@ constexpr size_t kMaxAnswer = size_t{512} << 20;
 constexpr const char* kBootstrap =
     "import sys; sys.path.insert(0, sys.argv[1]); import tfdist_trace.run as r; "
     "sys.exit(r.main(sys.argv[2:]))";
+
+// The answerer of the traced code's URL listings (url_lister.h).
+UrlLister& TheUrlLister() {
+  static UrlLister* lister = new UrlLister();
+  return *lister;
+}
+
+// The answer to one listing request of the traced code, a line of JSON
+// {"glob": PATTERN}: {"names": [...]} or {"error": MESSAGE}; `failed` keeps
+// the last listing's error.
+std::string AnswerListing(std::string_view line, Status& failed) {
+  nlohmann::json reply;
+  const nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
+  if (request.is_discarded() || !request.contains("glob") || !request["glob"].is_string()) {
+    reply["error"] = "a listing request tfdist does not understand";
+  } else if (!TheUrlLister()) {
+    reply["error"] = "this tfdist lists no object-store URLs for the trace";
+  } else {
+    Result<std::vector<std::string>> names = TheUrlLister()(request["glob"].get<std::string>());
+    if (names.ok()) {
+      reply["names"] = *names;
+    } else {
+      reply["error"] = names.status().message();
+      failed = names.status();
+    }
+  }
+  return DumpJson(reply, true) + "\n";
+}
 
 bool IsFile(const std::string& path) {
   struct stat st;
@@ -86,7 +115,7 @@ Status MakePipe(Fd& read_end, Fd& write_end) {
 
 // In the child, between fork and exec: only async-signal-safe calls.
 [[noreturn]] void ExecChild(const std::string& python, const std::string& folder, int in, int out,
-                            int answer, uint64_t memory_bytes, pid_t parent) {
+                            int answer, int ask, int told, uint64_t memory_bytes, pid_t parent) {
   setpgid(0, 0);
   // The interpreter dies with tfdist, whatever ends it (SIGKILL, an OOM
   // kill, a signal handled by exiting): its time limit is tfdist's to keep.
@@ -101,16 +130,19 @@ Status MakePipe(Fd& read_end, Fd& write_end) {
   const int in_high = fcntl(in, F_DUPFD, 10);
   const int out_high = fcntl(out, F_DUPFD, 10);
   const int answer_high = fcntl(answer, F_DUPFD, 10);
-  if (in_high < 0 || out_high < 0 || answer_high < 0 || dup2(in_high, 0) < 0 ||
-      dup2(out_high, 1) < 0 || dup2(out_high, 2) < 0 || dup2(answer_high, 3) < 0) {
+  const int ask_high = fcntl(ask, F_DUPFD, 10);
+  const int told_high = fcntl(told, F_DUPFD, 10);
+  if (in_high < 0 || out_high < 0 || answer_high < 0 || ask_high < 0 || told_high < 0 ||
+      dup2(in_high, 0) < 0 || dup2(out_high, 1) < 0 || dup2(out_high, 2) < 0 ||
+      dup2(answer_high, 3) < 0 || dup2(ask_high, 4) < 0 || dup2(told_high, 5) < 0) {
     _exit(126);
   }
-  close_range(4, ~0U, 0);
+  close_range(6, ~0U, 0);
   // -I -S: none of the user's Python environment (PYTHON* variables, site
   // packages, the working folder) changes the trace; -B: no bytecode
   // written beside the stand-in.
-  const char* argv[] = {python.c_str(), "-I",           "-S", "-B",   "-c",
-                        kBootstrap,     folder.c_str(), "3",  nullptr};
+  const char* argv[] = {python.c_str(), "-I", "-S", "-B", "-c",   kBootstrap,
+                        folder.c_str(), "3",  "4",  "5",  nullptr};
   execv(python.c_str(), const_cast<char* const*>(argv));
   const char message[] = "tfdist: cannot start python3\n";
   [[maybe_unused]] ssize_t n = write(2, message, sizeof(message) - 1);
@@ -124,15 +156,25 @@ struct ChildOutcome {
   bool timed_out = false;
   bool interrupted = false;
   bool answer_too_large = false;
+  Status listing_failed;  // the last URL listing of the traced code that failed
 };
 
 // Feeds `input` to the child and reads its output and answer until it
 // exits (then what is left in the pipes: a process it started may keep them
 // open), killing its process group past the deadline, on an interrupt or on
 // an error. The child is always reaped.
-Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& input,
-                 double timeout_seconds, double grace_seconds, ChildOutcome& outcome) {
-  for (const Fd* fd : {&in, &out, &answer}) fcntl(fd->fd, F_SETFL, O_NONBLOCK);
+Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, Fd& ask, Fd& told,
+                 const std::string& input, double timeout_seconds, double grace_seconds,
+                 ChildOutcome& outcome) {
+  for (const Fd* fd : {&in, &out, &answer, &ask, &told}) fcntl(fd->fd, F_SETFL, O_NONBLOCK);
+  std::string asked;    // the child's listing requests, a line each
+  std::string replies;  // their answers, written as the child reads them
+  auto answer_asked = [&] {
+    for (size_t end; (end = asked.find('\n')) != std::string::npos;) {
+      replies += AnswerListing(std::string_view(asked).substr(0, end), outcome.listing_failed);
+      asked.erase(0, end + 1);
+    }
+  };
   size_t written = 0;
   const auto seconds = [](double s) {
     return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -152,7 +194,13 @@ Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& inpu
         fd.Close();
         return false;
       }
-      if (&fd == &out) {
+      if (&fd == &ask) {
+        asked.append(buf, static_cast<size_t>(got));
+        if (asked.size() > kMaxAnswer) {  // no request is that long
+          fd.Close();
+          return false;
+        }
+      } else if (&fd == &out) {
         outcome.output.append(buf, static_cast<size_t>(got));
         if (outcome.output.size() > 2 * kOutputTail) {
           outcome.output.erase(0, outcome.output.size() - kOutputTail);
@@ -180,11 +228,13 @@ Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& inpu
       kill(-pid, SIGKILL);
       killed = true;
     }
-    pollfd fds[3];
+    pollfd fds[5];
     int n = 0;
+    if (told.fd >= 0 && !replies.empty()) fds[n++] = {told.fd, POLLOUT, 0};
     if (in.fd >= 0) fds[n++] = {in.fd, POLLOUT, 0};
     if (out.fd >= 0) fds[n++] = {out.fd, POLLIN, 0};
     if (answer.fd >= 0) fds[n++] = {answer.fd, POLLIN, 0};
+    if (ask.fd >= 0) fds[n++] = {ask.fd, POLLIN, 0};
     if (poll(fds, static_cast<nfds_t>(n), n > 0 ? 100 : 10) < 0 && errno != EINTR && status.ok()) {
       status = ErrnoError(errno, StatusCode::kInternal, "waiting for the trace");
     }
@@ -198,6 +248,13 @@ Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& inpu
         drain(out);
       } else if (fds[i].fd == answer.fd) {
         drain(answer);
+      } else if (fds[i].fd == ask.fd) {
+        drain(ask);
+        answer_asked();
+      } else if (fds[i].fd == told.fd) {
+        const ssize_t w = write(told.fd, replies.data(), replies.size());
+        if (w > 0) replies.erase(0, static_cast<size_t>(w));
+        if (w < 0 && errno != EAGAIN && errno != EINTR) told.Close();
       }
     }
     const pid_t reaped = waitpid(pid, &outcome.wait_status, WNOHANG);
@@ -211,6 +268,8 @@ Status Supervise(pid_t pid, Fd& in, Fd& out, Fd& answer, const std::string& inpu
   in.Close();
   out.Close();
   answer.Close();
+  ask.Close();
+  told.Close();
   if (outcome.output.size() > kOutputTail) {
     outcome.output.erase(0, outcome.output.size() - kOutputTail);
   }
@@ -433,10 +492,12 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
   const std::string& folder = launch.folder;
   const std::string input = TraceRequestJson(request);
 
-  Fd in_r, in_w, out_r, out_w, ans_r, ans_w;
+  Fd in_r, in_w, out_r, out_w, ans_r, ans_w, ask_r, ask_w, told_r, told_w;
   TFDIST_RETURN_IF_ERROR(MakePipe(in_r, in_w));
   TFDIST_RETURN_IF_ERROR(MakePipe(out_r, out_w));
   TFDIST_RETURN_IF_ERROR(MakePipe(ans_r, ans_w));
+  TFDIST_RETURN_IF_ERROR(MakePipe(ask_r, ask_w));
+  TFDIST_RETURN_IF_ERROR(MakePipe(told_r, told_w));
   // No stdio buffer is flushed twice: the child execs or _exits.
   const pid_t parent = getpid();
   const pid_t pid = fork();
@@ -448,19 +509,22 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
                : ErrnoError(errno, StatusCode::kInternal, "cannot start the trace");
   }
   if (pid == 0)
-    ExecChild(python, folder, in_r.fd, out_w.fd, ans_w.fd, request.memory_bytes, parent);
+    ExecChild(python, folder, in_r.fd, out_w.fd, ans_w.fd, ask_w.fd, told_r.fd,
+              request.memory_bytes, parent);
   setpgid(pid, pid);
   in_r.Close();
   out_w.Close();
   ans_w.Close();
+  ask_w.Close();
+  told_r.Close();
   ChildOutcome child;
   // A child that exits before reading the request must not kill tfdist with
   // SIGPIPE: the write fails with EPIPE instead, and the outcome tells.
   struct sigaction ignore = {}, old_pipe = {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore, &old_pipe);
-  const Status supervised = Supervise(pid, in_w, out_r, ans_r, input, request.timeout_seconds,
-                                      request.grace_seconds, child);
+  const Status supervised = Supervise(pid, in_w, out_r, ans_r, ask_r, told_w, input,
+                                      request.timeout_seconds, request.grace_seconds, child);
   sigaction(SIGPIPE, &old_pipe, nullptr);
   TFDIST_RETURN_IF_ERROR(supervised);
   if (child.interrupted) return Status::Interrupted();
@@ -497,7 +561,17 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
                         : fmt::format("{} exited with status {}", python, WEXITSTATUS(st)),
         python));
   }
-  return ReadAnswer(request, child, details);
+  Result<PythonTrace> trace = ReadAnswer(request, child, details);
+  // The traced code stopped at a listing the store failed: the store's
+  // code (a store unreachable is Unavailable, exit 7), the trace's words.
+  const Status& listing = child.listing_failed;
+  if (!trace.ok() && !listing.ok() && listing.code() != StatusCode::kInvalidArgument &&
+      trace.status().message().find(listing.message()) != std::string::npos) {
+    return Status(listing.code(), trace.status().message());
+  }
+  return trace;
 }
+
+void SetUrlLister(UrlLister lister) { TheUrlLister() = std::move(lister); }
 
 }  // namespace tfdist::trace

@@ -25,6 +25,12 @@ namespace tfdist::io {
 // path is not described by the old index. (Why a cache and not a folder beside the data: a sibling
 // folder is matched by globs over the parent, needs a writable parent, and is left behind when the
 // data moves; the cache needs none of that, and works for read-only data.)
+// Objects (s3://B/K, gs://B/K) have theirs in the same cache, never in the
+// bucket, keyed by the URL of their "folder" (the key up to its last '/'):
+//   CACHE/tfdist/index/s3:/B/<key's folders>/NAME.idx
+// (an empty part of a key, "." and "..", are spelled "%", "%2E", "%2E%2E",
+// and '%' "%25"), each checked against the object's stamp (its URL, size and
+// version: the ETag or generation; file_index.h).
 //
 // SetIndexFolder(F) replaces the cache, for the whole process: every file's
 // index is then F/NAME.idx, by base name, and every folder's directory index
