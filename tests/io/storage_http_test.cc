@@ -289,6 +289,16 @@ TEST_CASE("a 200 for a ranged read, and a 206 from an earlier byte, give the byt
   CHECK(f.ProxyFaults() == 2);
 }
 
+TEST_CASE("a server that sends less than the range asked is asked for the rest") {
+  Fixture f({"kind=cap&bytes=30000&count=-1"});
+  f.options.Set([](RemoteOptions& o) { o.max_attempts = 2; });  // progress is no failure
+  std::string out(100000, '\0');
+  Status s = Read(f, "big.bin", 99, out);
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  CHECK(out == f.data.substr(99, 100000));
+  CHECK(f.ServerCount("big.bin") == 4);
+}
+
 TEST_CASE("a read past the object's end is OutOfRange with the bytes before it") {
   Fixture f;
   std::string out(100, '\0');
