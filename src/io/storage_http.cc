@@ -602,7 +602,7 @@ class Job {
                        attempts_ == 1 ? "" : "s", seconds, last_error_);
   }
 
-  Status Cancelled() const { return Status::Cancelled(fmt::format("{}: interrupted", What())); }
+  Status Cancelled() const { return Status::Interrupted().Annotate(What()); }
 
   std::string HttpError(const Response& head) const {
     auto [code, message] = store_.ParseError(head);

@@ -84,7 +84,7 @@ struct Chunk {
   Status Wait() {
     std::unique_lock lock(mu);
     while (!done) {
-      if (Interrupted()) return Status::Cancelled("interrupted");
+      if (Interrupted()) return Status::Interrupted();
       cv.wait_for(lock, std::chrono::milliseconds(50));
     }
     return status;
