@@ -240,7 +240,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 data = resp.read()  # chunked: sent on with its length
                 length = str(len(data))
             for name, value in resp.getheaders():
-                if name.lower() not in HOP_BY_HOP and name.lower() != 'content-length':
+                # send_response wrote the proxy's own Date and Server.
+                if name.lower() not in HOP_BY_HOP | {'content-length', 'date', 'server'}:
                     self.send_header(name, value)
             if length is not None:
                 self.send_header('Content-Length', length)
