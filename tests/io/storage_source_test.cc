@@ -211,6 +211,37 @@ TEST_CASE("the source gives the object's bytes from an offset, in pieces of any 
   }
 }
 
+// A TestObject with the default ReadAtAsync: the read ends before it returns.
+class SyncObject : public TestObject {
+ public:
+  using TestObject::TestObject;
+  Status ReadAt(uint64_t offset, std::span<char> dst) override {
+    reads.push_back(offset);
+    return TestObject::ReadAt(offset, dst);
+  }
+  void ReadAtAsync(uint64_t offset, std::span<char> dst,
+                   std::function<void(Status)> done) override {
+    RandomAccessObject::ReadAtAsync(offset, dst, std::move(done));
+  }
+  std::vector<uint64_t> reads;
+};
+
+TEST_CASE("an object read synchronously is read a range at a time, as the reader goes") {
+  Options options(1 << 20, 64 << 10);
+  const std::string data = Pattern(500000, 5);
+  auto object = std::make_unique<SyncObject>("s3://b/sync", data);
+  SyncObject* sync = object.get();
+  auto source = NewObjectSource(std::move(object), 0);
+  std::string buf(1000, '\0');
+  REQUIRE(source->Read(std::span<char>(buf)).ok());
+  CHECK(buf == data.substr(0, 1000));
+  CHECK(sync->reads == std::vector<uint64_t>{0});  // not the whole read-ahead at once
+  Result<std::string> rest = ReadAll(*source, 70000);
+  REQUIRE(rest.ok());
+  CHECK(*rest == data.substr(1000));
+  CHECK(sync->reads.size() == 8);
+}
+
 TEST_CASE("a large object is read by several ranges at once, within the read-ahead") {
   constexpr uint64_t kRange = 64 << 10, kAhead = 1 << 20;
   Options options(kAhead, kRange);
