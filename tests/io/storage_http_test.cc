@@ -370,7 +370,8 @@ TEST_CASE("interrupt child" * doctest::skip(std::getenv("TFDIST_INTERRUPT_CHILD"
 
 TEST_CASE("a read blocked on the network ends with Cancelled on SIGINT") {
   if (std::getenv("TFDIST_INTERRUPT_CHILD") != nullptr) return;
-  const std::string command = "TFDIST_INTERRUPT_CHILD=1 /proc/" + std::to_string(getpid()) +
+  const std::string command = "TFDIST_INTERRUPT_CHILD=1 timeout 60 /proc/" +
+                              std::to_string(getpid()) +
                               "/exe --test-case='interrupt child' >/dev/null 2>&1";
   const auto start = std::chrono::steady_clock::now();
   const int rc = std::system(command.c_str());

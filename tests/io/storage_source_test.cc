@@ -7,10 +7,14 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include "io/storage_stand_ins.h"
+#include "tfdist/base/interrupt.h"
 #include "tfdist/io/storage.h"
 
 namespace tfdist::io {
@@ -364,6 +369,34 @@ TEST_CASE("a read error comes after the bytes before it; a short object is DataL
   Result<std::string> got = ReadAll(*shrunk, 100000);
   CHECK(got.status().code() == StatusCode::kDataLoss);
   CHECK(got.status().message().find("s3://b/shrunk") != std::string::npos);
+}
+
+// In a child process (the interrupt flag is for good): a reader waiting for
+// a range ends with Cancelled soon after SIGINT.
+TEST_CASE("source interrupt child" *
+          doctest::skip(std::getenv("TFDIST_INTERRUPT_CHILD") == nullptr)) {
+  InstallInterruptHandlers();
+  Options options(1 << 20, 64 << 10);
+  Reads::Get().SetOpen(false);  // the reads never end
+  auto source = NewObjectSource(std::make_unique<TestObject>("s3://b/stuck", Pattern(1000, 6)), 0);
+  std::thread killer([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(getpid(), SIGINT);
+  });
+  std::string buf(10, '\0');
+  Result<size_t> n = source->Read(std::span<char>(buf));
+  killer.join();
+  REQUIRE(n.status().code() == StatusCode::kCancelled);
+}
+
+TEST_CASE("a reader waiting for a range ends with Cancelled on SIGINT") {
+  if (std::getenv("TFDIST_INTERRUPT_CHILD") != nullptr) return;
+  const std::string command = "TFDIST_INTERRUPT_CHILD=1 timeout 60 /proc/" +
+                              std::to_string(getpid()) +
+                              "/exe --test-case='source interrupt child' >/dev/null 2>&1";
+  const int rc = std::system(command.c_str());
+  CHECK(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 0);
 }
 
 // The objects that PrefetchObjects opens, through the stand-ins below.
