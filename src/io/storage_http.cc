@@ -274,6 +274,7 @@ class Engine {
     set(CURLOPT_PROTOCOLS_STR, "http,https");
     set(CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
     set(CURLOPT_TCP_KEEPALIVE, 1L);
+    set(CURLOPT_BUFFERSIZE, 128L << 10);  // fewer, larger reads than its 16 KiB
     set(CURLOPT_USERAGENT, "tfdist");
     // The loopback never through a proxy (the environment's proxy variables
     // hold for the rest, and their NO_PROXY is kept).
@@ -308,7 +309,7 @@ class Engine {
     }
     a.header_list = curl_slist_append(a.header_list, "Expect:");  // no 100-continue round trip
     set(CURLOPT_HTTPHEADER, a.header_list);
-    if (a.ranged) {
+    if (r.range) {
       const auto [begin, end] = *r.range;
       set(CURLOPT_RANGE, fmt::format("{}-{}", begin, end - 1).c_str());
     }
@@ -510,6 +511,14 @@ class Job {
     if (finished && a.head_done && status >= 200 && status < 300) {
       last_head_ = std::move(a.head);
       if (!ranged_ || complete()) return Done(Status::OK());
+      const std::optional<ContentRange>& cr = a.content_range;
+      if (a.received > 0 && cr && cr->total && offset_ + filled_ < *cr->total) {
+        // A server that sends less than the range asked (some cap a
+        // range's size): the rest is asked at once, and this attempt,
+        // which made progress, is not counted as a failure.
+        --attempts_;
+        return Verdict{true, {}, Status::OK()};
+      }
       return Done(EndsEarly(a));
     }
     if (a.head_done && status >= 300) {
@@ -593,7 +602,7 @@ class Job {
                        attempts_ == 1 ? "" : "s", seconds, last_error_);
   }
 
-  Status Cancelled() const { return Status::Cancelled(fmt::format("{}: interrupted", What())); }
+  Status Cancelled() const { return Status::Interrupted().Annotate(What()); }
 
   std::string HttpError(const Response& head) const {
     auto [code, message] = store_.ParseError(head);

@@ -91,9 +91,14 @@ class Client {
   //  * 404 -> NotFound, 401/403 -> NotFound naming store.CredentialSource();
   //    neither retried;
   //  * other 4xx -> InvalidArgument;
-  //  * every attempt failed / time ran out -> Unavailable: "S3 request for
-  //    URL [bytes B-E] failed after N attempts in S s: HTTP 503 SlowDown:
-  //    Please reduce your request rate." (or the transport error).
+  //  * every attempt failed -> Unavailable: "GET s3://b/k [bytes B-E]
+  //    failed after N attempts in S s: HTTP 503 SlowDown: Please reduce
+  //    your request rate." (or the transport error: "Couldn't connect to
+  //    server (...)"); the time ran out (the next backoff would pass
+  //    max_seconds) -> Unavailable: "GET s3://b/k failed: no success within
+  //    the time limit of 300 s (N attempts in S s); last: ...". Backoff:
+  //    uniform in [0, min(10 s, 0.1 s * 2^(attempt-1))], at least a 429's
+  //    or 503's Retry-After (up to 10 s);
   //  * 412 (an If-Match or generation condition failed) -> DataLoss: the
   //    object was replaced;
   //  * Cancelled when interrupted (a signal, tfdist/base/interrupt.h): a
@@ -110,8 +115,10 @@ class Client {
   // runs on the engine's thread and must not block. A 206 whose
   // Content-Range starts before the first byte asked has the extra bytes
   // skipped, a 200 (the whole object) has the bytes before `offset`
-  // skipped; one that starts past it is retried. A 416, or a body that ends
-  // before dst is full, is OutOfRange (the bytes received are in dst).
+  // skipped; one that starts past it is retried; one that ends before the
+  // range and the object do is continued (a server that caps ranges). A
+  // 416, or a body that ends with the object before dst is full, is
+  // OutOfRange (the bytes received are in dst).
   // Errors as Fetch. request.range is set from offset and dst.
   Status ReadRange(HttpStore& store, Request request, uint64_t offset, std::span<char> dst,
                    const std::function<Status(const Response& head)>& check);

@@ -84,7 +84,7 @@ struct Chunk {
   Status Wait() {
     std::unique_lock lock(mu);
     while (!done) {
-      if (Interrupted()) return Status::Cancelled("interrupted");
+      if (Interrupted()) return Status::Interrupted();
       cv.wait_for(lock, std::chrono::milliseconds(50));
     }
     return status;
@@ -250,7 +250,11 @@ class ObjectSource : public ByteSource {
   std::optional<uint64_t> size() const override { return size_; }
 
  private:
-  // Asks the next ranges while the budget allows, and one at least.
+  // Asks the next ranges while the budget allows, and one at least. An
+  // object whose reads end before ReadAtAsync returns (the default, a
+  // synchronous ReadAt) is read one range at a time, as the reader goes:
+  // reading ahead on the reader's own thread would only delay its first
+  // bytes.
   void Refill() {
     const RemoteOptions& o = GetRemoteOptions();
     const uint64_t range = std::max<uint64_t>(1, o.range_bytes);
@@ -259,8 +263,14 @@ class ObjectSource : public ByteSource {
       if (!Budget::Get().TryTake(size, o.read_ahead_bytes, /*force=*/chunks_.empty())) return;
       auto chunk = std::make_shared<Chunk>(next_, size);
       StartChunk(object_, chunk);
+      bool ended;
+      {
+        std::lock_guard lock(chunk->mu);
+        ended = chunk->done;
+      }
       chunks_.push_back(std::move(chunk));
       next_ += size;
+      if (ended) return;
     }
   }
 

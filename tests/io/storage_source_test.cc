@@ -7,10 +7,14 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include "io/storage_stand_ins.h"
+#include "tfdist/base/interrupt.h"
 #include "tfdist/io/storage.h"
 
 namespace tfdist::io {
@@ -211,6 +216,37 @@ TEST_CASE("the source gives the object's bytes from an offset, in pieces of any 
   }
 }
 
+// A TestObject with the default ReadAtAsync: the read ends before it returns.
+class SyncObject : public TestObject {
+ public:
+  using TestObject::TestObject;
+  Status ReadAt(uint64_t offset, std::span<char> dst) override {
+    reads.push_back(offset);
+    return TestObject::ReadAt(offset, dst);
+  }
+  void ReadAtAsync(uint64_t offset, std::span<char> dst,
+                   std::function<void(Status)> done) override {
+    RandomAccessObject::ReadAtAsync(offset, dst, std::move(done));
+  }
+  std::vector<uint64_t> reads;
+};
+
+TEST_CASE("an object read synchronously is read a range at a time, as the reader goes") {
+  Options options(1 << 20, 64 << 10);
+  const std::string data = Pattern(500000, 5);
+  auto object = std::make_unique<SyncObject>("s3://b/sync", data);
+  SyncObject* sync = object.get();
+  auto source = NewObjectSource(std::move(object), 0);
+  std::string buf(1000, '\0');
+  REQUIRE(source->Read(std::span<char>(buf)).ok());
+  CHECK(buf == data.substr(0, 1000));
+  CHECK(sync->reads == std::vector<uint64_t>{0});  // not the whole read-ahead at once
+  Result<std::string> rest = ReadAll(*source, 70000);
+  REQUIRE(rest.ok());
+  CHECK(*rest == data.substr(1000));
+  CHECK(sync->reads.size() == 8);
+}
+
 TEST_CASE("a large object is read by several ranges at once, within the read-ahead") {
   constexpr uint64_t kRange = 64 << 10, kAhead = 1 << 20;
   Options options(kAhead, kRange);
@@ -333,6 +369,34 @@ TEST_CASE("a read error comes after the bytes before it; a short object is DataL
   Result<std::string> got = ReadAll(*shrunk, 100000);
   CHECK(got.status().code() == StatusCode::kDataLoss);
   CHECK(got.status().message().find("s3://b/shrunk") != std::string::npos);
+}
+
+// In a child process (the interrupt flag is for good): a reader waiting for
+// a range ends with Cancelled soon after SIGINT.
+TEST_CASE("source interrupt child" *
+          doctest::skip(std::getenv("TFDIST_INTERRUPT_CHILD") == nullptr)) {
+  InstallInterruptHandlers();
+  Options options(1 << 20, 64 << 10);
+  Reads::Get().SetOpen(false);  // the reads never end
+  auto source = NewObjectSource(std::make_unique<TestObject>("s3://b/stuck", Pattern(1000, 6)), 0);
+  std::thread killer([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(getpid(), SIGINT);
+  });
+  std::string buf(10, '\0');
+  Result<size_t> n = source->Read(std::span<char>(buf));
+  killer.join();
+  REQUIRE(n.status().code() == StatusCode::kCancelled);
+}
+
+TEST_CASE("a reader waiting for a range ends with Cancelled on SIGINT") {
+  if (std::getenv("TFDIST_INTERRUPT_CHILD") != nullptr) return;
+  const std::string command = "TFDIST_INTERRUPT_CHILD=1 timeout 60 /proc/" +
+                              std::to_string(getpid()) +
+                              "/exe --test-case='source interrupt child' >/dev/null 2>&1";
+  const int rc = std::system(command.c_str());
+  CHECK(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 0);
 }
 
 // The objects that PrefetchObjects opens, through the stand-ins below.

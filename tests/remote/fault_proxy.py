@@ -33,6 +33,9 @@ A RULE is KEY=VALUE pairs joined by '&':
   kind=widen    forward with the Range header's first byte moved `bytes`
                 earlier (bytes=, default 1): a 206 that starts before the
                 byte asked
+  kind=cap      forward with the Range header's last byte moved so that at
+                most `bytes` are asked (bytes=): a server that sends less than
+                the range asked
   kind=replace  forward; once a ranged GET (one with a Range header) has
                 been answered in full, run `command` (command=, a shell
                 command, URL-encoded) before the next request is answered,
@@ -76,7 +79,7 @@ ERRORS = {
     404: ('NoSuchKey', 'The specified key does not exist.'),
     412: ('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold'),
 }
-KINDS = {str(s) for s in ERRORS} | {'cut', 'slow', 'replace', 'norange', 'widen'}
+KINDS = {str(s) for s in ERRORS} | {'cut', 'slow', 'replace', 'norange', 'widen', 'cap'}
 
 
 class Rule:
@@ -219,6 +222,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     m = re.match(r'bytes=(\d+)-(\d*)$', value.strip())
                     if rule.kind == 'widen' and m:
                         value = f'bytes={max(0, int(m.group(1)) - rule.bytes)}-{m.group(2)}'
+                    if rule.kind == 'cap' and m:
+                        first = int(m.group(1))
+                        last = first + rule.bytes - 1
+                        if m.group(2):
+                            last = min(last, int(m.group(2)))
+                        value = f'bytes={first}-{last}'
                 conn.putheader(name, value)
             if body or self.command in ('PUT', 'POST'):
                 conn.putheader('Content-Length', str(len(body)))
@@ -231,7 +240,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 data = resp.read()  # chunked: sent on with its length
                 length = str(len(data))
             for name, value in resp.getheaders():
-                if name.lower() not in HOP_BY_HOP and name.lower() != 'content-length':
+                # send_response wrote the proxy's own Date and Server.
+                if name.lower() not in HOP_BY_HOP | {'content-length', 'date', 'server'}:
                     self.send_header(name, value)
             if length is not None:
                 self.send_header('Content-Length', length)
