@@ -18,6 +18,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "storage_s3_internal.h"
 #include "tfdist/base/json.h"
@@ -211,6 +212,25 @@ class WebIdentityProvider final : public RefreshingProvider {
   std::string token_file_, role_arn_, session_name_, sts_url_;
 };
 
+class ImdsProvider final : public RefreshingProvider {
+ public:
+  ImdsProvider(ImdsSettings imds, Credentials first)
+      : RefreshingProvider(
+            fmt::format("the EC2 instance metadata service ({}; an instance role)", imds.endpoint)),
+        imds_(std::move(imds)),
+        first_(std::move(first)) {}
+
+ protected:
+  Result<Credentials> Fetch() override {
+    if (first_) return *std::exchange(first_, std::nullopt);  // the probe's, not fetched twice
+    return FetchImdsCredentials(imds_);
+  }
+
+ private:
+  ImdsSettings imds_;
+  std::optional<Credentials> first_;
+};
+
 std::optional<std::string> NonEmpty(const Environment& env, const std::string& name) {
   std::optional<std::string> value = env(name);
   if (value && value->empty()) return std::nullopt;
@@ -248,7 +268,7 @@ Result<std::unique_ptr<CredentialProvider>> FromProfile(const Environment& env, 
     return Status::InvalidArgument(fmt::format(
         "{} is {} profile, which tfdist does not read; give it credentials it reads "
         "(aws_access_key_id, credential_process, web_identity_token_file), or export them "
-        "with `aws configure export-credentials --profile {} --format env`",
+        "with the AWS CLI (aws configure export-credentials, for profile '{}')",
         where, kind, p.name));
   };
   for (std::string_view key : {"sso_session", "sso_start_url", "sso_account_id"}) {
@@ -347,7 +367,7 @@ Result<std::unique_ptr<CredentialProvider>> ResolveCredentials(const Environment
                                                                bool no_sign_request) {
   if (no_sign_request) {
     return std::unique_ptr<CredentialProvider>(
-        std::make_unique<AnonymousProvider>("anonymous (--no-sign-request: no signature)"));
+        std::make_unique<AnonymousProvider>("anonymous (no_sign_request: no signature)"));
   }
   const std::optional<std::string> key_id = NonEmpty(env, "AWS_ACCESS_KEY_ID");
   const std::optional<std::string> secret = NonEmpty(env, "AWS_SECRET_ACCESS_KEY");
@@ -389,6 +409,16 @@ Result<std::unique_ptr<CredentialProvider>> ResolveCredentials(const Environment
                       profile.name, profile.credentials_file, profile.config_file));
     }
   }
+  const ImdsSettings imds = ImdsSettingsFrom(env);
+  std::string metadata = "the EC2 instance metadata service is off (AWS_EC2_METADATA_DISABLED)";
+  if (!imds.disabled) {
+    Result<Credentials> probed = FetchImdsCredentials(imds);
+    if (probed.ok()) {
+      return std::unique_ptr<CredentialProvider>(
+          std::make_unique<ImdsProvider>(imds, std::move(*probed)));
+    }
+    metadata = "the EC2 instance metadata service has none (" + probed.status().message() + ")";
+  }
   std::string half;
   if (token_file || role_arn) {
     half = fmt::format(" ({} is set without {})",
@@ -397,9 +427,9 @@ Result<std::unique_ptr<CredentialProvider>> ResolveCredentials(const Environment
   }
   return Status::InvalidArgument(fmt::format(
       "no AWS credentials found: none in the environment (AWS_ACCESS_KEY_ID, "
-      "AWS_WEB_IDENTITY_TOKEN_FILE){}, nor in profile '{}' of {} or {}; set them, or read a "
-      "public bucket with --no-sign-request",
-      half, profile.name, profile.credentials_file, profile.config_file));
+      "AWS_WEB_IDENTITY_TOKEN_FILE){}, nor in profile '{}' of {} or {}, and {}; set them, or "
+      "read a public bucket unsigned (no_sign_request)",
+      half, profile.name, profile.credentials_file, profile.config_file, metadata));
 }
 
 }  // namespace tfdist::io::s3

@@ -153,6 +153,8 @@ class CredentialProvider {
 //     https://sts.REGION.amazonaws.com);
 //  4. the profile: static keys [+ aws_session_token], credential_process,
 //     web_identity_token_file + role_arn;
+//  5. the EC2 instance metadata service, unless AWS_EC2_METADATA_DISABLED
+//     is "true" (ImdsSettingsFrom).
 // Error: InvalidArgument for a profile of a kind tfdist does not read (SSO,
 // assume-role with source_profile or credential_source) naming the kind and
 // the profile, for half a key pair, for an AWS_PROFILE that no file has,
@@ -162,6 +164,20 @@ Result<std::unique_ptr<CredentialProvider>> ResolveCredentials(const Environment
                                                                const Profile& profile,
                                                                const Config& config,
                                                                bool no_sign_request);
+
+// The EC2 instance metadata service, as the SDKs' variables set it.
+struct ImdsSettings {
+  bool disabled = false;       // AWS_EC2_METADATA_DISABLED=true
+  std::string endpoint;        // AWS_EC2_METADATA_SERVICE_ENDPOINT
+  double timeout_seconds = 1;  // AWS_METADATA_SERVICE_TIMEOUT
+  int attempts = 1;            // AWS_METADATA_SERVICE_NUM_ATTEMPTS
+};
+ImdsSettings ImdsSettingsFrom(const Environment& env);
+
+// An instance role's credentials from the metadata service (IMDSv2, else
+// v1) (storage_s3_imds.cc). Error: Unavailable saying why (no answer, no
+// role attached), never a value.
+Result<Credentials> FetchImdsCredentials(const ImdsSettings& imds);
 
 // A credential_process's standard output (its JSON, Version 1).
 // Error: InvalidArgument naming `command_source` for anything else.
