@@ -15,6 +15,9 @@ modules it may use. The check fails (exit 1, one line per problem) when:
     façade, the public header whose functions the private ones implement
     (FACADES: data's pipeline.h; such a header includes data/ops.h for the
     typed ops instead), so that the arrows inside a module point down;
+  * a file other than src/io/storage_*.cc and .h includes a header of
+    libcurl (<curl/...>), OpenSSL (<openssl/...>) or expat (<expat.h>): the
+    storage layer alone speaks HTTP, TLS and XML;
   * a string literal below src/, outside src/cli/, names a command-line flag
     ("--force") or a tfdist command ("tfdist index"): the library speaks in
     its API's terms, and src/cli alone words them as flags.
@@ -27,6 +30,10 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>')
+# The libraries of the storage layer, and the files that may include them.
+STORAGE_ONLY = re.compile(r'^(curl/|openssl/|expat\.h$|expat_external\.h$)')
+STORAGE_FILE = re.compile(r'^src/io/storage_[^/]*\.(cc|h)$')
 # A string literal, without the escapes' details: enough to find words in it.
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 FLAG = re.compile(r'(?<![\w-])--[a-z][a-z0-9-]*')
@@ -122,6 +129,12 @@ def check(root, graph):
             rel = path.relative_to(root)
             in_block = False
             for number, line in enumerate(path.read_text(errors='replace').splitlines(), 1):
+                m = SYSTEM_INCLUDE.match(line)
+                if (m and STORAGE_ONLY.match(m.group(1))
+                        and not STORAGE_FILE.match(rel.as_posix())):
+                    problems.append(f'{rel}:{number}: includes <{m.group(1)}>: only '
+                                    'src/io/storage_*.cc and .h use libcurl, OpenSSL and expat')
+                    continue
                 m = INCLUDE.match(line)
                 if m:
                     target = m.group(1)

@@ -86,6 +86,13 @@ std::string RemedyText(const Advice& a) {
   return "";
 }
 
+Status Status::Annotate(std::string_view context) const& { return Status(*this).Annotate(context); }
+
+Status Status::Annotate(std::string_view context) && {
+  if (!ok()) message_ = fmt::format("{}: {}", context, message_);
+  return std::move(*this);
+}
+
 std::string Status::ToString() const {
   if (ok()) return "OK";
   const std::string advice = RemedyText(advice_);

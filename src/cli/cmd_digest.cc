@@ -110,7 +110,7 @@ int RunDigest(const DigestOptions& o) {
   int rc = 0;
   for (const io::FileDigest& f : digests) {
     if (f.status.ok()) continue;
-    PrintMessage("error", f.status.message());
+    PrintMessage("error", Describe(f.status));
     rc = std::max(rc, ExitCodeFor(f.status));
   }
   return rc;

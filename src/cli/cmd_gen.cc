@@ -59,10 +59,7 @@ int RunGen(const GenOptions& o) {
   if (!type.ok()) return ReportError(type.status(), json);
   payload.type = *type;
   Result<proto::SizeDistribution> size = proto::ParseSizeDistribution(o.size);
-  if (!size.ok()) {
-    return ReportError(Status::InvalidArgument(fmt::format("--size: {}", size.status().message())),
-                       json);
-  }
+  if (!size.ok()) return ReportError(size.status().Annotate("--size"), json);
   if (payload.type != proto::PayloadType::kText && size->max > proto::kMaxPayloadBytes) {
     return ReportError(
         Status::InvalidArgument(fmt::format(
@@ -76,11 +73,10 @@ int RunGen(const GenOptions& o) {
   if (!records.ok()) {
     const bool reversed = records.status().message().ends_with("exceeds the maximum");
     return ReportError(
-        Status::InvalidArgument(
-            reversed ? fmt::format("--records: {}", records.status().message())
-                     : fmt::format("--records: '{}' is not a count (100, 10k) or a range "
-                                   "(100-1000)",
-                                   o.records)),
+        reversed
+            ? records.status().Annotate("--records")
+            : Status::InvalidArgument(fmt::format(
+                  "--records: '{}' is not a count (100, 10k) or a range (100-1000)", o.records)),
         json);
   }
   // Each file's count, drawn in file order from a stream of its own, so that
@@ -121,7 +117,7 @@ int RunGen(const GenOptions& o) {
   for (uint64_t f = 0; f < o.files; ++f) {
     const uint64_t records_before = global, bytes_before = bytes;
     // Writes notice an interrupt, but with --records 0 there are none.
-    if (Interrupted()) return ReportError(Status::Cancelled("interrupted"), json);
+    if (Interrupted()) return ReportError(Status::Interrupted(), json);
     names.push_back(OutputName(o, *compression, f));
     Result<std::unique_ptr<io::AtomicFile>> file = (*set)->Create(names.back());
     if (!file.ok()) return ReportError(file.status(), json);

@@ -108,7 +108,7 @@ int RunTake(const TakeOptions& o) {
           out["error"] = ErrorJson(s);
           PrintJson(with_warnings(std::move(out)));
           FlushStdout();
-          PrintMessage("error", s.message());
+          PrintMessage("error", Describe(s));
           return ExitCodeFor(s);
         }
         return ReportError(s, false);

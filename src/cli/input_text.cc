@@ -39,7 +39,7 @@ Result<std::string> ReadInputText(const std::string& path, size_t limit, std::st
   if (!stdin_text) {
     // A FIFO blocks here until a writer opens it; a signal ends the wait.
     while ((fd = open(path.c_str(), O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR) {
-      if (Interrupted()) return Status::Cancelled("interrupted");
+      if (Interrupted()) return Status::Interrupted();
     }
     if (fd < 0) return FileError(errno, name, what, "open");
   }
@@ -75,7 +75,7 @@ Result<std::string> ReadInputText(const std::string& path, size_t limit, std::st
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) {
-        if (Interrupted()) return Status::Cancelled("interrupted");
+        if (Interrupted()) return Status::Interrupted();
         continue;
       }
       return FileError(errno, name, what, "read");

@@ -186,8 +186,7 @@ int Run(int argc, char** argv) {
   for (const CLI::App* sub : app.get_subcommands()) tfdist::cli::SetCommand(sub->get_name());
   // Interrupted while starting up: stop before the command does anything.
   if (tfdist::Interrupted()) {
-    return tfdist::cli::ReportError(tfdist::Status::Cancelled("interrupted"),
-                                    WantsJson(argc, argv));
+    return tfdist::cli::ReportError(tfdist::Status::Interrupted(), WantsJson(argc, argv));
   }
   try {
     return action ? action() : 2;

@@ -20,6 +20,10 @@ Status Binder::ErrorAt(size_t pos, std::string_view what) const {
   return PositionError(text_, pos, what);
 }
 
+Status Binder::ErrorAt(size_t pos, Status cause) const {
+  return PositionError(text_, pos, std::move(cause));
+}
+
 std::string Binder::Signature(std::string_view name, std::span<const Param> params) {
   std::vector<std::string> required, optional;
   for (const Param& p : params) (p.required ? required : optional).push_back(p.name);
@@ -223,7 +227,7 @@ Result<io::Compression> Binder::Compression(const Expr* e) const {
                                        ExprText(*e)));
   }
   Result<io::Compression> c = io::ParseCompression(e->text);
-  if (!c.ok()) return ErrorAt(e->pos, c.status().message());
+  if (!c.ok()) return ErrorAt(e->pos, c.status());
   return c;
 }
 

@@ -37,6 +37,8 @@ class Binder {
 
   // PositionError(text, pos, what).
   Status ErrorAt(size_t pos, std::string_view what) const;
+  // PositionError(text, pos, cause): a check's error, at the value checked.
+  Status ErrorAt(size_t pos, Status cause) const;
 
   // "shard() takes num_shards and index" / "batch() takes batch_size (and
   // optionally drop_remainder, ...)".

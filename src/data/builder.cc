@@ -13,7 +13,6 @@
 
 #include "tfdist/base/random.h"
 #include "tfdist/data/pipeline.h"
-#include "tfdist/io/file_list.h"
 
 namespace tfdist::data {
 namespace {
@@ -40,23 +39,16 @@ Result<DatasetPtr> Builder::Build() {
   return ds;
 }
 
-Result<DatasetPtr> Builder::Apply(const ListFilesOp& p, const Op& op, DatasetPtr) {
-  Result<StringList> files = io::ExpandFilePatterns(p.patterns, io::MatchRule::kAnyPattern);
-  if (!files.ok()) {
-    const Advice& advice = files.status().advice();
-    const Status at = ErrorAt(op.pos, fmt::format("list_files: {}", files.status().message()));
-    // The cause's code, not the pipeline's: a folder that cannot be listed
-    // is a data error (exit 3), no descriptor left a resource one (exit 5).
-    Status error(files.status().code(), at.message());
-    if (at.position()) error = std::move(error).WithPosition(*at.position());
-    return std::move(error).WithAdvice(advice.remedy, advice.subject);
+Result<DatasetPtr> Builder::Apply(const ListFilesOp&, const Op& op, DatasetPtr) {
+  // Built as the ops it stands for, the ones the planner plans.
+  TFDIST_ASSIGN_OR_RETURN(std::vector<Op> ops, LowerListFiles(op, pipeline_.text));
+  DatasetPtr ds = NewNamesDataset(std::move(std::get<FromTensorSlicesOp>(ops[0].params).names));
+  for (size_t i = 1; i < ops.size(); ++i) {
+    TFDIST_ASSIGN_OR_RETURN(
+        ds,
+        std::visit([&](const auto& p) { return Apply(p, ops[i], std::move(ds)); }, ops[i].params));
   }
-  // list_files(shuffle=True) is the sorted matches shuffled with a buffer
-  // of all of them.
-  const int64_t n = std::max<int64_t>(static_cast<int64_t>(files->size()), 1);
-  DatasetPtr names = NewNamesDataset(std::move(*files));
-  if (!p.shuffle) return names;
-  return NewShuffleDataset(std::move(names), n, Seeds(p.seed), true);
+  return ds;
 }
 
 Result<DatasetPtr> Builder::Apply(const FromTensorSlicesOp& p, const Op&, DatasetPtr) {

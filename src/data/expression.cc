@@ -536,6 +536,10 @@ Status PositionError(std::string_view text, size_t pos, std::string_view what) {
       .WithPosition(pos);
 }
 
+Status PositionError(std::string_view text, size_t pos, Status cause) {
+  return std::move(cause).Annotate(DescribePosition(text, pos)).WithPosition(pos);
+}
+
 Result<Chain> ParseChain(std::string_view text) { return Parser(text).Parse(); }
 
 }  // namespace tfdist::data

@@ -173,7 +173,7 @@ Result<FeatureSpec> Feature(const Binder& b, const Expr& e, const std::string& n
   TFDIST_ASSIGN_OR_RETURN(spec.type, Dtype(b, *bound[1], name));
   // The shape's size is checked before the default's is compared with it.
   if (Status check = CheckFeatures(std::span(&spec, 1)); !check.ok()) {
-    return b.ErrorAt(bound[0]->pos, check.message());
+    return b.ErrorAt(bound[0]->pos, std::move(check));
   }
   if (!Binder::IsNone(bound[2])) {
     FeatureValues values;
@@ -219,7 +219,7 @@ Result<std::vector<FeatureSpec>> Features(const Binder& b, const Expr& e) {
     out.push_back(std::move(spec));
   }
   if (out.empty()) return b.ErrorAt(e.pos, "parse_example needs at least one feature");
-  if (Status check = CheckFeatures(out); !check.ok()) return b.ErrorAt(e.pos, check.message());
+  if (Status check = CheckFeatures(out); !check.ok()) return b.ErrorAt(e.pos, std::move(check));
   return out;
 }
 

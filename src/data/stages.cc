@@ -76,7 +76,7 @@ class RangeDataset final : public Dataset {
         // range(N).repeat() and the like would otherwise never stop. At the
         // first element and every 1024th after: the call costs more than an
         // element (3-7% of take over range(20000000)).
-        if (calls_++ % 1024 == 0 && Interrupted()) return Status::Cancelled("interrupted");
+        if (calls_++ % 1024 == 0 && Interrupted()) return Status::Interrupted();
         end = step_ > 0 ? next_ >= stop_ : next_ <= stop_;
         if (!end) {
           out = Element::Int(next_);

@@ -342,7 +342,7 @@ Result<Staging::Slot*> Staging::Acquire(int64_t replica, size_t bytes) {
     Status s = rep.transport->Reserve(index, capacity, &slot.data, &slot.capacity, &note);
     if (!note.empty()) AddNote(fmt::format("replica {}: {}", replica, note));
     if (!s.ok()) {
-      s = Status(s.code(), fmt::format("replica {}: {}", replica, s.message()));
+      s = std::move(s).Annotate(fmt::format("replica {}", replica));
       rep.Fail(index, s);
       return s;
     }
@@ -378,7 +378,7 @@ Status Staging::Submit(int64_t replica, Slot* slot, size_t bytes) {
   const uint64_t host_checksum = verify_ ? Checksum(slot->data, bytes) : 0;
   if (bytes > 0 && rep.corrupt_next.exchange(false)) slot->data[bytes / 2] ^= 0x01;
   Status s = rep.transport->StartCopy(index, bytes, verify_);
-  if (!s.ok()) s = Status(s.code(), fmt::format("replica {}: {}", replica, s.message()));
+  if (!s.ok()) s = std::move(s).Annotate(fmt::format("replica {}", replica));
   {
     std::lock_guard lock(rep.mu);
     Replica::SlotState& st = rep.states[static_cast<size_t>(index)];
@@ -433,8 +433,7 @@ Result<Staging::Delivery> Staging::Receive(int64_t replica) {
   CopyResult copy;
   if (Status s = rep.transport->WaitCopy(index, st.bytes, verify_, &copy); !s.ok()) {
     rep.Free(index);
-    return Status(s.code(),
-                  fmt::format("replica {}, batch {}: {}", replica, st.batch, s.message()));
+    return std::move(s).Annotate(fmt::format("replica {}, batch {}", replica, st.batch));
   }
   if (verify_ && copy.checksum != st.host_checksum) {
     rep.Free(index);
@@ -480,7 +479,7 @@ Status Staging::CopyToHost(int64_t replica, const Delivery& delivery, void* dst)
   }
   Status s = replicas_[static_cast<size_t>(replica)]->transport->CopyToHost(delivery.slot->index,
                                                                             delivery.bytes, dst);
-  if (!s.ok()) return Status(s.code(), fmt::format("replica {}: {}", replica, s.message()));
+  if (!s.ok()) return std::move(s).Annotate(fmt::format("replica {}", replica));
   return s;
 }
 

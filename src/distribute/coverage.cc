@@ -121,7 +121,7 @@ Status StreamWorker(const Execution& ex, int64_t w, const F& f) {
   TFDIST_ASSIGN_OR_RETURN(auto stream, ex.Open(w));
   std::vector<data::Element> batch;
   for (uint64_t n = 0;; ++n) {
-    if (n % 4096 == 0 && Interrupted()) return Status::Cancelled("interrupted");
+    if (n % 4096 == 0 && Interrupted()) return Status::Interrupted();
     bool end = false;
     batch.clear();
     TFDIST_RETURN_IF_ERROR(stream->Next(batch, end));

@@ -214,7 +214,7 @@ Result<Execution> Execution::Plan(const data::Pipeline& original, const Distribu
   // A dataset of its own for each worker, even where all run the same
   // pipeline: each counts its own epochs, so their shuffles agree.
   for (int64_t w : ex.workers_) {
-    if (w % 256 == 0 && Interrupted()) return Status::Cancelled("interrupted");
+    if (w % 256 == 0 && Interrupted()) return Status::Interrupted();
     WorkerPlan plan;
     plan.worker = w;
     plan.pipeline = dist.WorkerPipeline(ex.topology_, w).value_or(dist.pipeline);
@@ -257,7 +257,7 @@ Result<std::vector<std::string>> Execution::FileNamesOf(int64_t worker, uint64_t
   TFDIST_ASSIGN_OR_RETURN(auto dataset, data::BuildDataset(FileNames(plan.pipeline, shape), b));
   TFDIST_ASSIGN_OR_RETURN(auto it, dataset->MakeIterator());
   while (names.size() < limit) {
-    if (names.size() % 1024 == 0 && Interrupted()) return Status::Cancelled("interrupted");
+    if (names.size() % 1024 == 0 && Interrupted()) return Status::Interrupted();
     data::Element e;
     bool end = false;
     TFDIST_RETURN_IF_ERROR(it->GetNext(e, end));

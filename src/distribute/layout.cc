@@ -182,7 +182,7 @@ class Streamer {
     Step step, shown;
     for (; !options_.max_steps || k <= *options_.max_steps; ++k) {
       // A step costs at least N batches: the flag is cheap beside it.
-      if (Interrupted()) return Status::Cancelled("interrupted");
+      if (Interrupted()) return Status::Interrupted();
       step.step = k;
       step.epoch = epoch;
       step.batches.clear();
@@ -280,7 +280,7 @@ class Streamer {
         std::vector<data::Element> one;
         end = false;
         for (; !options_.max_steps || n < *options_.max_steps; ++n) {
-          if (n % 1024 == 0 && Interrupted()) return Status::Cancelled("interrupted");
+          if (n % 1024 == 0 && Interrupted()) return Status::Interrupted();
           TFDIST_RETURN_IF_ERROR(stream->Next(one, end));
           if (end) break;
           for (const data::Element& e : one) {

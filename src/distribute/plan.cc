@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 #include <random>
 
 namespace tfdist::dist {
@@ -43,10 +44,8 @@ Status CheckJoinedFileCounts(const data::Pipeline& pipeline, const PipelineShape
     TFDIST_ASSIGN_OR_RETURN(const uint64_t found, CountFileNames(other, other_shape, build,
                                                                  static_cast<uint64_t>(workers)));
     if (Status s = CheckFileCount(found, workers); !s.ok()) {
-      const Advice advice = s.advice();
       return data::PositionError(pipeline.text, pipeline.ops[i].pos,
-                                 fmt::format("concatenate()'s dataset: {}", s.message()))
-          .WithAdvice(advice.remedy, advice.subject);
+                                 std::move(s).Annotate("concatenate()'s dataset"));
     }
     TFDIST_RETURN_IF_ERROR(CheckJoinedFileCounts(other, other_shape, build, workers));
   }
@@ -116,28 +115,15 @@ Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in, const io::Folde
   data::Pipeline out = in;
   const auto* l = std::get_if<data::ListFilesOp>(&in.ops[0].params);
   if (l == nullptr) return out;
-  Result<StringList> files =
-      io::ExpandFilePatterns(l->patterns, listings, io::MatchRule::kAnyPattern);
-  if (!files.ok()) {
-    const Advice& advice = files.status().advice();
-    const Status at = data::PositionError(in.text, in.ops[0].pos,
-                                          fmt::format("list_files: {}", files.status().message()));
-    // The cause's code, not the pipeline's: a folder that cannot be listed
-    // is a data error (exit 3), no descriptor left a resource one (exit 5).
-    Status error(files.status().code(), at.message());
-    if (at.position()) error = std::move(error).WithPosition(*at.position());
-    return std::move(error).WithAdvice(advice.remedy, advice.subject);
+  TFDIST_ASSIGN_OR_RETURN(std::vector<data::Op> ops,
+                          data::LowerListFiles(in.ops[0], in.text, listings));
+  if (warnings != nullptr) {
+    ListWarnings(std::get<data::FromTensorSlicesOp>(ops[0].params).names, l->patterns.size(),
+                 *warnings);
   }
-  if (warnings != nullptr) ListWarnings(*files, l->patterns.size(), *warnings);
-  const int64_t n = static_cast<int64_t>(files->size());
-  out.ops[0].params = data::FromTensorSlicesOp::Names(std::move(*files));
-  if (l->shuffle) {
-    data::ShuffleOp shuffle;
-    shuffle.buffer_size.value = std::max<int64_t>(n, 1);
-    shuffle.buffer_size.pos = in.ops[0].pos;
-    shuffle.seed = l->seed;
-    out.ops.insert(out.ops.begin() + 1, data::Op{shuffle, "shuffle", in.ops[0].pos});
-  }
+  out.ops.erase(out.ops.begin());
+  out.ops.insert(out.ops.begin(), std::make_move_iterator(ops.begin()),
+                 std::make_move_iterator(ops.end()));
   return out;
 }
 

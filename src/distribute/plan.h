@@ -16,12 +16,14 @@
 
 namespace tfdist::dist {
 
-// list_files() expanded once for all workers: from_tensor_slices() of the
-// sorted matches, then the shuffle list_files(shuffle=True) stands for.
-// `listings` stand in for listing their folders. Files matched twice are
-// kept (as TensorFlow keeps them), and with two -of-N sets of one prefix,
-// said in `warnings` when given.
-// Error: InvalidArgument at list_files' position when nothing matches.
+// list_files() expanded once for all workers: the ops it stands for
+// (data::LowerListFiles: from_tensor_slices() of the sorted matches, then
+// the shuffle list_files(shuffle=True) stands for). `listings` stand in for
+// listing their folders. Files matched twice are kept (as TensorFlow keeps
+// them), and with two -of-N sets of one prefix, said in `warnings` when
+// given.
+// Error: LowerListFiles' (InvalidArgument at list_files' position when
+// nothing matches).
 Result<data::Pipeline> ExpandListFiles(const data::Pipeline& in,
                                        const io::FolderListings& listings = io::FolderListings(),
                                        std::vector<Warning>* warnings = nullptr);

@@ -148,7 +148,7 @@ Status Arithmetic(const StringList& files, const DistinctFiles& distinct,
   std::vector<uint64_t> step_total;  // records per global step
   std::vector<uint64_t> lengths;     // per worker: its per-replica batches
   for (int64_t w = 0; w < t.workers; ++w) {
-    if (w % 256 == 0 && Interrupted()) return Status::Cancelled("interrupted");
+    if (w % 256 == 0 && Interrupted()) return Status::Interrupted();
     WorkerSummary& r = out.workers[static_cast<size_t>(w)];
     r.worker = w;
     // batch(G): full batches, and the remainder as a short one or dropped.

@@ -54,7 +54,7 @@ class FdSink final : public ByteSink {
 
   Status WriteAll(std::string_view data) {
     while (!data.empty()) {
-      if (Interrupted()) return Status::Cancelled("interrupted");
+      if (Interrupted()) return Status::Interrupted();
       const ssize_t n = write(fd_, data.data(), data.size());
       if (n < 0) {
         if (errno == EINTR) continue;
@@ -150,7 +150,7 @@ Status AtomicFile::CloseFile() {
 }
 
 Status AtomicFile::Commit() {
-  if (Interrupted()) return Status::Cancelled("interrupted");
+  if (Interrupted()) return Status::Interrupted();
   TFDIST_RETURN_IF_ERROR(CloseFile());
   if (rename(temp_path_.c_str(), path_.c_str()) != 0) {
     return ErrnoError(errno, StatusCode::kInternal,

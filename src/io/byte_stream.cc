@@ -46,7 +46,7 @@ class FileSource final : public ByteSource {
       }
       if (n < 0) {
         if (errno == EINTR) {
-          if (Interrupted()) return Status::Cancelled("interrupted");
+          if (Interrupted()) return Status::Interrupted();
           continue;
         }
         return ErrnoError(errno, StatusCode::kNotFound,

@@ -497,7 +497,7 @@ Status WaitForLock(int fd, const std::string& what, const Place& p, const Output
       told = true;
     }
     if (Interrupted()) {
-      return Status::Cancelled("interrupted while waiting for the output folder's lock");
+      return Status::Interrupted().Annotate("waiting for the output folder's lock");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -818,7 +818,7 @@ void OutputSet::Add(std::unique_ptr<AtomicFile> file) {
 }
 
 Status OutputSet::Commit() {
-  if (Interrupted()) return Status::Cancelled("interrupted");
+  if (Interrupted()) return Status::Interrupted();
   // The new files' final names, canonical; the old set: with `replace`,
   // the families' files and whatever is under a new name.
   Journal j;
@@ -906,7 +906,7 @@ Status OutputSet::Commit() {
   }
   // The last chance to stop: a signal that came during the renames undoes
   // them, so that the command's interrupted exit leaves the old set.
-  if (s.ok() && Interrupted()) s = Status::Cancelled("interrupted");
+  if (s.ok() && Interrupted()) s = Status::Interrupted();
   if (!s.ok()) return undo(std::move(s));
 
   // The commit's last step: from here on the new set stands.

@@ -38,7 +38,7 @@ class InlineBlocks final : public RecordReader::Blocks {
       : source_(std::move(source)), buffer_(block_size) {}
 
   Result<std::string_view> Next() override {
-    if (Interrupted()) return Status::Cancelled("interrupted");
+    if (Interrupted()) return Status::Interrupted();
     Result<size_t> n = source_->Read(buffer_);
     if (!n.ok()) return n.status();
     return std::string_view(buffer_.data(), *n);
@@ -106,7 +106,7 @@ class ReadAheadBlocks final : public RecordReader::Blocks {
         free_.pop_back();
       }
       Result<size_t> n =
-          Interrupted() ? Result<size_t>(Status::Cancelled("interrupted")) : source_->Read(buffer);
+          Interrupted() ? Result<size_t>(Status::Interrupted()) : source_->Read(buffer);
       // A short read may still be followed by an error (ByteSource::Read):
       // the end is a read of nothing.
       const bool last = !n.ok() || *n == 0;

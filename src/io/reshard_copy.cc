@@ -175,7 +175,7 @@ Status CheckIndexFraming(const Input& in, const char* data, uint64_t begin, uint
 // the scan did not, and writes them to `sink`.
 Status CopyPiece(const Input& in, size_t f, InputFiles& files, uint64_t begin, uint64_t end,
                  std::string& buffer, ByteSink& sink, const Output& out) {
-  if (Interrupted()) return Status::Cancelled("interrupted");
+  if (Interrupted()) return Status::Interrupted();
   TFDIST_ASSIGN_OR_RETURN(const int fd, files.Get(in, f));
   const size_t n = static_cast<size_t>(end - begin);
   if (buffer.size() < n) buffer.resize(n);
@@ -287,7 +287,7 @@ class PieceReader {
     const std::vector<Output>& outputs = *job_.outputs;
     if (k_ >= outputs.size()) return nullptr;
     if (Interrupted()) {
-      status_ = Status::Cancelled("interrupted");
+      status_ = Status::Interrupted();
       return nullptr;
     }
     const Output& out = outputs[k_];

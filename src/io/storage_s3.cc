@@ -86,6 +86,8 @@ class S3Store final : public Storage, public http::HttpStore {
   std::string CredentialSource() const override {
     return credentials_ ? credentials_->Source() : "no credentials";
   }
+  std::string CaFile() const override { return config_.ca_bundle; }
+  bool VerifyTls() const override { return config_.verify_tls; }
 
   // ---- Storage
   Status List(std::string_view prefix,

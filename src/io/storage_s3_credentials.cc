@@ -152,7 +152,9 @@ class ProcessProvider final : public RefreshingProvider {
 // STS answers for itself: no signature, its XML errors.
 class StsStore final : public http::HttpStore {
  public:
-  explicit StsStore(std::string source) : source_(std::move(source)) {}
+  StsStore(std::string source, std::string ca_file)
+      : source_(std::move(source)), ca_file_(std::move(ca_file)) {}
+  std::string CaFile() const override { return ca_file_; }
   Status Authorize(http::Request&) override { return Status::OK(); }
   std::pair<std::string, std::string> ParseError(const http::Response& response) const override {
     return ParseErrorXml(response.body);
@@ -160,18 +162,19 @@ class StsStore final : public http::HttpStore {
   std::string CredentialSource() const override { return source_; }
 
  private:
-  std::string source_;
+  std::string source_, ca_file_;
 };
 
 class WebIdentityProvider final : public RefreshingProvider {
  public:
   WebIdentityProvider(std::string token_file, std::string role_arn, std::string session_name,
-                      std::string sts_url, std::string source)
+                      std::string sts_url, std::string ca_file, std::string source)
       : RefreshingProvider(std::move(source)),
         token_file_(std::move(token_file)),
         role_arn_(std::move(role_arn)),
         session_name_(std::move(session_name)),
-        sts_url_(std::move(sts_url)) {}
+        sts_url_(std::move(sts_url)),
+        ca_file_(std::move(ca_file)) {}
 
  protected:
   Result<Credentials> Fetch() override {
@@ -202,14 +205,14 @@ class WebIdentityProvider final : public RefreshingProvider {
         "&WebIdentityToken={}",
         AwsUriEncode(role_arn_, false), AwsUriEncode(session_name_, false),
         AwsUriEncode(text, false));
-    StsStore store(source());
+    StsStore store(source(), ca_file_);
     TFDIST_ASSIGN_OR_RETURN(const http::Response response,
                             http::Client::Get().Fetch(store, std::move(request)));
     return ParseStsCredentials(response.body, sts_url_);
   }
 
  private:
-  std::string token_file_, role_arn_, session_name_, sts_url_;
+  std::string token_file_, role_arn_, session_name_, sts_url_, ca_file_;
 };
 
 class ImdsProvider final : public RefreshingProvider {
@@ -256,7 +259,7 @@ std::unique_ptr<CredentialProvider> WebIdentity(const Environment& env, const Co
   if (!session_name) session_name = fmt::format("tfdist-{}", std::time(nullptr));
   return std::make_unique<WebIdentityProvider>(std::move(token_file), std::move(role_arn),
                                                std::move(*session_name), StsUrl(env, config),
-                                               std::move(source));
+                                               config.ca_bundle, std::move(source));
 }
 
 // A profile's credentials, or nullptr when it has none.

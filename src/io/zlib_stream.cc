@@ -185,7 +185,7 @@ class InflatingSource final : public ByteSource {
   }
 
   Status Refill() {
-    if (Interrupted()) return Status::Cancelled("interrupted");
+    if (Interrupted()) return Status::Interrupted();
     fed_before_ += in_len_;
     in_.resize(kChunk);
     Result<size_t> n = inner_->Read(in_);

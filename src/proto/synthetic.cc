@@ -89,8 +89,7 @@ Result<SizeDistribution> ParseSizeDistribution(std::string_view text) {
     Result<uint64_t> min = ParseByteCount(text.substr(0, dash));
     Result<uint64_t> max = ParseByteCount(text.substr(dash + 1));
     if (!min.ok() || !max.ok()) {
-      return Status::InvalidArgument(
-          fmt::format("'{}': {}", text, (min.ok() ? max : min).status().message()));
+      return (min.ok() ? max : min).status().Annotate(fmt::format("'{}'", text));
     }
     d.min = *min;
     d.max = *max;

@@ -544,7 +544,7 @@ bool Runner::Fill(Replica& r, double& waited) {
     if (got == Channel<Packed>::PopResult::kItem) break;
     if (got == Channel<Packed>::PopResult::kClosed || failure_.failed()) return false;
     if (Interrupted()) {
-      failure_.Set(Status::Cancelled("interrupted"));
+      failure_.Set(Status::Interrupted());
       return false;
     }
   }
@@ -703,7 +703,7 @@ Status Runner::Consume(RunReport& report) {
         steady_start = Clock::now();
         for (const Replica* r : replicas_) first_records += r->report.records;
       }
-      if (Interrupted()) return Status::Cancelled("interrupted");
+      if (Interrupted()) return Status::Interrupted();
       if (options_.progress && Since(last_progress) >= 0.2) {
         last_progress = Clock::now();
         ShowProgress(report, start);

@@ -463,7 +463,7 @@ Result<PythonTrace> TracePythonInput(const TraceRequest& request, std::string* d
                                       request.grace_seconds, child);
   sigaction(SIGPIPE, &old_pipe, nullptr);
   TFDIST_RETURN_IF_ERROR(supervised);
-  if (child.interrupted) return Status::Cancelled("interrupted");
+  if (child.interrupted) return Status::Interrupted();
   const std::string where = request.file == "-" ? "the input function" : request.file;
   if (child.answer_too_large) {
     return Status::InvalidArgument(fmt::format(

@@ -319,6 +319,57 @@ TEST_CASE("list_files sorts byte-wise, shuffles as a full permutation, and needs
         "column 1: list_files: no files match an empty list of patterns");
 }
 
+TEST_CASE("list_files lowers to the ops it stands for, which the builder builds") {
+  Files f;
+  for (const char* name : {"x.2", "x.10", "x.1"}) f.Add(name, {});
+  const std::vector<std::string> sorted{f.dir() + "/x.1", f.dir() + "/x.10", f.dir() + "/x.2"};
+  const std::string text = "  list_files(\"" + f.dir() + "/x.*\", seed=4)";
+  Result<Pipeline> p = ParsePipeline(text);
+  REQUIRE(p.ok());
+  Result<std::vector<Op>> ops = LowerListFiles(p->ops[0], p->text);
+  REQUIRE(ops.ok());
+  REQUIRE(ops->size() == 2);
+  const auto* names = std::get_if<FromTensorSlicesOp>(&(*ops)[0].params);
+  REQUIRE(names != nullptr);
+  CHECK(names->names == sorted);
+  CHECK((*ops)[0].name == "list_files");
+  CHECK((*ops)[0].pos == 2);
+  const auto* shuffle = std::get_if<ShuffleOp>(&(*ops)[1].params);
+  REQUIRE(shuffle != nullptr);
+  CHECK(shuffle->buffer_size.value == 3);
+  CHECK(shuffle->seed == std::optional<int64_t>(4));
+  CHECK(shuffle->reshuffle_each_iteration);
+  CHECK((*ops)[1].pos == 2);
+  // The builder's list_files is these ops built.
+  CHECK(Out(text) == Out("from_tensor_slices(" + List(sorted) + ").shuffle(3, seed=4)"));
+  // shuffle=False: the sorted names alone.
+  p = ParsePipeline("list_files(\"" + f.dir() + "/x.*\", shuffle=False)");
+  REQUIRE(p.ok());
+  ops = LowerListFiles(p->ops[0], p->text);
+  REQUIRE(ops.ok());
+  CHECK(ops->size() == 1);
+}
+
+TEST_CASE("list_files' error keeps its cause's code, at list_files' position") {
+  Files f;
+  // A folder that cannot be listed (a symbolic link loop) is a data error,
+  // NotFound, not the pipeline's InvalidArgument.
+  const std::string loop = f.dir() + "/loop";
+  REQUIRE(symlink(loop.c_str(), loop.c_str()) == 0);
+  const std::string text = "\n  list_files(\"" + loop + "/*\")";
+  Result<Pipeline> p = ParsePipeline(text);
+  REQUIRE(p.ok());
+  const Op& op = p->ops[0];
+  Result<std::vector<Op>> ops = LowerListFiles(op, p->text);
+  REQUIRE_FALSE(ops.ok());
+  CHECK(ops.status().code() == StatusCode::kNotFound);
+  CHECK(ops.status().position() == std::optional<size_t>(3));
+  CHECK(ops.status().message().starts_with("line 2, column 3: list_files: " + loop));
+  // The builder's error is the same.
+  Run r = Evaluate(text);
+  CHECK(r.status == ops.status());
+}
+
 TEST_CASE("shard keeps positions p % n == i and checks its arguments") {
   CHECK(Out("range(10).shard(3, 1)") == Seq({"1", "4", "7"}));
   CHECK(Out("range(2).shard(3, 2)").empty());

@@ -2,7 +2,8 @@
 # Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
 """tools/check_modules.py on small trees: a private header of src/data that
 includes its module's facade (tfdist/data/pipeline.h) is refused; the typed
-ops (tfdist/data/ops.h), and the facade in a .cc file, are not.
+ops (tfdist/data/ops.h), and the facade in a .cc file, are not. Only
+src/io/storage_*.cc and .h may include libcurl, OpenSSL or expat.
 
 Usage: check_modules_test.py PATH/TO/check_modules.py
 """
@@ -50,6 +51,23 @@ def main():
             failures.append(f'builder.h including the facade: exit {rc}, {err!r}')
         if 'pipeline.cc' in err or 'binder.h' in err:
             failures.append(f'more than builder.h was refused: {err!r}')
+        (root / 'src/data/builder.h').unlink()
+
+        # The storage layer's libraries: its files may include them, no other.
+        write(root, 'src/io/storage_http.cc', '#include <curl/curl.h>\n#include <string>\n')
+        write(root, 'src/io/storage_s3.cc', '#include <openssl/hmac.h>\n#include <expat.h>\n')
+        write(root, 'src/io/storage_http.h', '#include <curl/curl.h>\n')
+        rc, err = run(tool, root)
+        if rc != 0:
+            failures.append(f'the storage layer including curl, OpenSSL, expat: exit {rc}, {err}')
+        for rel, header in (('src/io/reader.cc', 'curl/curl.h'), ('src/data/fetch.cc', 'openssl/sha.h'),
+                            ('src/io/listing.cc', 'expat.h'),
+                            ('include/tfdist/io/storage_x.h', 'curl/curl.h')):
+            write(root, rel, f'// x\n#include <{header}>\n')
+            rc, err = run(tool, root)
+            if rc != 1 or f'{rel}:2: includes <{header}>: only src/io/storage_*.cc' not in err:
+                failures.append(f'{rel} including <{header}>: exit {rc}, {err!r}')
+            (root / rel).unlink()
     for f in failures:
         print('FAIL:', f, file=sys.stderr)
     return 1 if failures else 0

@@ -6,6 +6,7 @@
 
 #include <cassert>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "tfdist/base/status.h"
@@ -26,6 +27,13 @@ class [[nodiscard]] Result {
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
+
+  // The error annotated (Status::Annotate); a value passes unchanged.
+  //   TFDIST_ASSIGN_OR_RETURN(auto n, Count(path).Annotate("replica 2"));
+  Result Annotate(std::string_view context) && {
+    if (!ok()) status_ = std::move(status_).Annotate(context);
+    return std::move(*this);
+  }
 
   // REQUIRES: ok()
   T& value() & {

@@ -79,7 +79,10 @@ std::string RemedyText(const Advice& advice);
 //   return Status::DataLoss(fmt::format("{}: corrupted record at {}", path, offset));
 // Facts a front end shows in its own way travel beside the message, never
 // inside it to be parsed back: where in a pipeline expression the error is
-// (WithPosition), and what the caller can do about it (WithAdvice).
+// (WithPosition), and what the caller can do about it (WithAdvice). A caller
+// that knows more of where an error happened names it with Annotate, which
+// keeps both:
+//   return std::move(s).Annotate(fmt::format("replica {}", replica));
 class [[nodiscard]] Status {
  public:
   Status() = default;
@@ -87,6 +90,9 @@ class [[nodiscard]] Status {
 
   static Status OK() { return Status(); }
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
+  // The one wording of an operation stopped by a signal (Interrupted()):
+  // Cancelled "interrupted". A front end adds the signal's name.
+  static Status Interrupted() { return Cancelled("interrupted"); }
   static Status InvalidArgument(std::string m) {
     return {StatusCode::kInvalidArgument, std::move(m)};
   }
@@ -120,6 +126,14 @@ class [[nodiscard]] Status {
     advice_ = Advice{remedy, std::move(subject)};
     return std::move(*this);
   }
+
+  // The same error with what the caller knows of where it happened named
+  // first: "<context>: <message>", as tfdist's messages name their subject
+  // ("replica 2: " + "a.tfrecord: corrupted record at 12"). The code,
+  // position() and advice() are kept. (riegeli's Annotate, which appends;
+  // here the context goes first.) An OK status stays OK, unannotated.
+  Status Annotate(std::string_view context) const&;
+  Status Annotate(std::string_view context) &&;
 
   // "DATA_LOSS: a.tfrecord: corrupted record at 12", or "OK"; the advice,
   // if any, follows in the API's terms (RemedyText).

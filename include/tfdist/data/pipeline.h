@@ -17,6 +17,7 @@
 #include "tfdist/data/dataset.h"
 #include "tfdist/data/ops.h"
 #include "tfdist/data/seeds.h"
+#include "tfdist/io/file_list.h"
 
 namespace tfdist::data {
 
@@ -60,6 +61,10 @@ std::string DescribePosition(std::string_view text, size_t pos);
 
 // InvalidArgument "<DescribePosition(text, pos)>: <what>", with position() `pos`.
 Status PositionError(std::string_view text, size_t pos, std::string_view what);
+// The error `cause` at byte `pos` of `text`: annotated with
+// DescribePosition(text, pos) (Status::Annotate: its code and advice kept),
+// with position() `pos`. REQUIRES: !cause.ok()
+Status PositionError(std::string_view text, size_t pos, Status cause);
 
 // The values of tf.distribute.InputContext for ctx.* names.
 struct InputContext {
@@ -164,6 +169,21 @@ std::optional<int64_t>* OpSeedOf(Op& op);
 // included, has no op seed: without the program's global seed its order is
 // random in TensorFlow.
 bool HasUnseededShuffle(const Pipeline& pipeline);
+
+// The ops list_files(patterns, shuffle, seed), `op` of the expression
+// `text`, stands for (doc/semantics.md, "list_files"): from_tensor_slices()
+// of the sorted names its patterns match (io::ExpandFilePatterns with
+// MatchRule::kAnyPattern; `listings` stand in for reading their folders),
+// named and placed as `op`; then, with shuffle=True, a shuffle() of a
+// buffer of all of them (max(n, 1)) with list_files' seed, at its position.
+// The builder builds these ops and the planner plans them, so that both
+// list and shuffle the same way.
+// Error: ExpandFilePatterns' at list_files' position (PositionError: its
+// code kept, so that a folder that cannot be listed stays a data error and
+// no descriptor left a resource one), "<position>: list_files: <message>".
+// REQUIRES: `op` is a list_files op.
+Result<std::vector<Op>> LowerListFiles(const Op& op, std::string_view text,
+                                       const io::FolderListings& listings = io::FolderListings());
 
 // Builds the dataset of `pipeline`. Globs are expanded now (list_files
 // fails here when nothing matches, as in TensorFlow's eager mode).

@@ -129,7 +129,12 @@ std::unique_ptr<ByteSource> NewObjectSource(std::unique_ptr<RandomAccessObject> 
 
 // How remote reads behave, for the whole process (the CLI sets it once,
 // before any read). Memory: the bytes a process buffers from object stores
-// stay within read_ahead_bytes, however many objects are open.
+// stay within read_ahead_bytes, plus one range (range_bytes) per source open
+// at once: a source may always ask one range, so that no reader waits for
+// another to finish; with N sources open the bound is
+// read_ahead_bytes + N * range_bytes. A range's bytes are held from when it
+// is asked until the reader took them (or, for a source closed early,
+// until its request ends).
 struct RemoteOptions {
   // Attempts of one request (the first included) before it fails, and the
   // time one request may take with all its attempts and backoff.
@@ -152,9 +157,11 @@ const RemoteOptions& GetRemoteOptions();
 
 // A hint: `names` (URLs; local paths are ignored) will be opened for
 // sequential reading from their first byte, in this order. Their first
-// ranges are fetched ahead, as many at once as the read-ahead allows, so
+// ranges are fetched ahead, as many at once as half the read-ahead allows, so
 // that a reader going from one small object to the next does not wait for
-// each in turn. Replaces the previous hint.
+// each in turn (NewObjectSource at offset 0 of the same version takes the
+// range). Replaces the previous hint; the ranges of the previous one that
+// no source took are let go (their bytes held until then).
 void PrefetchObjects(std::span<const std::string> names);
 
 // For tests: replaces the storage of `scheme` (nullptr restores the real
