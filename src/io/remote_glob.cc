@@ -120,7 +120,7 @@ Status RunListing(Listing& l, std::span<const std::string> patterns) {
   }
   const Status status =
       StorageFor(loc.scheme).List(l.prefix, [&](std::span<const ObjectInfo> page) -> Status {
-        if (Interrupted()) return Status::Cancelled("interrupted");
+        if (Interrupted()) return Status::Interrupted();
         for (const ObjectInfo& info : page) {
           // A folder's marker ("dir/") is no object to read.
           if (info.name.ends_with('/')) continue;

@@ -37,7 +37,7 @@ class LocalObject final : public RandomAccessObject {
       }
       if (n < 0) {
         if (errno == EINTR) {
-          if (Interrupted()) return Status::Cancelled("interrupted");
+          if (Interrupted()) return Status::Interrupted();
           continue;
         }
         return ErrnoError(errno, StatusCode::kNotFound,
