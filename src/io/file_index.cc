@@ -170,7 +170,8 @@ bool ObjectStampFits(std::string_view text, const IndexFiles& f, std::string_vie
     *stale = fmt::format("{} was written for {}, not {}", f.index_path, url, object.name);
     return false;
   }
-  const std::string_view now = object.version.empty() ? "-" : object.version;
+  const std::string_view now =
+      object.version.empty() ? std::string_view("-") : std::string_view(object.version);
   if (version != now || size != object.size) {
     *stale = fmt::format(
         "{} was written for another version of {} (version {}, {} bytes; now {}, {} bytes)",
