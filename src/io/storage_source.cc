@@ -119,6 +119,7 @@ class Prefetcher {
         if (IsRemote(n)) names_.push_back(n);
       }
       next_ = 0;
+      ++hint_;
       ready_.clear();  // ranges still in flight end on their own
       if (!thread_.joinable() && !names_.empty()) {
         thread_ = std::thread([this] { Loop(); });
@@ -127,12 +128,17 @@ class Prefetcher {
     cv_.notify_all();
   }
 
-  // The prefetched first range of `name` at `version`, if any.
+  // The prefetched first range of `name` at `version`, if any; waits for a
+  // prefetch of it being started (its stat and open) to be started.
   std::shared_ptr<Chunk> Take(const std::string& name, const std::string& version) {
     std::shared_ptr<Chunk> chunk;
     {
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
       auto it = ready_.find(name);
+      while (it != ready_.end() && it->second.starting) {
+        cv_.wait(lock);
+        it = ready_.find(name);
+      }
       if (it == ready_.end()) return nullptr;
       if (it->second.version == version) chunk = std::move(it->second.chunk);
       ready_.erase(it);
@@ -145,6 +151,7 @@ class Prefetcher {
 
  private:
   struct Entry {
+    bool starting = false;  // being stated and opened by the prefetch thread
     std::string version;
     std::shared_ptr<Chunk> chunk;
   };
@@ -162,11 +169,22 @@ class Prefetcher {
         continue;
       }
       const std::string name = names_[next_++];
+      const uint64_t hint = hint_;
+      ready_[name].starting = true;  // a reader opening it now waits for it
       lock.unlock();
       std::optional<Entry> entry = Start(name, range);
       lock.lock();
-      // Start gave back what the chunk does not hold.
-      if (entry) ready_[name] = std::move(*entry);
+      // Start gave back what the chunk does not hold. A new hint dropped
+      // this one's entries.
+      auto it = ready_.find(name);
+      if (hint == hint_ && it != ready_.end() && it->second.starting) {
+        if (entry) {
+          it->second = std::move(*entry);
+        } else {
+          ready_.erase(it);
+        }
+      }
+      cv_.notify_all();
     }
   }
 
@@ -189,13 +207,14 @@ class Prefetcher {
     give_back(size);
     auto chunk = std::make_shared<Chunk>(0, size);
     StartChunk(std::shared_ptr<RandomAccessObject>(std::move(*object)), chunk);
-    return Entry{info->version, std::move(chunk)};
+    return Entry{false, info->version, std::move(chunk)};
   }
 
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::string> names_;
   size_t next_ = 0;
+  uint64_t hint_ = 0;  // Hint calls so far
   std::unordered_map<std::string, Entry> ready_;
   std::thread thread_;  // runs to the end of the process
 };
