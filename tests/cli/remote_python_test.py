@@ -84,7 +84,7 @@ def main():
 
             def same(args_local, args_remote):
                 a = run(*args_local).stdout.replace(local, "@")
-                b = run(*args_remote).stdout.replace(url, "@")
+                b = run(*args_remote).stdout.replace(url, "@").replace("-True.py", "-False.py")
                 check(a == b, f"{args_remote}: differs from the local files:\n{a}\n---\n{b}")
 
             same(["count", "--json", f"{local}/train-*"], ["count", "--json", f"{url}/train-*"])
@@ -101,12 +101,13 @@ def main():
                             ".batch(4)\n")
             same(["layout", "--workers", "2", "--python", os.path.join(tmp, "input-False.py")],
                  ["layout", "--workers", "2", "--python", os.path.join(tmp, "input-True.py")])
-            # tf.io.gfile.glob of the bucket: tfdist's listing, the local names' order.
+            # tf.io.gfile.glob of the bucket: tfdist's listing. Sorted: a local
+            # folder's names come in readdir's order, a bucket's in byte order.
             for where in (local, url):
                 with open(os.path.join(tmp, f"glob-{where == url}.py"), "w") as f:
                     f.write("import tensorflow as tf\n"
                             "def input_fn():\n"
-                            f"    names = tf.io.gfile.glob('{where}/train-*')\n"
+                            f"    names = sorted(tf.io.gfile.glob('{where}/train-*'))\n"
                             f"    assert tf.io.gfile.exists(names[0])\n"
                             "    return tf.data.TFRecordDataset(names).batch(4)\n")
             same(["layout", "--python", os.path.join(tmp, "glob-False.py")],
