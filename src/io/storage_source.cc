@@ -115,8 +115,12 @@ class Prefetcher {
     {
       std::lock_guard lock(mu_);
       names_.clear();
+      index_.clear();
       for (const std::string& n : names) {
-        if (IsRemote(n)) names_.push_back(n);
+        if (IsRemote(n)) {
+          index_.emplace(n, names_.size());
+          names_.push_back(n);
+        }
       }
       next_ = 0;
       ++hint_;
@@ -139,7 +143,13 @@ class Prefetcher {
         cv_.wait(lock);
         it = ready_.find(name);
       }
-      if (it == ready_.end()) return nullptr;
+      if (it == ready_.end()) {
+        // A reader ahead of the prefetches: those up to its object are
+        // of no more use.
+        auto at = index_.find(name);
+        if (at != index_.end() && at->second >= next_) next_ = at->second + 1;
+        return nullptr;
+      }
       if (it->second.version == version) chunk = std::move(it->second.chunk);
       ready_.erase(it);
     }
@@ -213,6 +223,7 @@ class Prefetcher {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::string> names_;
+  std::unordered_map<std::string, size_t> index_;  // in names_
   size_t next_ = 0;
   uint64_t hint_ = 0;  // Hint calls so far
   std::unordered_map<std::string, Entry> ready_;

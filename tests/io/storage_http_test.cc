@@ -26,7 +26,6 @@
 #include <vector>
 
 #include "io/remote_servers.h"
-#include "io/storage_stand_ins.h"
 #include "test_util.h"
 #include "tfdist/base/interrupt.h"
 #include "tfdist/io/storage.h"

@@ -25,7 +25,6 @@
 #include <thread>
 #include <vector>
 
-#include "io/storage_stand_ins.h"
 #include "tfdist/base/interrupt.h"
 #include "tfdist/io/storage.h"
 
@@ -399,7 +398,7 @@ TEST_CASE("a reader waiting for a range ends with Cancelled on SIGINT") {
   CHECK(WEXITSTATUS(rc) == 0);
 }
 
-// The objects that PrefetchObjects opens, through the stand-ins below.
+// The objects that PrefetchObjects opens.
 class TestStorage : public Storage {
  public:
   void Put(const std::string& name, std::string data, std::string version = "v1") {
@@ -428,10 +427,15 @@ class TestStorage : public Storage {
   std::map<std::string, std::pair<std::string, std::string>> objects_;
 };
 
+// The storage of s3:// for this test (SetStorageForTesting).
 TestStorage& TheTestStorage() {
-  static TestStorage storage;
-  testing::StandInStorage() = &storage;
-  return storage;
+  static TestStorage* storage = [] {
+    auto owned = std::make_unique<TestStorage>();
+    TestStorage* raw = owned.get();
+    SetStorageForTesting(Scheme::kS3, std::move(owned));
+    return raw;
+  }();
+  return *storage;
 }
 
 TEST_CASE("the first ranges of the objects to come are read ahead, within half the budget") {
@@ -464,6 +468,43 @@ TEST_CASE("the first ranges of the objects to come are read ahead, within half t
     CHECK(*got == data[i]);
     CHECK(Reads::Get().first_reads(names[i]) == 1);  // prefetched or not, read once
   }
+
+  // A reader ahead of the prefetches: those it passed are not fetched.
+  Reads::Get().WaitIdle();
+  std::vector<std::string> later;
+  for (int i = 0; i < 12; ++i) {
+    later.push_back(fmt::format("s3://b/later-{:02}", i));
+    TheTestStorage().Put(later.back(), Pattern(70000, i));
+  }
+  Reads::Get().SetOpen(false);
+  Reads::Get().Reset();
+  PrefetchObjects(later);
+  CHECK(Reads::Get().WaitStarted(kAhead / 2 / kRange));  // later-00 to later-07
+  auto open = [](const std::string& name) {
+    Result<ObjectInfo> info = StatObject(name);
+    REQUIRE(info.ok());
+    auto object = StorageFor(Scheme::kS3).Open(*info);
+    REQUIRE(object.ok());
+    return NewObjectSource(std::move(*object), 0);
+  };
+  {
+    auto ahead = open(later[10]);  // before its prefetch could start
+    Result<std::string> got = Status::Internal("not read");
+    std::thread reader([&] { got = ReadAll(*ahead, 30000); });
+    CHECK(Reads::Get().WaitStarted(kAhead / 2 / kRange + 1));
+    Reads::Get().SetOpen(true);
+    reader.join();
+    REQUIRE(got.ok());
+    CHECK(*got == Pattern(70000, 10));
+  }
+  for (int i = 0; i < 8; ++i) CHECK(ReadAll(*open(later[i]), 30000).ok());
+  for (int i = 0; i < 200 && Reads::Get().first_reads(later[11]) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(Reads::Get().first_reads(later[11]) == 1);
+  CHECK(Reads::Get().first_reads(later[8]) == 0);
+  CHECK(Reads::Get().first_reads(later[9]) == 0);
+  CHECK(Reads::Get().first_reads(later[10]) == 1);
 
   // A prefetched range of another version than the one opened is not used.
   Reads::Get().WaitIdle();
