@@ -84,6 +84,10 @@ int RunTake(const TakeOptions& o) {
       PrintMessage("warning", note);
     }
   }
+  // The stores' (S3_VERIFY_SSL=0), made by the pipeline's list_files.
+  std::vector<std::string> remote;
+  PrintRemoteWarnings(&remote);
+  for (std::string& w : remote) warnings.push_back(std::move(w));
   auto with_warnings = [&](nlohmann::ordered_json out) {
     if (!warnings.empty()) out["warnings"] = warnings;
     return out;

@@ -128,7 +128,10 @@ void AddIndexDirOption(CLI::App& cmd, bool write) {
 
 Result<StringList> ExpandFileArgs(std::span<const std::string> patterns,
                                   std::vector<std::string>& warnings) {
-  TFDIST_ASSIGN_OR_RETURN(io::FileArguments args, io::ExpandFileArguments(patterns));
+  Result<io::FileArguments> expanded = io::ExpandFileArguments(patterns);
+  // A store's warnings (made by the listing) also when the listing failed.
+  PrintRemoteWarnings(&warnings);
+  TFDIST_ASSIGN_OR_RETURN(io::FileArguments args, std::move(expanded));
   for (const std::string& w : args.warnings) PrintMessage("warning", w);
   warnings.insert(warnings.end(), args.warnings.begin(), args.warnings.end());
   return std::move(args.files);

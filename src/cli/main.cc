@@ -190,7 +190,11 @@ int Run(int argc, char** argv) {
     return tfdist::cli::ReportError(tfdist::Status::Interrupted(), WantsJson(argc, argv));
   }
   try {
-    return action ? action() : 2;
+    const int rc = action ? action() : 2;
+    // A store first used by a pipeline or --python (not by file arguments)
+    // has its warnings said here, after the command's output.
+    tfdist::cli::PrintRemoteWarnings();
+    return rc;
   } catch (const std::bad_alloc&) {
     return tfdist::cli::ReportError(tfdist::Status::ResourceExhausted(std::string(kOutOfMemory)),
                                     WantsJson(argc, argv));

@@ -16,6 +16,7 @@
 #include "tfdist/base/text.h"
 #include "tfdist/data/pipeline.h"
 #include "tfdist/io/index_location.h"
+#include "tfdist/io/storage.h"
 
 namespace tfdist::cli {
 
@@ -167,9 +168,17 @@ int ReportError(const Status& reported, bool json) {
           fmt::format("{} (SIG{})", status.message(), sigabbrev_np(signal_number)));
     }
   }
+  PrintRemoteWarnings();  // before the error, which may come of what they warn of
   PrintMessage("error", Describe(status));
   if (json) PrintJson({{"error", ErrorJson(status)}});
   return ExitCodeFor(status);
+}
+
+void PrintRemoteWarnings(std::vector<std::string>* kept) {
+  for (std::string& w : io::TakeRemoteWarnings()) {
+    PrintMessage("warning", w);
+    if (kept != nullptr) kept->push_back(std::move(w));
+  }
 }
 
 void PrintMessage(std::string_view kind, std::string_view message) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tfdist/base/json.h"  // DumpJson, ParseJson: the JSON the commands print
 #include "tfdist/base/status.h"
@@ -34,6 +35,12 @@ int ReportError(const Status& status, bool json);
 // escaped for a terminal (TerminalText): every error and warning goes
 // through here.
 void PrintMessage(std::string_view kind, std::string_view message);
+
+// Prints the object stores' warnings not printed yet (io::TakeRemoteWarnings)
+// as "tfdist: warning: ...", each once, and adds them to `kept` (a command's
+// JSON "warnings") when given. ReportError and the end of every command call
+// it too, so that none is lost.
+void PrintRemoteWarnings(std::vector<std::string>* kept = nullptr);
 
 // {"code": "DATA_LOSS", "message": Describe(status)}
 nlohmann::ordered_json ErrorJson(const Status& status);

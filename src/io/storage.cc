@@ -122,6 +122,32 @@ Storage& StorageFor(Scheme scheme) {
   return *made;
 }
 
+namespace {
+
+struct RemoteWarnings {
+  std::mutex mu;
+  std::vector<std::string> pending;
+};
+
+RemoteWarnings& TheRemoteWarnings() {
+  static RemoteWarnings* warnings = new RemoteWarnings;  // never destroyed, as TheStores
+  return *warnings;
+}
+
+}  // namespace
+
+void AddRemoteWarning(std::string warning) {
+  RemoteWarnings& w = TheRemoteWarnings();
+  const std::lock_guard lock(w.mu);
+  w.pending.push_back(std::move(warning));
+}
+
+std::vector<std::string> TakeRemoteWarnings() {
+  RemoteWarnings& w = TheRemoteWarnings();
+  const std::lock_guard lock(w.mu);
+  return std::exchange(w.pending, {});
+}
+
 void SetStorageForTesting(Scheme scheme, std::unique_ptr<Storage> storage) {
   Stores& stores = TheStores();
   const std::lock_guard lock(stores.mu);

@@ -175,6 +175,9 @@ class S3Store final : public Storage, public http::HttpStore {
       init_ = [&]() -> Status {
         TFDIST_ASSIGN_OR_RETURN(const Profile profile, LoadProfile(env_));
         TFDIST_ASSIGN_OR_RETURN(config_, LoadConfig(env_, profile));
+        // Said once per process: the store is made once (StorageFor).
+        for (std::string& w : config_.warnings) AddRemoteWarning(std::move(w));
+        config_.warnings.clear();
         TFDIST_ASSIGN_OR_RETURN(credentials_,
                                 ResolveCredentials(env_, profile, config_, no_sign_request_));
         return Status::OK();

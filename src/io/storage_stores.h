@@ -6,6 +6,7 @@
 #define TFDIST_IO_STORAGE_STORES_H_
 
 #include <memory>
+#include <string>
 
 #include "tfdist/io/storage.h"
 
@@ -21,6 +22,10 @@ std::unique_ptr<Storage> NewS3Storage();
 // Cloud Storage (storage_gcs.cc): its JSON API, OAuth 2 tokens, or an
 // emulator (STORAGE_EMULATOR_HOST).
 std::unique_ptr<Storage> NewGcsStorage();
+
+// A warning of a store about its configuration, for TakeRemoteWarnings
+// (storage.cc). Thread-safe.
+void AddRemoteWarning(std::string warning);
 
 }  // namespace tfdist::io
 

@@ -164,6 +164,12 @@ const RemoteOptions& GetRemoteOptions();
 // no source took are let go (their bytes held until then).
 void PrefetchObjects(std::span<const std::string> names);
 
+// What the stores made since the last call found worth a warning when they
+// read their configuration (S3_VERIFY_SSL=0 on an https:// endpoint), each
+// once, oldest first; the list is emptied. The CLI prints them
+// ("tfdist: warning: ...") and puts them in its JSON "warnings".
+std::vector<std::string> TakeRemoteWarnings();
+
 // For tests: replaces the storage of `scheme` (nullptr restores the real
 // one). Not thread-safe; call before any read.
 void SetStorageForTesting(Scheme scheme, std::unique_ptr<Storage> storage);
