@@ -20,6 +20,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "INVALID_ARGUMENT";
     case StatusCode::kNotFound:
       return "NOT_FOUND";
+    case StatusCode::kPermissionDenied:
+      return "PERMISSION_DENIED";
     case StatusCode::kResourceExhausted:
       return "RESOURCE_EXHAUSTED";
     case StatusCode::kFailedPrecondition:
@@ -79,6 +81,8 @@ std::string RemedyText(const Advice& a) {
       return "(give the trace more time)";
     case Remedy::kFewerWorkers:
       return fmt::format("(use {} workers or fewer)", a.subject);
+    case Remedy::kNoSignRequest:
+      return "(or read a public bucket with unsigned requests)";
     case Remedy::kDeclareCompression:
       if (a.subject == "none") return "(read it as uncompressed, or detect the compression)";
       return fmt::format("(read it as {}-compressed, or detect the compression)", a.subject);
@@ -110,6 +114,7 @@ int ExitCodeFor(const Status& status) {
     case StatusCode::kUnavailable:
       return 7;
     case StatusCode::kNotFound:
+    case StatusCode::kPermissionDenied:
     case StatusCode::kDataLoss:
     case StatusCode::kOutOfRange:
       return 3;

@@ -102,6 +102,8 @@ std::string Describe(std::string_view message, const Advice& a) {
       return fmt::format("{} (--trace-timeout gives it longer)", message);
     case Remedy::kFewerWorkers:
       return fmt::format("{} (use --workers {} or fewer)", message, a.subject);
+    case Remedy::kNoSignRequest:
+      return fmt::format("{} (or read a public bucket with --no-sign-request)", message);
     case Remedy::kSeedShuffles:
       return fmt::format(
           "{} (--global-seed G, the program's tf.random.set_seed(G), or seed= on the shuffle "
@@ -128,6 +130,9 @@ nlohmann::ordered_json ErrorJson(const Status& status) {
       break;
     case StatusCode::kOutOfRange:
       code = "DATA_LOSS";
+      break;
+    case StatusCode::kPermissionDenied:  // an input that cannot be read, as a local file's EACCES
+      code = "NOT_FOUND";
       break;
     case StatusCode::kCancelled:
       code = "INTERNAL";

@@ -627,8 +627,8 @@ class Job {
                                           store_.CredentialSource()));
     }
     if (s == 401 || s == 403) {
-      return Status::NotFound(fmt::format("{}: access denied ({}; credentials: {})", What(), text,
-                                          store_.CredentialSource()));
+      return Status::PermissionDenied(fmt::format("{}: access denied ({}; credentials: {})", What(),
+                                                  text, store_.CredentialSource()));
     }
     if (s == 412) {
       return Status::DataLoss(

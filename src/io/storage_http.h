@@ -88,7 +88,7 @@ class Client {
   // Performs `request` and returns the response with its whole body (a
   // listing page, metadata, a token). Retries IsRetryable statuses and
   // transport failures. A final status >= 300 is an error:
-  //  * 404 -> NotFound, 401/403 -> NotFound naming store.CredentialSource();
+  //  * 404 -> NotFound, 401/403 -> PermissionDenied, both naming store.CredentialSource();
   //    neither retried;
   //  * other 4xx -> InvalidArgument;
   //  * every attempt failed -> Unavailable: "GET s3://b/k [bytes B-E]

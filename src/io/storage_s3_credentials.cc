@@ -370,7 +370,7 @@ Result<std::unique_ptr<CredentialProvider>> ResolveCredentials(const Environment
                                                                bool no_sign_request) {
   if (no_sign_request) {
     return std::unique_ptr<CredentialProvider>(
-        std::make_unique<AnonymousProvider>("anonymous (no_sign_request: no signature)"));
+        std::make_unique<AnonymousProvider>("anonymous (unsigned requests, as asked)"));
   }
   const std::optional<std::string> key_id = NonEmpty(env, "AWS_ACCESS_KEY_ID");
   const std::optional<std::string> secret = NonEmpty(env, "AWS_SECRET_ACCESS_KEY");
@@ -428,11 +428,12 @@ Result<std::unique_ptr<CredentialProvider>> ResolveCredentials(const Environment
                        token_file ? "AWS_WEB_IDENTITY_TOKEN_FILE" : "AWS_ROLE_ARN",
                        token_file ? "AWS_ROLE_ARN" : "AWS_WEB_IDENTITY_TOKEN_FILE");
   }
-  return Status::InvalidArgument(fmt::format(
-      "no AWS credentials found: none in the environment (AWS_ACCESS_KEY_ID, "
-      "AWS_WEB_IDENTITY_TOKEN_FILE){}, nor in profile '{}' of {} or {}, and {}; set them, or "
-      "read a public bucket unsigned (no_sign_request)",
-      half, profile.name, profile.credentials_file, profile.config_file, metadata));
+  return Status::InvalidArgument(
+             fmt::format("no AWS credentials found: none in the environment (AWS_ACCESS_KEY_ID, "
+                         "AWS_WEB_IDENTITY_TOKEN_FILE){}, nor in profile '{}' of {} or {}, and {}",
+                         half, profile.name, profile.credentials_file, profile.config_file,
+                         metadata))
+      .WithAdvice(Remedy::kNoSignRequest);
 }
 
 }  // namespace tfdist::io::s3

@@ -631,7 +631,7 @@ TEST_CASE("the store signs its requests with the token; 401 and 403 name the sou
     CHECK(bytes[99] == char(99));
     CHECK(FakeStats(fake)["token_requests"] == 1);
     const Status denied = store->List("gs://private/", [](auto) { return Status::OK(); });
-    CHECK(denied.code() == StatusCode::kNotFound);
+    CHECK(denied.code() == StatusCode::kPermissionDenied);
     CHECK(denied.message().find(key) != std::string::npos);
     CHECK(denied.message().find("forbidden") != std::string::npos);
   }

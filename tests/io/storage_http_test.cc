@@ -231,7 +231,7 @@ TEST_CASE("404 and 403 are not retried and name the credentials' source") {
 
   f.Fault("kind=403&count=-1");
   Result<Response> r = Client::Get().Fetch(f.store, f.Get("small.bin"));
-  CHECK(r.status().code() == StatusCode::kNotFound);
+  CHECK(r.status().code() == StatusCode::kPermissionDenied);
   CHECK(r.status().message().find("access denied (HTTP 403 AccessDenied: Access Denied") !=
         std::string::npos);
   CHECK(r.status().message().find("the test's store (none)") != std::string::npos);

@@ -202,7 +202,7 @@ TEST_CASE("Ranged reads, a replaced object, and 404 and 403 that name the creden
       stranger->List("s3://bkt/", [](std::span<const ObjectInfo>) { return Status::OK(); });
   for (const Status& s : {forbidden, forbidden_list}) {
     CAPTURE(s.message());
-    CHECK(s.code() == StatusCode::kNotFound);
+    CHECK(s.code() == StatusCode::kPermissionDenied);
     CHECK(s.message().find("AWS_ACCESS_KEY_ID") != std::string::npos);
     CHECK(s.message().find(kTestSecret) == std::string::npos);
   }

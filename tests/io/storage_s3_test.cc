@@ -323,7 +323,7 @@ TEST_CASE("The credential chain: --no-sign-request, then the environment, then t
   Resolved r = Resolve(home.With(env_keys), true);
   REQUIRE(r.status.ok());
   CHECK(!r.credentials);
-  CHECK(r.source == "anonymous (no_sign_request: no signature)");
+  CHECK(r.source == "anonymous (unsigned requests, as asked)");
 
   r = Resolve(home.With(env_keys));
   REQUIRE(r.status.ok());

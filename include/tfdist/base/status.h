@@ -20,6 +20,7 @@ enum class StatusCode : int {
   kCancelled = 1,           // interrupted by a signal
   kInvalidArgument = 3,     // bad usage, pipeline, topology or argument
   kNotFound = 5,            // a file that cannot be opened
+  kPermissionDenied = 7,    // an object store refused the credentials (HTTP 401, 403)
   kResourceExhausted = 8,   // out of disk space, quota, memory or file descriptors
   kFailedPrecondition = 9,  // the system is not in a state to do this
   kOutOfRange = 11,         // clean end of input (EOF at a record boundary)
@@ -59,6 +60,7 @@ enum class Remedy {
   kDeclareCompression,     // read the input with the compression `subject` (none, GZIP, ZLIB)
   kLongerTraceTimeout,     // give the trace of an input function more time
   kFewerWorkers,           // use at most `subject` workers (each one then gets a share)
+  kNoSignRequest,          // send object-store requests unsigned (a public bucket)
 };
 
 // A remedy and its subject.
@@ -97,6 +99,9 @@ class [[nodiscard]] Status {
     return {StatusCode::kInvalidArgument, std::move(m)};
   }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
+  static Status PermissionDenied(std::string m) {
+    return {StatusCode::kPermissionDenied, std::move(m)};
+  }
   static Status ResourceExhausted(std::string m) {
     return {StatusCode::kResourceExhausted, std::move(m)};
   }

@@ -77,8 +77,8 @@ class RandomAccessObject {
   // Error: OutOfRange when the object ends before offset + dst.size() (the
   // bytes up to its end are not returned); DataLoss naming the URL when the
   // object was replaced (its version differs from info().version);
-  // NotFound for 404 and 403 (naming where the credentials came from, never
-  // their value); Unavailable when every attempt failed or the time ran out
+  // NotFound for 404, PermissionDenied for 401 and 403 (exit 3 both; naming where the credentials
+  // came from, never their value); Unavailable when every attempt failed or the time ran out
   // (naming the URL, the byte range, the HTTP status, the server's error
   // code and message); Cancelled when interrupted.
   virtual Status ReadAt(uint64_t offset, std::span<char> dst) = 0;
