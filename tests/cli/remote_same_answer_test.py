@@ -13,7 +13,6 @@
 # Usage: remote_same_answer_test.py TFDIST s3|gs
 # Skips (exit 77) only when the test server cannot run here: node or the
 # npm packages of tests/servers missing (tools/setup --servers).
-import hashlib
 import os
 import sys
 
@@ -23,8 +22,13 @@ import remote_checks as rc  # noqa: E402
 from checks import check  # noqa: E402
 from remote_checks import servers  # noqa: E402
 
+# The --python input function: its data's prefix comes from the environment,
+# so that the local and the remote runs trace the same file.
 PYTHON_INPUT = '''\
+import os
 import tensorflow as tf
+
+ROOT = os.environ["TFDIST_TEST_DATA"]
 
 def input_fn(ctx):
     files = tf.data.Dataset.list_files(ROOT + "train-*", shuffle=False)
@@ -39,9 +43,9 @@ def commands(p, tmp):
     for the data under prefix `p` (a folder with / or a URL prefix)."""
     train = f'list_files("{p}train-*", shuffle=False)'
     every = [p + "train-*", p + "gz/*", p + "big.tfrecord", p + "odd/*"]
-    python_file = os.path.join(tmp, "input_" + hashlib.sha1(p.encode()).hexdigest()[:8] + ".py")
+    python_file = os.path.join(tmp, "input.py")
     with open(python_file, "w") as f:
-        f.write(f"ROOT = {p!r}\n" + PYTHON_INPUT)
+        f.write(PYTHON_INPUT)
     return [
         ("count --json", ["count", "--json", *every], set()),
         ("count", ["count", p + "train-*", p + "gz/*"], None),
@@ -92,6 +96,8 @@ def compare_all(label, env_local, env_remote, local_prefix, remote_prefix, tmp,
     proxy, its faults are armed again before each remote run."""
     local = commands(local_prefix, tmp)
     remote = commands(remote_prefix, tmp)
+    env_local = dict(env_local, TFDIST_TEST_DATA=local_prefix)
+    env_remote = dict(env_remote, TFDIST_TEST_DATA=remote_prefix)
     for (name, largs, keys), (_, rargs, _) in zip(local, remote):
         lp = rc.run(largs, env_local, expect=None, what=f"local: {name}")
         check(lp.returncode == 0, f"local: {name}: exit {lp.returncode}\n{lp.stderr[-1500:]}")
