@@ -5,8 +5,9 @@
 #     exit 2 naming the supported schemes;
 #   * an object-store URL as an output (gen, reshard, convert beside its
 #     input, index --index-dir): exit 2, outputs are local;
-#   * a missing object, a missing bucket: exit 3 naming the URL; a glob that
-#     matches nothing: exit 2, as for local files;
+#   * as for local files, a name or glob that matches nothing: exit 2; a
+#     missing object a pipeline opens: exit 3 (NOT_FOUND) naming the URL; a
+#     missing bucket: exit 3 naming it;
 #   * no server (the endpoint's port closed) and a server that never answers
 #     (a listener that sends nothing): exit 7 (UNAVAILABLE in --json) naming
 #     the URL, within the configured time limit;
@@ -83,11 +84,17 @@ def usage_errors(env, tmp):
 
 
 def missing_things(scheme, env):
+    """As for local files: a name that matches nothing is exit 2 ("no files
+    match"), a missing file a pipeline opens exit 3 (NOT_FOUND)."""
     url = f"{scheme}://{rc.BUCKET}/data/nope.tfrecord"
-    p = rc.run(["count", url], env, expect=3, what=f"{scheme}: count of a missing object")
-    expect_error(p, 3, f"{scheme}: count of a missing object", url)
-    p = rc.run(["count", "--json", url], env, expect=3, what=f"{scheme}: count --json, missing")
-    json_code(p, f"{scheme}: count --json of a missing object", "NOT_FOUND")
+    p = rc.run(["count", url], env, expect=2, what=f"{scheme}: count of a missing object")
+    expect_error(p, 2, f"{scheme}: count of a missing object", "no files match", url)
+    p = rc.run(["take", f'tfrecord("{url}")'], env, expect=3,
+               what=f"{scheme}: take of a missing object")
+    expect_error(p, 3, f"{scheme}: take of a missing object", url)
+    p = rc.run(["take", "--json", f'tfrecord("{url}")'], env, expect=3,
+               what=f"{scheme}: take --json of a missing object")
+    json_code(p, f"{scheme}: take --json of a missing object", "NOT_FOUND")
     pattern = f"{scheme}://{rc.BUCKET}/data/nope-*"
     p = rc.run(["count", pattern], env, expect=2, what=f"{scheme}: a glob matching nothing")
     expect_error(p, 2, f"{scheme}: a glob matching nothing", "no files match", pattern)

@@ -89,7 +89,8 @@ def main():
                              ["layout", "--format", "json", "--workers", "2", pipeline],
                              ["run", "--device", "cpu", "--json", pipeline]):
                     rc.run(args, env, expect=0, what=f"{name}: {' '.join(args[:2])}")
-                for args in (["count", missing], ["count", "--json", missing]):
+                for args in (["take", f'tfrecord("{missing}")'],
+                             ["take", "--json", f'tfrecord("{missing}")']):
                     rc.run(args, env, expect=3, what=f"{name}: {' '.join(args)}")
                 refused = source(WRONG_KEY)
                 for args in (["count", good], ["count", "--json", good],
