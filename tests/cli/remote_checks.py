@@ -39,14 +39,18 @@ HANG_SECONDS = 300
 OUTPUTS_CHECKED = [0]
 
 
+def secrets_in(text):
+    """The test credentials in `text`, plain or URL-encoded."""
+    return [form for secret in SECRETS
+            for form in (secret, secret.replace("/", "%2F").replace("+", "%2B")) if form in text]
+
+
 def scan_for_secrets(what, *texts):
     """Fails when a test credential (or its URL-encoded form) is in `texts`."""
     OUTPUTS_CHECKED[0] += 1
     for text in texts:
-        for secret in SECRETS:
-            for form in (secret, secret.replace("/", "%2F").replace("+", "%2B")):
-                if form in text:
-                    check(False, f"{what}: a credential is in the output: ...{form[:12]}...")
+        for form in secrets_in(text):
+            check(False, f"{what}: a credential is in the output: ...{form[:12]}...")
 
 
 def run(args, env, expect=0, what=None, timeout=HANG_SECONDS):

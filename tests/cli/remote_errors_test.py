@@ -147,7 +147,7 @@ def replaced_mid_read(scheme, server, data, env_base, tmp):
     key = "data/big.tfrecord"
     url = f"{scheme}://{rc.BUCKET}/{key}"
     other = os.path.join(tmp, "big-other.tfrecord")
-    rc.run(["gen", "--no-fsync", "-o", other, "--kind", "random", "--size", "100k",
+    rc.run(["gen", "--no-fsync", "--force", "-o", other, "--kind", "random", "--size", "100k",
             "--records", "200", "--seed", "99"], dict(os.environ, **env_base))
     original = data.objects[key]
     for args, what, code_word in ((["verify", url], "verify", None),

@@ -12,6 +12,7 @@
 # Usage: remote_secrets_test.py TFDIST
 import os
 import stat
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -104,6 +105,13 @@ def main():
                 for args in (["count", rc.TIMEOUT_FLAG, "3", good],
                              ["count", "--json", rc.TIMEOUT_FLAG, "3", good]):
                     rc.run(args, away, expect=7, what=f"{name}, no server: {' '.join(args[:2])}")
+        # The search itself, on a real output that holds the secret (tfdist
+        # names a missing file): it must see it.
+        p = subprocess.run([checks.TFDIST, "count", os.path.join(tmp, "none", rc.SECRET)],
+                           capture_output=True, text=True, timeout=rc.HANG_SECONDS)
+        check(p.returncode == 2 and rc.secrets_in(p.stderr) == [rc.SECRET],
+              f"the search for credentials missed the secret in a name tfdist printed: "
+              f"{p.stderr!r}")
     check(rc.OUTPUTS_CHECKED[0] >= 3 * 14, f"only {rc.OUTPUTS_CHECKED[0]} outputs searched")
     print(f"{rc.OUTPUTS_CHECKED[0]} outputs searched for the test credentials")
     return checks.finish()
