@@ -67,7 +67,9 @@ int RunCount(const CountOptions& o) {
         fmt::print("{:>{}}  {:>{}}  {:>{}}  {:<11}  {}{}\n", s.count.records, w_rec,
                    s.count.payload_bytes, w_bytes, fb, w_file,
                    io::CompressionName(s.count.compression), TerminalText(s.path),
-                   s.from_index() ? "  (from its index)" : "");
+                   s.source == io::CountSource::kDirectoryIndex ? "  (from its folder's index)"
+                   : s.from_index()                             ? "  (from its index)"
+                                                                : "");
       } else {
         fmt::print("{:>{}}  {:>{}}  {:>{}}  {:<11}  {}\n", "error", w_rec, "-", w_bytes, fb, w_file,
                    io::CompressionName(s.count.compression), TerminalText(s.path));

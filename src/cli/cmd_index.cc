@@ -72,13 +72,8 @@ int RunIndex(const IndexOptions& o) {
         json);
   }
   if (!o.directory.empty()) {
-    if (io::IsRemote(o.directory)) {
-      return ReportError(
-          Status::InvalidArgument(fmt::format(
-              "--directory {}: a directory index is of a local folder in this version; index "
-              "the objects themselves (tfdist index '{}/*'), into tfdist's local cache",
-              o.directory, o.directory)),
-          json);
+    if (Result<io::Location> l = io::ParseLocation(o.directory); !l.ok()) {
+      return ReportError(l.status(), json);
     }
     return RunDirectoryIndex(o);
   }
@@ -129,7 +124,9 @@ void AddIndexCommand(CLI::App& app, Action* action) {
   cmd->add_option("files", o->patterns, "Files or glob patterns");
   cmd->add_option("--directory", o->directory,
                   "Index every file of this folder in one directory index (.tfdist-index: a line "
-                  "per uncompressed TFRecord file with its stamp and record count)");
+                  "per uncompressed TFRecord file with its stamp and record count); of an object "
+                  "folder (s3://B/PREFIX, gs://B/PREFIX), a line per object, gzip and zlib "
+                  "ones too, with its size and version, in tfdist's local cache");
   AddIndexDirOption(*cmd, /*write=*/true);
   AddRemoteOptions(*cmd);
   cmd->add_flag("-f,--force", o->force, "Replace existing indexes");

@@ -153,15 +153,10 @@ std::vector<FileScan> ScanFiles(const std::vector<std::string>& files,
                                 const io::RecordReaderOptions& options, bool use_index) {
   io::CountOptions o;
   o.file_index = use_index;
+  o.directory_index = use_index;
   o.scan = options;
-  // Objects are read one after another: the first bytes of each fetched
-  // ahead, but for those an index counts (no byte of theirs is read).
-  std::vector<std::string> read;
-  for (const std::string& f : files) {
-    std::string stale;
-    if (io::IsRemote(f) && !(use_index && io::ReadIndex(f, &stale))) read.push_back(f);
-  }
-  if (!read.empty()) io::PrefetchObjects(read);
+  // Objects are read one after another: CountFiles fetches the first bytes
+  // of each ahead, but for those an index counts (no byte of theirs is read).
   std::vector<io::FileCount> counts = io::CountFiles(files, o);
   std::vector<FileScan> scans(files.size());
   tbb::parallel_for(size_t{0}, files.size(), [&](size_t i) {

@@ -76,8 +76,10 @@ struct FileScan : io::FileCount {
 };
 
 // Counts the files (io::CountFiles: in parallel), keeping their order in
-// the result. With `use_index`, an up-to-date FILE.idx stands in for
-// reading the file; otherwise every file is read.
+// the result. With `use_index`, an up-to-date entry of the file's folder's
+// directory index (an object folder's counts compressed objects too), else
+// an up-to-date FILE.idx, stands in for reading the file; otherwise every
+// file is read.
 std::vector<FileScan> ScanFiles(const std::vector<std::string>& files,
                                 const io::RecordReaderOptions& options, bool use_index = false);
 

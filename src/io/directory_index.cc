@@ -45,6 +45,10 @@ struct IndexLine {
   bool stamped = false;  // version 3: change time, inode and device are there
   FileRecords count;
   bool counted = true;
+  // An object's entry (the object format): its version, into the text,
+  // and the compression it was counted through.
+  std::string_view version;
+  Compression compression = Compression::kNone;
 };
 
 // Parses an entry line from [p, end) (no newline): "SIZE MTIME_NS CTIME_NS
@@ -135,6 +139,68 @@ std::string BadListing() {
 
 std::string BadHeader() {
   return fmt::format("line 1 is not \"{}\" (another format or version)", kDirectoryIndexHeader);
+}
+
+// Parses an object index's `text` into `lines` (in the text's order; Line
+// is an IndexLine) and the folder its header names. Sequential: an object
+// folder is listed page by page anyway, and 100,000 lines parse in
+// milliseconds. Error: InvalidArgument naming the first bad line.
+template <typename Line>
+Status ParseObjectIndexText(std::string_view text, std::string_view& folder,
+                            std::vector<Line>& lines) {
+  size_t at = text.find('\n');
+  std::string_view header = text.substr(0, at);
+  if (!header.empty() && header.back() == '\r') header.remove_suffix(1);
+  const std::string_view prefix = kObjectDirectoryIndexHeader;
+  if (!header.starts_with(prefix) || header.size() < prefix.size() + 2 ||
+      header[prefix.size()] != ' ') {
+    return Status::InvalidArgument(
+        fmt::format("line 1 is not \"{} FOLDER_URL\" (another format or version)", prefix));
+  }
+  folder = header.substr(prefix.size() + 1);
+  size_t number = 1;
+  while (at != std::string_view::npos && at + 1 < text.size()) {
+    const size_t begin = at + 1;
+    at = text.find('\n', begin);
+    std::string_view line = text.substr(begin, at == std::string_view::npos ? at : at - begin);
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    IndexLine& e = lines.emplace_back();
+    const char* p = line.data();
+    const char* const end = p + line.size();
+    auto number_field = [&](uint64_t& v) {
+      const auto [next, ec] = std::from_chars(p, end, v);
+      if (ec != std::errc() || next == end || *next != ' ') return false;
+      p = next + 1;
+      return true;
+    };
+    auto word = [&](std::string_view& w) {
+      const char* space = std::find(p, end, ' ');
+      if (space == end || space == p) return false;
+      w = std::string_view(p, static_cast<size_t>(space - p));
+      p = space + 1;
+      return true;
+    };
+    std::string_view compression;
+    bool ok = number_field(e.size) && word(compression);
+    if (ok) {
+      const Result<Compression> c = ParseCompression(compression);
+      ok = c.ok() && *c != Compression::kAuto;
+      if (ok) e.compression = *c;
+    }
+    ok = ok && number_field(e.count.records) && number_field(e.count.payload_bytes) &&
+         word(e.version);
+    if (ok) {
+      e.name = std::string_view(p, static_cast<size_t>(end - p));
+      ok = IndexableName(e.name);
+    }
+    if (!ok) {
+      lines.clear();
+      return Status::InvalidArgument(fmt::format(
+          "line {} is not \"SIZE COMPRESSION RECORDS PAYLOAD_BYTES VERSION NAME\"", number));
+    }
+  }
+  return Status::OK();
 }
 
 // Parses `text` into its listing and `lines` (in the text's order; Line
@@ -282,6 +348,42 @@ Result<DirectoryIndexContents> ParseDirectoryIndex(std::string_view text) {
   return out;
 }
 
+Result<std::string> FormatObjectDirectoryIndex(std::string_view folder_url,
+                                               std::span<const DirectoryIndexEntry> entries) {
+  std::string text = fmt::format("{} {}\n", kObjectDirectoryIndexHeader, folder_url);
+  text.reserve(text.size() + entries.size() * 96);
+  for (const DirectoryIndexEntry& e : entries) {
+    if (!IndexableName(e.name)) return UnindexableName(e.name);
+    if (e.version.empty() || e.version.find_first_of(" \t\r\n") != std::string::npos) {
+      return Status::InvalidArgument(
+          fmt::format("{}: an index line cannot hold the version \"{}\"", e.name, e.version));
+    }
+    fmt::format_to(std::back_inserter(text), "{} {} {} {} {} {}\n", e.size,
+                   CompressionName(e.compression), e.count.records, e.count.payload_bytes,
+                   e.version, e.name);
+  }
+  return text;
+}
+
+Result<std::vector<DirectoryIndexEntry>> ParseObjectDirectoryIndex(std::string_view text,
+                                                                   std::string* folder_url) {
+  std::vector<IndexLine> lines;
+  std::string_view folder;
+  TFDIST_RETURN_IF_ERROR(ParseObjectIndexText(text, folder, lines));
+  *folder_url = folder;
+  std::vector<DirectoryIndexEntry> out;
+  out.reserve(lines.size());
+  for (const IndexLine& line : lines) {
+    DirectoryIndexEntry& e = out.emplace_back();
+    e.name = line.name;
+    e.size = line.size;
+    e.count = line.count;
+    e.version = line.version;
+    e.compression = line.compression;
+  }
+  return out;
+}
+
 enum class DirectoryIndex::State : uint8_t { kUnchecked, kMatches, kStale };
 
 // The state of an uncounted ("- NAME") line is never looked at.
@@ -295,6 +397,14 @@ DirectoryIndex::~DirectoryIndex() {
 }
 
 DirectoryIndex::State DirectoryIndex::CheckEntry(const Entry& e) const {
+  if (objects_) {
+    // The object as the glob's listing saw it (else a stat): its size and
+    // version, no byte of it.
+    const Result<ObjectInfo> now = StatObject(JoinPath(folder_.data_dir, e.name));
+    return now.ok() && !e.version.empty() && now->version == e.version && now->size == e.size
+               ? State::kMatches
+               : State::kStale;
+  }
   // fstatat needs the name NUL-terminated; the text is not written to, so
   // that checks can run while other threads read it.
   char name[NAME_MAX + 1];
@@ -318,9 +428,9 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
   std::unique_ptr<DirectoryIndex> index(new DirectoryIndex());
   IndexedFolder& folder = index->folder_;
   folder.data_dir = dir;
-  // Objects' folders have no directory index in this version (their
-  // NAME.idx are read by URL); a local "s3:" folder is not theirs.
-  if (IsRemote(dir)) return index;
+  // An object folder's index is in the cache (the object format); a local
+  // "s3:" folder is not theirs.
+  if (IsRemote(dir)) return OpenObjects(std::move(index));
   folder.data_fd = open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (folder.data_fd < 0) return index;
   folder.index_dir = IndexFolderFor(dir);
@@ -359,23 +469,7 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
   // The names alone, moved to the front of the text (the lines are in text
   // order, and a name never starts before the names moved so far end), which
   // is then shrunk to them: the text and its names are never both held.
-  size_t name_bytes = 0;
-  for (const Entry& e : index->entries_) {
-    const size_t from = static_cast<size_t>(e.name.data() - text.data());
-    std::memmove(buffer.get() + name_bytes, buffer.get() + from, e.name.size());
-    name_bytes += e.name.size();
-  }
-  if (char* shrunk =
-          static_cast<char*>(std::realloc(buffer.get(), std::max<size_t>(name_bytes, 1)))) {
-    static_cast<void>(buffer.release());
-    buffer.reset(shrunk);
-  }
-  index->names_ = std::move(buffer);
-  name_bytes = 0;
-  for (Entry& e : index->entries_) {
-    e.name = std::string_view(index->names_.get() + name_bytes, e.name.size());
-    name_bytes += e.name.size();
-  }
+  index->KeepNames(std::move(buffer), text);
   struct stat dir_st;
   index->listing_current_ =
       !listing.empty() && fstat(folder.data_fd, &dir_st) == 0 && StampOf(dir_st) == listing;
@@ -386,7 +480,75 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
   return index;
 }
 
+void DirectoryIndex::KeepNames(std::unique_ptr<char[], FreeText> buffer, std::string_view text) {
+  // Each entry's name (and an object's version, which comes before it in
+  // the line) moved to the front of the text: the lines are in text order,
+  // and a field never starts before the bytes moved so far end.
+  size_t kept = 0;
+  auto move = [&](std::string_view field) {
+    if (field.empty()) return;  // (a local entry's version)
+    const size_t from = static_cast<size_t>(field.data() - text.data());
+    std::memmove(buffer.get() + kept, buffer.get() + from, field.size());
+    kept += field.size();
+  };
+  for (const Entry& e : entries_) {
+    move(e.version);
+    move(e.name);
+  }
+  if (char* shrunk = static_cast<char*>(std::realloc(buffer.get(), std::max<size_t>(kept, 1)))) {
+    static_cast<void>(buffer.release());
+    buffer.reset(shrunk);
+  }
+  names_ = std::move(buffer);
+  kept = 0;
+  for (Entry& e : entries_) {
+    e.version = std::string_view(names_.get() + kept, e.version.size());
+    kept += e.version.size();
+    e.name = std::string_view(names_.get() + kept, e.name.size());
+    kept += e.name.size();
+  }
+}
+
+std::unique_ptr<DirectoryIndex> DirectoryIndex::OpenObjects(std::unique_ptr<DirectoryIndex> index) {
+  index->objects_ = true;
+  const std::string& dir = index->folder_.data_dir;
+  index->folder_.index_dir = IndexFolderFor(dir);
+  if (index->folder_.index_dir.empty()) return index;
+  index->index_path_ = JoinPath(index->folder_.index_dir, kDirectoryIndexName);
+  const UniqueFd fd(open(index->index_path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) return index;
+  index->found_ = true;
+  struct stat index_st;
+  if (fstat(fd.get(), &index_st) != 0 || !S_ISREG(index_st.st_mode)) {
+    index->problem_ = "not a regular file";
+    return index;
+  }
+  std::unique_ptr<char[], FreeText> buffer;
+  if (Status s = ReadIndexFile(fd.get(), index_st, buffer); !s.ok()) {
+    index->problem_ = s.message();
+    return index;
+  }
+  const std::string_view text(buffer.get(), static_cast<size_t>(index_st.st_size));
+  std::string_view folder;
+  if (Status s = ParseObjectIndexText(text, folder, index->entries_); !s.ok()) {
+    index->problem_ = s.message();
+    return index;
+  }
+  if (folder != dir) {
+    index->entries_.clear();
+    index->problem_ = fmt::format("it is the index of {}, not of {}", folder, dir);
+    return index;
+  }
+  index->KeepNames(std::move(buffer), text);
+  auto by_name = [](const Entry& a, const Entry& b) { return a.name < b.name; };
+  if (!std::is_sorted(index->entries_.begin(), index->entries_.end(), by_name)) {
+    std::stable_sort(index->entries_.begin(), index->entries_.end(), by_name);
+  }
+  return index;
+}
+
 bool DirectoryIndex::ListingIsCurrent(const std::string& dir) {
+  if (IsRemote(dir)) return false;  // an object folder is listed, always
   const std::string index_dir = IndexFolderFor(dir);
   if (index_dir.empty()) return false;
   const UniqueFd fd(
@@ -433,7 +595,7 @@ DirectoryLookup DirectoryIndex::LookUp(std::span<const std::string_view> names) 
   out.counts.resize(names.size());
   const LookUpStats stats = LookUpEach(
       names.size(), [&](size_t i) { return names[i]; },
-      [&](size_t i, const FileRecords& records) {
+      [&](size_t i, const FileRecords& records, Compression) {
         out.matched[i] = 1;
         out.counts[i] = records;
       });
@@ -445,7 +607,8 @@ DirectoryLookup DirectoryIndex::LookUp(std::span<const std::string_view> names) 
 
 DirectoryIndex::LookUpStats DirectoryIndex::LookUpEach(
     size_t count, const std::function<std::string_view(size_t)>& name,
-    const std::function<void(size_t, const FileRecords&)>& keep) const {
+    const std::function<void(size_t, const FileRecords&, Compression)>& keep, Compression read_as,
+    const std::function<void(size_t)>& stale_name) const {
   LookUpStats out;
   if (!problem_.empty()) return out;
   // Merge the sorted names with the sorted entries (a repeated entry name:
@@ -456,16 +619,18 @@ DirectoryIndex::LookUpStats DirectoryIndex::LookUpEach(
     const std::string_view n = name(i);
     while (e < entries_.size() && entries_[e].name < n) ++e;
     if (e == entries_.size() || entries_[e].name != n) continue;
-    if (!entries_[e].counted) {  // listed, not counted: no entry for the file
+    if (!entries_[e].counted ||  // listed, not counted: no entry for the file
+        (read_as != Compression::kAuto && read_as != entries_[e].compression)) {
       ++e;
       continue;
     }
     switch (entries_[e].state) {
       case State::kMatches:
-        keep(i, entries_[e].count);
+        keep(i, entries_[e].count, entries_[e].compression);
         break;
       case State::kStale:
         ++out.stale;
+        if (stale_name) stale_name(i);
         break;
       case State::kUnchecked:
         unchecked.emplace_back(i, e);
@@ -477,9 +642,10 @@ DirectoryIndex::LookUpStats DirectoryIndex::LookUpEach(
   tbb::parallel_for(size_t{0}, unchecked.size(), [&](size_t k) {
     const auto [i, j] = unchecked[k];
     if (CheckEntry(entries_[j]) == State::kMatches) {
-      keep(i, entries_[j].count);
+      keep(i, entries_[j].count, entries_[j].compression);
     } else {
       ++stale;
+      if (stale_name) stale_name(i);
     }
   });
   out.stale += stale.load();

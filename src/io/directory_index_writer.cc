@@ -21,11 +21,13 @@
 #include "directory_index_line.h"
 #include "file_stamp.h"
 #include "fs_util.h"
+#include "storage_listed.h"
 #include "tfdist/base/interrupt.h"
 #include "tfdist/io/atomic_file.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_count.h"
 #include "tfdist/io/index_location.h"
+#include "tfdist/io/storage.h"
 #include "unique_fd.h"
 
 namespace tfdist::io {
@@ -311,9 +313,94 @@ DirectoryIndexContents Tally(const std::string& dir, std::vector<Examined>& file
   return contents;
 }
 
+// WriteDirectoryIndex of an object folder (`url`; see directory_index.h):
+// listed once, its objects counted by CountFiles (NAME.idx, else a scan of
+// the listed version, read ahead), the entries stamped with what the
+// listing saw.
+Result<DirectoryIndexReport> WriteObjectDirectoryIndex(std::string url, bool overwrite) {
+  TFDIST_ASSIGN_OR_RETURN(const Location location, ParseLocation(url));
+  if (url.ends_with('/')) url.pop_back();
+  TFDIST_ASSIGN_OR_RETURN(const std::string out_dir, MakeIndexFolderFor(url));
+  DirectoryIndexReport report;
+  report.index_path = JoinPath(out_dir, kDirectoryIndexName);
+  // Fail before listing anything when the index exists.
+  TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(report.index_path, overwrite));
+  const std::string prefix = url + "/";
+  std::vector<ObjectInfo> objects;
+  TFDIST_RETURN_IF_ERROR(
+      StorageFor(location.scheme).List(prefix, [&](std::span<const ObjectInfo> page) {
+        for (const ObjectInfo& o : page) {
+          const std::string_view name = std::string_view(o.name).substr(prefix.size());
+          // Only the folder's own objects; index-like names and names a
+          // line cannot hold, silently, as for a local folder.
+          if (!o.name.starts_with(prefix) || name.find('/') != std::string_view::npos ||
+              IsIndexFileName(name) || !Writable(name)) {
+            continue;
+          }
+          objects.push_back(o);
+        }
+        return Status::OK();
+      }));
+  // The reads below take the versions this listing saw (StatObject).
+  RememberListed(objects);
+  std::vector<std::string> names;
+  names.reserve(objects.size());
+  for (const ObjectInfo& o : objects) {
+    if (o.version.empty() || o.version.find_first_of(" \t\r\n") != std::string::npos) {
+      report.skipped.emplace_back(o.name, o.version.empty()
+                                              ? "has no version (ETag or generation) to check "
+                                                "an entry against"
+                                              : "its version cannot be written on an index line");
+      continue;
+    }
+    names.push_back(o.name);
+  }
+  CountOptions options;
+  options.scan.compression = Compression::kAuto;
+  const std::vector<FileCount> counts = CountFiles(names, options);
+  std::vector<DirectoryIndexEntry> entries;
+  entries.reserve(names.size());
+  size_t next = 0;  // objects and names are both in listing order
+  for (size_t i = 0; i < names.size(); ++i) {
+    while (objects[next].name != names[i]) ++next;
+    const ObjectInfo& o = objects[next];
+    const FileCount& c = counts[i];
+    if (!c.count.status.ok()) {
+      std::string_view m = c.count.status.message();
+      if (m.starts_with(o.name) && m.substr(o.name.size()).starts_with(": ")) {
+        m.remove_prefix(o.name.size() + 2);
+      }
+      report.skipped.emplace_back(o.name, std::string(m));
+      continue;
+    }
+    DirectoryIndexEntry& e = entries.emplace_back();
+    e.name = BaseName(o.name);
+    e.size = o.size;
+    e.version = o.version;
+    e.compression = c.source == CountSource::kScan ? c.count.compression : Compression::kNone;
+    e.count = c.count;
+    ++report.files;
+    report.total.records += e.count.records;
+    report.total.payload_bytes += e.count.payload_bytes;
+    report.from_file_indexes += c.source == CountSource::kFileIndex ? 1 : 0;
+  }
+  std::sort(
+      entries.begin(), entries.end(),
+      [](const DirectoryIndexEntry& a, const DirectoryIndexEntry& b) { return a.name < b.name; });
+  std::sort(report.skipped.begin(), report.skipped.end());
+  TFDIST_ASSIGN_OR_RETURN(const std::string text, FormatObjectDirectoryIndex(url, entries));
+  std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
+  TFDIST_RETURN_IF_ERROR(sink->Write(text));
+  TFDIST_RETURN_IF_ERROR(sink->Finish());
+  sink.reset();
+  TFDIST_RETURN_IF_ERROR(file->Commit());
+  return report;
+}
+
 }  // namespace
 
 Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir_in, bool overwrite) {
+  if (IsRemote(dir_in)) return WriteObjectDirectoryIndex(dir_in, overwrite);
   std::string dir = dir_in;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   const UniqueFd dir_fd(open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -17,6 +17,7 @@
 
 #include "fs_util.h"
 #include "tfdist/io/file_index.h"
+#include "tfdist/io/storage.h"
 
 namespace tfdist::io {
 namespace {
@@ -134,12 +135,18 @@ class DirectoryRung {
   }
 
   // Looks every file up in its folder's index: the one `ahead` holds for
-  // the folder, else one opened now. keep(i, records) takes each file an
-  // entry describes, from any thread.
-  template <typename Keep>
+  // the folder, else one opened now. keep(i, records, compression) takes
+  // each file an entry describes, from any thread; stale(i) each whose
+  // entry no longer does. `read_as`: how the files are read (a local
+  // folder's index holds uncompressed files only: with kGzip or kZlib it is
+  // not read; an object folder's holds compressed ones too).
+  template <typename Keep, typename Stale>
   void LookUp(const std::map<std::string, std::unique_ptr<DirectoryIndex>, std::less<>>& ahead,
-              Keep&& keep) {
+              Compression read_as, Keep&& keep, Stale&& stale) {
     for (Folder& folder : folders_) {
+      if (!IsRemote(folder.dir) && !IndexesApply(RecordReaderOptions{.compression = read_as})) {
+        continue;
+      }
       const auto it = ahead.find(folder.dir);
       if (it != ahead.end()) {
         folder.index = it->second.get();
@@ -156,12 +163,14 @@ class DirectoryRung {
              {Remedy::kRewriteDirectoryIndex, dir}});
         continue;
       }
-      stale_ +=
-          folder.index
-              ->LookUpEach(
-                  folder.count, [&](size_t k) { return BaseName(list_[folder.File(k)]); },
-                  [&](size_t k, const FileRecords& records) { keep(folder.File(k), records); })
-              .stale;
+      stale_ += folder.index
+                    ->LookUpEach(
+                        folder.count, [&](size_t k) { return BaseName(list_[folder.File(k)]); },
+                        [&](size_t k, const FileRecords& records, Compression c) {
+                          keep(folder.File(k), records, c);
+                        },
+                        read_as, [&](size_t k) { stale(folder.File(k), *folder.index); })
+                    .stale;
     }
   }
 
@@ -219,6 +228,36 @@ void CountRest(const StringList& files, std::span<const size_t> todo, const Dire
 
 using Ahead = std::map<std::string, std::unique_ptr<DirectoryIndex>, std::less<>>;
 
+// Fetches ahead (PrefetchObjects), in order, the first bytes of the objects
+// among the files `todo` names that are about to be read: those no NAME.idx
+// counts (when `options` try one). An object an index counts is not read.
+void PrefetchToRead(const StringList& files, std::span<const size_t> todo,
+                    const CountOptions& options) {
+  std::vector<size_t> objects;
+  for (const size_t i : todo) {
+    if (IsRemote(files[i])) objects.push_back(i);
+  }
+  if (objects.empty()) return;
+  std::vector<uint8_t> read(objects.size(), 1);
+  if (options.file_index && IndexesApply(options.scan)) {
+    tbb::parallel_for(size_t{0}, objects.size(), [&](size_t k) {
+      std::string stale;
+      read[k] = ReadIndex(std::string(files[objects[k]]), &stale) ? 0 : 1;
+    });
+  }
+  std::vector<std::string> names;
+  for (size_t k = 0; k < objects.size(); ++k) {
+    if (read[k]) names.emplace_back(files[objects[k]]);
+  }
+  PrefetchObjects(names);
+}
+
+// Why the entry of a file in its folder's index (`index`) was not taken.
+std::string StaleEntry(std::string_view path, const DirectoryIndex& index) {
+  return fmt::format("{}: its entry for {} no longer describes it (changed since it was indexed)",
+                     index.index_path(), path);
+}
+
 }  // namespace
 
 std::vector<FileCount> CountFiles(std::span<const std::string> files, const CountOptions& options) {
@@ -226,14 +265,20 @@ std::vector<FileCount> CountFiles(std::span<const std::string> files, const Coun
   const StringList views(files);
   std::vector<size_t> todo;
   std::optional<DirectoryRung> rung;
-  if (options.directory_index && IndexesApply(options.scan)) {
+  if (options.directory_index) {
     rung.emplace(views);
     std::vector<uint8_t> listed(files.size(), 0);
-    rung->LookUp(Ahead(), [&](size_t i, const FileRecords& records) {
-      static_cast<FileRecords&>(out[i].count) = records;
-      out[i].source = CountSource::kDirectoryIndex;
-      listed[i] = 1;
-    });
+    rung->LookUp(
+        Ahead(), options.scan.compression,
+        [&](size_t i, const FileRecords& records, Compression c) {
+          static_cast<FileRecords&>(out[i].count) = records;
+          out[i].count.compression = c;
+          out[i].source = CountSource::kDirectoryIndex;
+          listed[i] = 1;
+        },
+        [&](size_t i, const DirectoryIndex& index) {
+          out[i].stale_index = StaleEntry(files[i], index);
+        });
     for (size_t i = 0; i < files.size(); ++i) {
       if (!listed[i]) todo.push_back(i);
     }
@@ -241,9 +286,14 @@ std::vector<FileCount> CountFiles(std::span<const std::string> files, const Coun
     todo.resize(files.size());
     std::iota(todo.begin(), todo.end(), size_t{0});
   }
+  PrefetchToRead(views, todo, options);
   std::atomic<uint64_t> done{0};
   CountRest(views, todo, rung ? &*rung : nullptr, options,
-            [&](size_t i, FileCount&& c) { out[i] = std::move(c); }, done, {});
+            [&](size_t i, FileCount&& c) {
+              if (c.stale_index.empty()) c.stale_index = std::move(out[i].stale_index);
+              out[i] = std::move(c);
+            },
+            done, {});
   return out;
 }
 
@@ -315,13 +365,16 @@ Result<FileCounts> FileCounter::Count(const StringList& files, Compression compr
   std::vector<uint8_t> listed(files.size(), 0);
   std::atomic<uint64_t> done{0};
   std::optional<DirectoryRung> rung;
-  if (IndexesApply(options.scan)) {
+  {
     rung.emplace(files);
     if (checker_.joinable()) checker_.join();
-    rung->LookUp(ahead_, [&](size_t i, const FileRecords& records) {
-      out.counts[i] = records;
-      listed[i] = 1;
-    });
+    rung->LookUp(
+        ahead_, compression,
+        [&](size_t i, const FileRecords& records, Compression) {
+          out.counts[i] = records;
+          listed[i] = 1;
+        },
+        [](size_t, const DirectoryIndex&) {});
     out.from_directory_index = static_cast<uint64_t>(std::count(listed.begin(), listed.end(), 1));
     done = out.from_directory_index;
     out.directory_index_found = rung->found();
@@ -333,6 +386,7 @@ Result<FileCounts> FileCounter::Count(const StringList& files, Compression compr
   for (size_t i = 0; i < files.size(); ++i) {
     if (!listed[i]) todo.push_back(i);
   }
+  PrefetchToRead(files, todo, options);
   std::mutex mu;
   std::atomic<uint64_t> from_file_index{0};
   size_t first_error = files.size();

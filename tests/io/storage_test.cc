@@ -19,6 +19,7 @@
 #include "remote_glob.h"
 #include "storage_listed.h"
 #include "test_util.h"
+#include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_count.h"
 #include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"
@@ -383,6 +384,92 @@ TEST_CASE("an object's index is in the local cache, keyed by its URL and version
   counts = CountFiles(*files, o);
   CHECK(counts[0].source == CountSource::kScan);
   CHECK(fake.objects.bytes_read > 0);
+  unsetenv("XDG_CACHE_HOME");
+}
+
+TEST_CASE("an object folder's directory index counts gzip objects: no byte read, replaced stale") {
+  Fake fake;
+  testing::TempDir cache;
+  setenv("XDG_CACHE_HOME", cache.path().c_str(), 1);
+  const std::vector<std::string> a = {"one", "two", "three"};
+  fake.objects.Put("s3://gz/d/a.gz", testing::Compress(testing::Frame(a), Compression::kGzip),
+                   "\"e-a1\"");
+  fake.objects.Put("s3://gz/d/b.zz", testing::Compress(testing::Frame({"x"}), Compression::kZlib),
+                   "\"e-b\"");
+  fake.objects.Put("s3://gz/d/c", testing::Frame({"p", "q"}), "\"e-c\"");
+  fake.objects.Put("s3://gz/d/sub/x.gz", testing::Compress(testing::Frame(a), Compression::kGzip));
+  fake.objects.Put("s3://gz/d/z-bad.gz",
+                   testing::Truncate(testing::Compress(testing::Frame(a), Compression::kGzip), 20));
+  auto written = WriteDirectoryIndex("s3://gz/d/", /*overwrite=*/false);
+  REQUIRE(written.ok());
+  CHECK(written->index_path == cache.path() + "/tfdist/index/s3:/gz/d/.tfdist-index");
+  CHECK(written->files == 3);
+  CHECK(written->total.records == 6);
+  REQUIRE(written->skipped.size() == 1);
+  CHECK(written->skipped[0].first == "s3://gz/d/z-bad.gz");
+  // The index holds each object's size, version and compression; nothing
+  // was written into the bucket.
+  CHECK(fake.objects.objects.size() == 5);
+  std::string folder;
+  auto entries = ParseObjectDirectoryIndex(testing::ReadFile(written->index_path), &folder);
+  REQUIRE(entries.ok());
+  CHECK(folder == "s3://gz/d");
+  REQUIRE(entries->size() == 3);
+  CHECK((*entries)[0].name == "a.gz");
+  CHECK((*entries)[0].version == "\"e-a1\"");
+  CHECK((*entries)[0].compression == Compression::kGzip);
+  CHECK((*entries)[0].count.records == 3);
+  CHECK((*entries)[1].compression == Compression::kZlib);
+  CHECK((*entries)[2].compression == Compression::kNone);
+  CHECK(WriteDirectoryIndex("s3://gz/d", false).status().code() == StatusCode::kInvalidArgument);
+
+  // count's ladder and layout's counter: every count from the index, no
+  // payload byte read (the glob's listing gives size and version).
+  auto files = Expand({"s3://gz/d/[abc]*"});
+  REQUIRE(files.ok());
+  REQUIRE(files->size() == 3);
+  fake.objects.bytes_read = 0;
+  const uint64_t opens = fake.objects.opens;
+  CountOptions o;
+  o.directory_index = true;
+  o.scan.compression = Compression::kAuto;
+  std::vector<FileCount> counts = CountFiles(*files, o);
+  for (const FileCount& c : counts) {
+    CHECK(c.count.status.ok());
+    CHECK(c.source == CountSource::kDirectoryIndex);
+  }
+  CHECK(counts[0].count.records == 3);
+  CHECK(counts[0].count.compression == Compression::kGzip);
+  CHECK(counts[1].count.compression == Compression::kZlib);
+  CHECK(counts[2].count.records == 2);
+  const std::vector<std::string> gz = {"s3://gz/d/a.gz"};
+  FileCounter counter;
+  auto layout = counter.Count(StringList(std::span<const std::string>(gz)), Compression::kGzip);
+  REQUIRE(layout.ok());
+  CHECK(layout->from_directory_index == 1);
+  CHECK(layout->counts[0].records == 3);
+  CHECK(fake.objects.bytes_read == 0);
+  CHECK(fake.objects.opens == opens);
+  // Read as another compression than it was counted through: not taken.
+  auto as_zlib = counter.Count(StringList(std::span<const std::string>(gz)), Compression::kZlib);
+  CHECK_FALSE(as_zlib.ok());
+
+  // A replaced object (another version, listed again) is scanned anew.
+  fake.objects.Put("s3://gz/d/a.gz", testing::Compress(testing::Frame({"one"}), Compression::kGzip),
+                   "\"e-a2\"");
+  files = Expand({"s3://gz/d/[abc]*"});
+  REQUIRE(files.ok());
+  counts = CountFiles(*files, o);
+  CHECK(counts[0].source == CountSource::kScan);
+  CHECK(counts[0].count.records == 1);
+  CHECK(counts[0].stale_index.find("no longer describes") != std::string::npos);
+  CHECK(counts[1].source == CountSource::kDirectoryIndex);
+  CHECK(fake.objects.bytes_read > 0);
+  auto again = counter.Count(StringList(std::span<const std::string>(gz)), Compression::kGzip);
+  REQUIRE(again.ok());
+  CHECK(again->from_directory_index == 0);
+  CHECK(again->stale_entries == 1);
+  CHECK(again->counts[0].records == 1);
   unsetenv("XDG_CACHE_HOME");
 }
 

@@ -59,7 +59,24 @@ namespace tfdist::io {
 // time. Versions 1 and 2 (written by older tfdists; no change time, inode or
 // device) are read, but none of their entries describes its file: they are
 // all stale. Version 2's listing still stands in for the folder's names.
+//
+// Objects (s3://B/K, gs://B/K) have a directory index too, of their
+// "folder" (the URL up to the key's last '/'), in the local index cache
+// (IndexFolderFor, never in the bucket), in a format of its own:
+//   tfdist-object-directory-index 1 FOLDER_URL
+//   SIZE COMPRESSION RECORDS PAYLOAD_BYTES VERSION NAME
+// one line per object counted, sorted byte-wise by NAME: its size and
+// version (S3's ETag with its quotes, Cloud Storage's generation) as the
+// listing it was counted from saw them, the compression its scan detected
+// (none, GZIP or ZLIB: counts need no offsets, so compressed objects have
+// entries too), its records and payload bytes, and its base name, to the
+// end of the line. An entry describes the object FOLDER_URL/NAME while
+// that object's size and version EQUAL the entry's (what the glob's
+// listing saw, else a stat: no byte of the object is read); a replaced
+// object has another version, and its entry is stale. An object without a
+// version gets no entry.
 inline constexpr char kDirectoryIndexName[] = ".tfdist-index";
+inline constexpr char kObjectDirectoryIndexHeader[] = "tfdist-object-directory-index 1";
 inline constexpr char kDirectoryIndexHeader[] = "tfdist-directory-index 3";
 inline constexpr char kDirectoryIndexHeaderV2[] = "tfdist-directory-index 2";
 inline constexpr char kDirectoryIndexHeaderV1[] = "tfdist-directory-index 1";
@@ -74,6 +91,10 @@ struct DirectoryIndexEntry {
   uint64_t inode = 0;
   uint64_t device = 0;
   std::optional<uint32_t> fingerprint = std::nullopt;
+  // An object's (the object format): its version, and the compression its
+  // records were counted through; a local file's are "" and kNone.
+  std::string version = std::string();
+  Compression compression = Compression::kNone;
 
   bool operator==(const DirectoryIndexEntry&) const = default;
 };
@@ -113,6 +134,16 @@ Result<std::string> FormatDirectoryIndex(const DirectoryIndexContents& contents)
 // message is what DirectoryIndex::problem() says of that index.
 Result<DirectoryIndexContents> ParseDirectoryIndex(std::string_view text);
 
+// The text of an object folder's index (the object format above), and
+// back. REQUIRES: entries sorted by name, each with a version.
+// Error: InvalidArgument for a name no line can hold (as
+// FormatDirectoryIndex), or a version that is empty or holds white space;
+// for the parser, another header or a bad line, naming its number.
+Result<std::string> FormatObjectDirectoryIndex(std::string_view folder_url,
+                                               std::span<const DirectoryIndexEntry> entries);
+Result<std::vector<DirectoryIndexEntry>> ParseObjectDirectoryIndex(std::string_view text,
+                                                                   std::string* folder_url);
+
 // What WriteDirectoryIndex did.
 struct DirectoryIndexReport {
   std::string index_path;
@@ -146,6 +177,17 @@ struct DirectoryIndexReport {
 // shows in the second listing.
 // Error: NotFound when `dir` cannot be listed; InvalidArgument when the
 // index exists and !overwrite, or there is no index folder.
+//
+// `dir` a URL (s3://B/PREFIX, gs://B/PREFIX; one trailing '/' is dropped):
+// the objects directly in that folder (listed under "DIR/", not in its
+// sub-folders) are counted, each from its NAME.idx when that describes it,
+// else by a scan (both CRCs checked; gzip and zlib detected and counted
+// too) of the version the listing saw, objects read ahead concurrently;
+// the index (the object format) goes to the local index cache. Objects
+// without a version or that fail their scan (damaged, replaced while read)
+// are left out and named in `skipped`; NAME.idx-like names and names a
+// line cannot hold are left out silently. No listing line.
+// Error: also Unavailable / NotFound from the listing.
 Result<DirectoryIndexReport> WriteDirectoryIndex(const std::string& dir, bool overwrite);
 
 // How far behind this machine's clock a data folder's clock is assumed to
@@ -170,6 +212,9 @@ class DirectoryIndex {
  public:
   // Reads the index of `dir` ("" is the current folder) from its index
   // folder (IndexFolderFor, index_location.h); no entry is checked yet.
+  // For a URL (an object folder) the object format, whose entries are
+  // checked against StatObject; one written for another folder (a shared
+  // --index-dir) has a problem().
   // Never fails: without an index found() is false; a damaged one has a
   // problem() and no entries, and so has one that changed while it was
   // read ("changed while read"): it is read, not mapped, so that another
@@ -198,13 +243,19 @@ class DirectoryIndex {
   DirectoryLookup LookUp(std::span<const std::string_view> names) const;
 
   // LookUp without its per-name vectors, for many names: `name(i)` is the
-  // i-th of `count` names (sorted, no duplicates), and keep(i, records) is
-  // called for each name an entry describes, from any thread, once.
+  // i-th of `count` names (sorted, no duplicates), and keep(i, records,
+  // compression) is called for each name an entry describes, from any
+  // thread, once. `read_as`: how the files will be read; an entry counted
+  // through another compression is passed over (neither kept nor stale),
+  // unless read_as is kAuto. `stale(i)` (when set) is called for each name
+  // whose entry no longer describes its file, from any thread.
   struct LookUpStats {
     uint64_t stale = 0;  // names whose entry does not describe the file
   };
   LookUpStats LookUpEach(size_t count, const std::function<std::string_view(size_t)>& name,
-                         const std::function<void(size_t, const FileRecords&)>& keep) const;
+                         const std::function<void(size_t, const FileRecords&, Compression)>& keep,
+                         Compression read_as = Compression::kAuto,
+                         const std::function<void(size_t)>& stale = {}) const;
 
   // Checks the entries `check` accepts, in parallel. Not concurrently with
   // LookUp; Listing() may be read meanwhile.
@@ -223,6 +274,11 @@ class DirectoryIndex {
   struct Entry;  // an index line and its state (directory_index.cc)
   DirectoryIndex() = default;
   State CheckEntry(const Entry& e) const;
+  // Open's part for an object folder (folder_.data_dir a URL).
+  static std::unique_ptr<DirectoryIndex> OpenObjects(std::unique_ptr<DirectoryIndex> index);
+  // Keeps the entries' names (and versions) of `text`, read into
+  // `buffer`, in names_, and points the entries at them.
+  void KeepNames(std::unique_ptr<char[], FreeText> buffer, std::string_view text);
 
   IndexedFolder folder_;
   std::string index_path_;
@@ -230,6 +286,7 @@ class DirectoryIndex {
   std::string problem_;
   // The entries' names, back to back (they point into it), malloc'ed.
   std::unique_ptr<char[], FreeText> names_;
+  bool objects_ = false;          // an object folder's index (the object format)
   bool listing_current_ = false;  // a listing stamp equal to the folder's
   std::vector<Entry> entries_;    // sorted by name
 };
