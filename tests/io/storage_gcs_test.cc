@@ -640,7 +640,7 @@ TEST_CASE("the store signs its requests with the token; 401 and 403 name the sou
     auto info = store->Stat("gs://bkt/obj");
     REQUIRE_FALSE(info.ok());
     INFO(info.status().ToString());
-    CHECK(info.status().code() == StatusCode::kNotFound);
+    CHECK(info.status().code() == StatusCode::kPermissionDenied);
     CHECK(info.status().message().find("anonymous") != std::string::npos);
     CHECK(FakeStats(fake)["last_authorization"] == "");
   }
