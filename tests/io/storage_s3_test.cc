@@ -780,6 +780,10 @@ TEST_CASE("A listing that is not one is DataLoss naming the listing") {
 }
 
 TEST_CASE("S3's and STS's errors: code and message") {
+  // Malformed after the message (an unescaped '&'): the code and message kept.
+  CHECK(ParseErrorXml("<Error><Code>InternalError</Code><Message>Try again.</Message>"
+                      "<Resource>/b?list-type=2&prefix=d/</Resource></Error>") ==
+        std::pair<std::string, std::string>{"InternalError", "Try again."});
   CHECK(ParseErrorXml(R"(<?xml version="1.0" encoding="UTF-8"?>
 <Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message>
 <Key>a/b</Key><RequestId>1</RequestId></Error>)") ==
