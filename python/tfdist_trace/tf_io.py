@@ -274,8 +274,18 @@ def gfile_glob(pattern):
     out = []
     for p in patterns:
         out += _list_url(p, "tf.io.gfile.glob") if _URL.match(p) else glob_one(p)
+    # Objects come in the order the store lists them, byte order of their
+    # names; a folder's files in its listing's order.
+    remote = sum(1 for p in patterns if _URL.match(p))
+    if remote == len(patterns):
+        order = "in the store's listing order, byte order of the names"
+    elif remote == 0:
+        order = "in the folder listing's order"
+    else:
+        order = ("in the folder listing's order for files and the store's, byte order of the "
+                 "names, for objects")
     data.assume(f"tf.io.gfile.glob({', '.join(repr(p) for p in patterns)}): {len(out)} "
-                f"name{'' if len(out) == 1 else 's'}, in the folder listing's order "
+                f"name{'' if len(out) == 1 else 's'}, {order} "
                 f"(TensorFlow does not sort them)", user_site())
     return out
 

@@ -119,8 +119,8 @@ void AddIndexCommand(CLI::App& app, Action* action) {
       "Write each uncompressed file's record index (NAME.idx: one \"offset size\" line per "
       "record, NVIDIA DALI's tfrecord2idx format, and its stamp NAME.idx.stamp) to tfdist's "
       "cache, out of the data folder; count, layout --format summary, run --read-by-index and "
-      "reshard find them there, and use one only while its file's size, times and inode are "
-      "unchanged");
+      "reshard find them there, and use one only while its file's size, times and inode (an "
+      "object's URL, size and ETag or generation) are unchanged");
   cmd->add_option("files", o->patterns, "Files or glob patterns");
   cmd->add_option("--directory", o->directory,
                   "Index every file of this folder in one directory index (.tfdist-index: a line "

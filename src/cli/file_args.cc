@@ -15,6 +15,7 @@
 #include "tfdist/io/file_list.h"
 #include "tfdist/io/index_location.h"
 #include "tfdist/io/storage.h"
+#include "tfdist/proto/synthetic.h"
 #include "validators.h"
 
 namespace tfdist::cli {
@@ -64,14 +65,24 @@ void AddRemoteOptions(CLI::App& cmd) {
     };
   };
   const io::RemoteOptions defaults;
-  cmd.add_option_function<uint64_t>(
-         "--read-ahead", change([](io::RemoteOptions& o, uint64_t v) { o.read_ahead_bytes = v; }),
+  // A byte count as gen --size takes it: 16M, 512k, 1G or plain bytes.
+  cmd.add_option_function<std::string>(
+         "--read-ahead", change([](io::RemoteOptions& o, const std::string& v) {
+           o.read_ahead_bytes = proto::ParseByteCount(v).value();
+         }),
          fmt::format("Bytes of object-store data (s3://, gs://) read ahead of the readers, all "
-                     "objects together: the most memory remote reads buffer (default {}, "
-                     "{} MiB)",
+                     "objects together: the most memory remote reads buffer; k, M and G are "
+                     "powers of 1024 (default {}, {} MiB)",
                      defaults.read_ahead_bytes, defaults.read_ahead_bytes >> 20))
       ->type_name("BYTES")
-      ->check(UintAtLeast(1));
+      ->check(
+          [](const std::string& v) -> std::string {
+            Result<uint64_t> n = proto::ParseByteCount(v);
+            if (!n.ok()) return std::string(n.status().message());
+            if (*n < 1) return fmt::format("must be at least 1; got {}", v);
+            return {};
+          },
+          "");
   cmd.add_option_function<int>(
          "--remote-attempts", change([](io::RemoteOptions& o, int v) { o.max_attempts = v; }),
          fmt::format("Attempts of one request to an object store, the first included, before it "

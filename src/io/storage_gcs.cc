@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "storage_s3_internal.h"
 #include "storage_stores.h"
 
 namespace tfdist::io {
@@ -83,10 +84,16 @@ std::pair<std::string, std::string> ParseGcsError(std::string_view body) {
       return {reason, message};
     }
   }
-  // The emulator's downloads (and proxies) answer plain text or HTML: its
-  // first line, trimmed, is the message.
   size_t begin = 0;
   while (begin < body.size() && std::isspace(static_cast<unsigned char>(body[begin]))) ++begin;
+  // Cloud Storage's XML API, and its front ends' errors (a 503 from the
+  // load balancer), answer <Error><Code>..</Code><Message>..</Message>.
+  if (body.substr(begin).starts_with('<')) {
+    auto xml = s3::ParseErrorXml(body.substr(begin));
+    if (!xml.first.empty() || !xml.second.empty()) return xml;
+  }
+  // The emulator's downloads (and proxies) answer plain text or HTML: its
+  // first line, trimmed, is the message.
   std::string_view line = body.substr(begin);
   line = line.substr(0, std::min(line.find('\n'), size_t{300}));
   while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) {
@@ -222,7 +229,7 @@ class GcsStore : public Storage, public http::HttpStore {
       http::Request request;
       request.url = list_url;
       if (!token.empty()) request.url += "&pageToken=" + http::UriEncode(token, false);
-      request.shown = std::string(prefix);
+      request.shown = fmt::format("gs://{}/ (listing {})", bucket, prefix);
       TFDIST_ASSIGN_OR_RETURN(http::Response response, http::Client::Get().Fetch(*this, request));
       objects.clear();
       const std::string previous = token;

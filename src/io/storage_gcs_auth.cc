@@ -352,7 +352,7 @@ Result<std::unique_ptr<Credentials>> CredentialsFromEnvironment(const Endpoint& 
   if (endpoint.emulator) {
     return std::unique_ptr<Credentials>(std::make_unique<AnonymousCredentials>(
         fmt::format("none: requests to the emulator at {} (STORAGE_EMULATOR_HOST) are not signed",
-                    endpoint.base)));
+                    http::RedactUserinfo(endpoint.base))));
   }
   if (const std::string path = Env("GOOGLE_APPLICATION_CREDENTIALS"); !path.empty()) {
     return CredentialsFromFile(path, "GOOGLE_APPLICATION_CREDENTIALS");
@@ -369,7 +369,8 @@ Result<std::unique_ptr<Credentials>> CredentialsFromEnvironment(const Endpoint& 
   if (const std::string host = Env("GCE_METADATA_HOST"); !host.empty()) {
     std::string base = WithScheme(host);
     return std::unique_ptr<Credentials>(std::make_unique<MetadataCredentials>(
-        fmt::format("the metadata server at {} (GCE_METADATA_HOST)", base), base));
+        fmt::format("the metadata server at {} (GCE_METADATA_HOST)", http::RedactUserinfo(base)),
+        base));
   }
   std::string no_gce = Env("NO_GCE_CHECK");
   std::transform(no_gce.begin(), no_gce.end(), no_gce.begin(), ::tolower);

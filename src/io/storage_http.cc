@@ -549,7 +549,15 @@ class Job {
       return Retry(std::nullopt);
     }
     switch (a.code) {
+      // TLS fails the same way every time (a certificate, or https to a
+      // plain-HTTP port): not retried.
       case CURLE_PEER_FAILED_VERIFICATION:
+      case CURLE_SSL_CONNECT_ERROR:
+      case CURLE_SSL_CIPHER:
+      case CURLE_SSL_ISSUER_ERROR:
+      case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+      case CURLE_SSL_INVALIDCERTSTATUS:
+      case CURLE_SSL_CRL_BADFILE:
       case CURLE_SSL_CACERT_BADFILE:
       case CURLE_SSL_CERTPROBLEM:
       case CURLE_UNSUPPORTED_PROTOCOL:
@@ -573,11 +581,26 @@ class Job {
     const double cap =
         std::min(kBackoffCapSeconds, kBackoffBaseSeconds * std::pow(2.0, attempts_ - 1));
     double delay = std::uniform_real_distribution<double>(0, cap)(jitter_rng);
+    const bool asked = retry_after && *retry_after > delay;
     if (retry_after) delay = std::max(delay, std::min(*retry_after, kBackoffCapSeconds));
     const auto wait =
         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
-    if (Clock::now() + wait >= deadline_) {
-      return Done(Status::Unavailable(Summary(/*time_ran_out=*/true)));
+    const auto now = Clock::now();
+    if (now + wait >= deadline_) {
+      if (now >= deadline_) return Done(Status::Unavailable(Summary()));
+      // Time is left, but not enough for the wait before the next attempt.
+      const double left = Seconds(deadline_ - now);
+      const double limit = GetRemoteOptions().max_seconds;
+      if (asked) {
+        return Done(Status::Unavailable(Summary(
+            fmt::format("the server asked to wait {:g} s (Retry-After) before the next "
+                        "attempt, longer than the {:.1f} s left of the time limit of {:g} s",
+                        *retry_after, left, limit))));
+      }
+      return Done(Status::Unavailable(
+          Summary(fmt::format("the wait of {:.1f} s before the next attempt would pass the time "
+                              "limit of {:g} s",
+                              delay, limit))));
     }
     return Verdict{true, wait, Status::OK()};
   }
@@ -589,17 +612,21 @@ class Job {
     return what;
   }
 
-  std::string Summary(bool time_ran_out = false) const {
+  // Why the request failed: the time limit passed, the attempts ran out,
+  // or `stopped` (what ended the retries early).
+  std::string Summary(const std::string& stopped = "") const {
     const double seconds = Seconds(Clock::now() - start_);
-    if (time_ran_out || Clock::now() >= deadline_) {
-      return fmt::format(
-          "{} failed: no success within the time limit of {:g} s ({} attempt{} in "
-          "{:.1f} s); last: {}",
-          What(), GetRemoteOptions().max_seconds, attempts_, attempts_ == 1 ? "" : "s", seconds,
-          last_error_);
+    const std::string attempts =
+        fmt::format("{} attempt{} in {:.1f} s", attempts_, attempts_ == 1 ? "" : "s", seconds);
+    if (!stopped.empty()) {
+      return fmt::format("{} failed after {}: {}; last: {}", What(), attempts, stopped,
+                         last_error_);
     }
-    return fmt::format("{} failed after {} attempt{} in {:.1f} s: {}", What(), attempts_,
-                       attempts_ == 1 ? "" : "s", seconds, last_error_);
+    if (Clock::now() >= deadline_) {
+      return fmt::format("{} failed: no success within the time limit of {:g} s ({}); last: {}",
+                         What(), GetRemoteOptions().max_seconds, attempts, last_error_);
+    }
+    return fmt::format("{} failed after {}: {}", What(), attempts, last_error_);
   }
 
   Status Cancelled() const { return Status::Interrupted().Annotate(What()); }
@@ -711,6 +738,15 @@ std::string UriEncode(std::string_view text, bool keep_slash) {
     }
   }
   return out;
+}
+
+std::string RedactUserinfo(std::string_view url) {
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+  const size_t end = std::min(url.size(), url.find_first_of("/?#", start));
+  const size_t at = url.substr(start, end - start).rfind('@');
+  if (at == std::string_view::npos) return std::string(url);
+  return fmt::format("{}***{}", url.substr(0, start), url.substr(start + at));
 }
 
 struct Client::Impl {

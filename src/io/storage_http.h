@@ -144,6 +144,11 @@ class Client {
 // (A-Z a-z 0-9 - . _ ~); '/' kept when `keep_slash`.
 std::string UriEncode(std::string_view text, bool keep_slash);
 
+// `url` with the user and password of its authority ("http://user:pw@host")
+// replaced by "***", for every message that shows an endpoint: a secret
+// given in an endpoint variable is never printed.
+std::string RedactUserinfo(std::string_view url);
+
 }  // namespace tfdist::io::http
 
 #endif  // TFDIST_IO_STORAGE_HTTP_H_

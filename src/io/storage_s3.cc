@@ -39,11 +39,20 @@ Result<S3Name> SplitName(std::string_view name) {
   return n;
 }
 
+// `now`: the ETag the store holds now, empty when it is not known (the
+// store refused the one opened, HTTP 412 to If-Match, and was not asked
+// again).
 std::string Replaced(std::string_view url, std::string_view opened, std::string_view now) {
+  const std::string what =
+      now.empty() ? fmt::format(
+                        "its ETag was {} when opened, and the store no longer serves that "
+                        "version (HTTP 412 to If-Match)",
+                        opened)
+                  : fmt::format("its ETag was {} when opened and is {} now", opened, now);
   return fmt::format(
-      "{}: the object was replaced while it was read: its ETag was {} when opened and is {} now; "
-      "read it again from the start",
-      url, opened, now);
+      "{}: the object was replaced while it was read: {}; read it again from the "
+      "start",
+      url, what);
 }
 
 class S3Store;
@@ -234,8 +243,7 @@ Status S3Object::ReadAt(uint64_t offset, std::span<char> dst) {
   if (IsRefusedIfMatch(status, info_.name)) {
     // Name the version the store holds now, when it can be had.
     Result<ObjectInfo> now = store_.Stat(info_.name);
-    return Status::DataLoss(Replaced(
-        info_.name, info_.version, now.ok() ? now->version : "unknown (" + status.message() + ")"));
+    return Status::DataLoss(Replaced(info_.name, info_.version, now.ok() ? now->version : ""));
   }
   return status;
 }
@@ -248,8 +256,7 @@ void S3Object::ReadAtAsync(uint64_t offset, std::span<char> dst, std::function<v
   http::Client::Get().ReadRangeAsync(
       store_, MakeRequest(), offset, dst, Check(), [this, done = std::move(done)](Status status) {
         if (IsRefusedIfMatch(status, info_.name)) {
-          status = Status::DataLoss(
-              Replaced(info_.name, info_.version, "another (" + status.message() + ")"));
+          status = Status::DataLoss(Replaced(info_.name, info_.version, ""));
         }
         done(std::move(status));
       });

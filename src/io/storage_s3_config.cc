@@ -59,32 +59,45 @@ std::optional<std::string> NonEmpty(const Environment& env, const std::string& n
   return value;
 }
 
-// "https://host:port/base" split; error naming `source` otherwise.
+// "https://host:port/base" split; error naming `source` otherwise. A user
+// or password in it is refused and never shown; so is a query or fragment,
+// which no request could keep.
 Result<Endpoint> ParseEndpoint(std::string_view url, std::string source) {
   Endpoint e;
   e.custom = true;
   e.source = std::move(source);
+  const std::string shown = http::RedactUserinfo(url);
   const size_t colon = url.find("://");
   if (colon == std::string_view::npos) {
-    return Status::InvalidArgument(
-        fmt::format("{} is '{}': an endpoint URL starts with http:// or https://", e.source, url));
+    return Status::InvalidArgument(fmt::format(
+        "{} is '{}': an endpoint URL starts with http:// or https://", e.source, shown));
   }
   e.scheme = Lower(url.substr(0, colon));
   if (e.scheme != "http" && e.scheme != "https") {
-    return Status::InvalidArgument(
-        fmt::format("{} is '{}': an endpoint URL starts with http:// or https://", e.source, url));
+    return Status::InvalidArgument(fmt::format(
+        "{} is '{}': an endpoint URL starts with http:// or https://", e.source, shown));
   }
   std::string_view rest = url.substr(colon + 3);
   const size_t slash = rest.find('/');
   e.host = std::string(rest.substr(0, slash));
+  if (e.host.find('@') != std::string::npos) {
+    return Status::InvalidArgument(
+        fmt::format("{} is '{}': an endpoint URL has no user or password (scheme://host[:port])",
+                    e.source, shown));
+  }
   if (slash != std::string_view::npos) {
     std::string_view base = rest.substr(slash);
     while (base.ends_with('/')) base.remove_suffix(1);
     e.base_path = std::string(base);
   }
-  if (e.host.empty() || e.host.find_first_of("?#@ ") != std::string::npos) {
+  if (url.find_first_of("?#") != std::string_view::npos) {
+    return Status::InvalidArgument(fmt::format(
+        "{} is '{}': an endpoint URL has no query or fragment (scheme://host[:port][/path])",
+        e.source, shown));
+  }
+  if (e.host.empty() || e.host.find_first_of(" ") != std::string::npos) {
     return Status::InvalidArgument(
-        fmt::format("{} is '{}': not an endpoint URL (scheme://host[:port])", e.source, url));
+        fmt::format("{} is '{}': not an endpoint URL (scheme://host[:port])", e.source, shown));
   }
   return e;
 }

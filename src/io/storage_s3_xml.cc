@@ -183,8 +183,11 @@ std::pair<std::string, std::string> ParseErrorXml(std::string_view xml) {
       out.second = std::move(text);
     }
   };
+  // What came before a malformed part is kept: S3's Code and Message come
+  // first, and a proxy's error may put an unescaped '&' (a listing's query)
+  // in the Resource after them.
   std::string error;
-  if (xml.empty() || !XmlWalker::Walk(xml, on_end, error)) return {};
+  if (!xml.empty()) XmlWalker::Walk(xml, on_end, error);
   return out;
 }
 

@@ -340,6 +340,17 @@ TEST_CASE("Cloud Storage's JSON errors and the emulator's plain-text 404 are rea
   CHECK(ParseGcsError("") == std::pair<std::string, std::string>{"", ""});
 }
 
+TEST_CASE("Cloud Storage's XML errors give their code and message, not the XML prolog") {
+  CHECK(ParseGcsError("<?xml version='1.0' encoding='UTF-8'?><Error><Code>SlowDown</Code>"
+                      "<Message>Please reduce your request rate.</Message></Error>") ==
+        std::pair<std::string, std::string>{"SlowDown", "Please reduce your request rate."});
+  CHECK(
+      ParseGcsError("\n<?xml version=\"1.0\"?>\n<Error><Code>NoSuchBucket</Code>"
+                    "<Message>The specified bucket does not exist.</Message>"
+                    "<Details>No such bucket: b</Details></Error>") ==
+      std::pair<std::string, std::string>{"NoSuchBucket", "The specified bucket does not exist."});
+}
+
 TEST_CASE("a listing page gives full names, sizes, generations and the next page's token") {
   std::vector<ObjectInfo> objects;
   std::string token;

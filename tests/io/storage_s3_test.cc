@@ -639,6 +639,18 @@ TEST_CASE("Region and endpoint: the AWS variables, the profile, tensorflow-io's,
   }
   CHECK(ConfigOf({{"AWS_ENDPOINT_URL", "minio:9000"}}).status().message() ==
         "AWS_ENDPOINT_URL is 'minio:9000': an endpoint URL starts with http:// or https://");
+  // A user and password are refused and never shown; a query is refused.
+  CHECK(
+      ConfigOf({{"AWS_ENDPOINT_URL", "http://user:Pw0rdSecret@127.0.0.1:9/"}}).status().message() ==
+      "AWS_ENDPOINT_URL is 'http://***@127.0.0.1:9/': an endpoint URL has no user or password "
+      "(scheme://host[:port])");
+  CHECK(ConfigOf({{"AWS_ENDPOINT_URL", "http://127.0.0.1:9/?x=1"}}).status().message() ==
+        "AWS_ENDPOINT_URL is 'http://127.0.0.1:9/?x=1': an endpoint URL has no query or "
+        "fragment (scheme://host[:port][/path])");
+  CHECK(ConfigOf({{"AWS_ENDPOINT_URL", "http://127.0.0.1:9/minio"}}).ok());
+  CHECK(http::RedactUserinfo("https://a:b@h:1/p@q") == "https://***@h:1/p@q");
+  CHECK(http::RedactUserinfo("h:1/p@q") == "h:1/p@q");
+  CHECK(http::RedactUserinfo("u@h") == "***@h");
   CHECK(ConfigOf({}, "[default]\ns3 =\n  addressing_style = sideways\n").status().code() ==
         StatusCode::kInvalidArgument);
 }
@@ -772,6 +784,10 @@ TEST_CASE("A listing that is not one is DataLoss naming the listing") {
 }
 
 TEST_CASE("S3's and STS's errors: code and message") {
+  // Malformed after the message (an unescaped '&'): the code and message kept.
+  CHECK(ParseErrorXml("<Error><Code>InternalError</Code><Message>Try again.</Message>"
+                      "<Resource>/b?list-type=2&prefix=d/</Resource></Error>") ==
+        std::pair<std::string, std::string>{"InternalError", "Try again."});
   CHECK(ParseErrorXml(R"(<?xml version="1.0" encoding="UTF-8"?>
 <Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message>
 <Key>a/b</Key><RequestId>1</RequestId></Error>)") ==

@@ -68,6 +68,7 @@ import sys
 import threading
 import time
 import urllib.parse
+from xml.sax.saxutils import escape as xml_escape
 
 HOP_BY_HOP = {'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te',
               'trailers', 'transfer-encoding', 'upgrade'}
@@ -198,7 +199,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             status = int(rule.kind)
             code, message = ERRORS[status]
             xml = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code>'
-                   f'<Message>{message}</Message><Resource>{self.path}</Resource>'
+                   f'<Message>{message}</Message><Resource>{xml_escape(self.path)}</Resource>'
                    '<RequestId>fault-proxy</RequestId></Error>').encode()
             headers = [('Content-Type', 'application/xml')]
             if status == 429:
