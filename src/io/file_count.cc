@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <atomic>
@@ -216,13 +217,22 @@ template <typename Keep>
 void CountRest(const StringList& files, std::span<const size_t> todo, const DirectoryRung* rung,
                const CountOptions& options, Keep&& keep, std::atomic<uint64_t>& done,
                const std::function<void(uint64_t, uint64_t)>& progress) {
-  tbb::parallel_for(size_t{0}, todo.size(), [&](size_t t) {
-    const size_t i = todo[t];
-    const std::string path(files[i]);
-    const std::optional<InFolder> at = rung != nullptr ? rung->At(i, path) : std::nullopt;
-    keep(i, CountBelowDirectoryIndex(path, at ? &*at : nullptr, options));
-    const uint64_t n = ++done;
-    if (progress && (n % 1024 == 0 || n == files.size())) progress(n, files.size());
+  // Each worker takes the next file in the list's order: objects in a
+  // store are prefetched in that order (PrefetchObjects), and a worker that
+  // started far ahead (as parallel_for's split halves do) would find none of
+  // its objects prefetched, and make the prefetches of the others' wasted.
+  std::atomic<size_t> next{0};
+  const size_t workers =
+      std::min<size_t>(todo.size(), std::max(1, tbb::this_task_arena::max_concurrency()));
+  tbb::parallel_for(size_t{0}, workers, [&](size_t) {
+    for (size_t t; (t = next.fetch_add(1)) < todo.size();) {
+      const size_t i = todo[t];
+      const std::string path(files[i]);
+      const std::optional<InFolder> at = rung != nullptr ? rung->At(i, path) : std::nullopt;
+      keep(i, CountBelowDirectoryIndex(path, at ? &*at : nullptr, options));
+      const uint64_t n = ++done;
+      if (progress && (n % 1024 == 0 || n == files.size())) progress(n, files.size());
+    }
   });
 }
 

@@ -4,8 +4,11 @@
 #include "tfdist/io/record_digest.h"
 
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 #include <xxhash.h>
 
+#include <algorithm>
+#include <atomic>
 #include <limits>
 #include <type_traits>
 
@@ -131,8 +134,14 @@ std::vector<FileDigest> DigestFiles(std::span<const std::string> files,
                                     const RecordReaderOptions& options, uint64_t min_part_size,
                                     size_t max_parts) {
   std::vector<FileDigest> out(files.size());
-  tbb::parallel_for(size_t{0}, files.size(), [&](size_t i) {
-    out[i] = DigestFile(files[i], options, min_part_size, max_parts);
+  // In the list's order, as CountFiles: objects are prefetched in it.
+  std::atomic<size_t> next{0};
+  const size_t workers =
+      std::min<size_t>(files.size(), std::max(1, tbb::this_task_arena::max_concurrency()));
+  tbb::parallel_for(size_t{0}, workers, [&](size_t) {
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) {
+      out[i] = DigestFile(files[i], options, min_part_size, max_parts);
+    }
   });
   return out;
 }

@@ -17,6 +17,7 @@
 #include "record_format.h"
 #include "record_scan.h"
 #include "tfdist/base/interrupt.h"
+#include "tfdist/io/storage.h"
 
 namespace tfdist::io {
 
@@ -527,10 +528,21 @@ PartsPlan PlanParts(const std::string& path, const RecordReaderOptions& options,
     plan.stream = std::move(*source);
     return plan;
   }
+  std::string prefix;
   if (plan.options.compression == Compression::kAuto) {
-    std::string prefix(64 * 1024, '\0');
+    prefix.resize(64 * 1024);
     Result<size_t> n = (*source)->Read(prefix);
-    if (n.ok()) plan.options.compression = DetectCompression(prefix.substr(0, *n));
+    prefix.resize(n.ok() ? *n : 0);
+    if (n.ok()) plan.options.compression = DetectCompression(prefix);
+  }
+  if (options.start_offset == 0 && IsRemote(path)) {
+    // An object in a store is read once, as one stream, from this open: a
+    // second open would fetch its first range again (and a prefetched one
+    // would be spent on the sniff), and parts would each read ahead, their
+    // record-start searches too.
+    plan.stream = prefix.empty() ? std::move(*source)
+                                 : NewPrefixedSource(std::move(prefix), std::move(*source));
+    return plan;
   }
   if (plan.options.compression != Compression::kNone || options.start_offset != 0) return plan;
   if (max_parts == 0) max_parts = std::max(1u, std::thread::hardware_concurrency());

@@ -12,6 +12,7 @@
 // stay within read_ahead_bytes + range_bytes per open source.
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +21,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -60,19 +62,43 @@ class Budget {
   uint64_t used_ = 0;
 };
 
+// The bytes of one range, mapped for it alone and unmapped when freed, so
+// that what the budget gives back leaves the process at once: from the
+// heap, blocks of megabytes may stay resident after they are freed
+// (glibc's dynamic mmap threshold moves them into its arenas after the
+// first free, and an arena keeps what it once held).
+class RangeBuffer {
+ public:
+  explicit RangeBuffer(size_t size) : size_(size) {
+    if (size_ == 0) return;
+    void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    data_ = static_cast<char*>(p);
+  }
+  ~RangeBuffer() {
+    if (data_ != nullptr) munmap(data_, size_);
+  }
+  RangeBuffer(const RangeBuffer&) = delete;
+  RangeBuffer& operator=(const RangeBuffer&) = delete;
+
+  char* get() const { return data_; }
+
+ private:
+  size_t size_;
+  char* data_ = nullptr;
+};
+
 // A range read ahead: its buffer, and its outcome once the read ended.
 // Holds its bytes of the budget until destroyed.
 struct Chunk {
-  Chunk(uint64_t offset_in, size_t size_in) : offset(offset_in), size(size_in) {
-    data.reset(new char[size]);
-  }
+  Chunk(uint64_t offset_in, size_t size_in) : offset(offset_in), size(size_in), data(size_in) {}
   ~Chunk() { Budget::Get().Give(size); }
   Chunk(const Chunk&) = delete;
   Chunk& operator=(const Chunk&) = delete;
 
   const uint64_t offset;  // in the object
   const size_t size;
-  std::unique_ptr<char[]> data;
+  RangeBuffer data;
   size_t taken = 0;  // bytes the reader took
 
   std::mutex mu;

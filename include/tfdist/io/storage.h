@@ -147,7 +147,7 @@ struct RemoteOptions {
   // The bytes of object data read ahead of the readers, all objects
   // together; a large object is read by several concurrent ranges of
   // range_bytes each, and many small objects concurrently.
-  uint64_t read_ahead_bytes = uint64_t{256} << 20;
+  uint64_t read_ahead_bytes = uint64_t{64} << 20;
   uint64_t range_bytes = uint64_t{8} << 20;
   // S3: send no signature (public buckets); the AWS CLI's --no-sign-request.
   bool no_sign_request = false;
