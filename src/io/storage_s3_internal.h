@@ -44,6 +44,10 @@ std::string AmzDate(std::chrono::system_clock::time_point time);
 // - . _ ~ as %XX (upper-case hex); '/' kept when `keep_slash`.
 std::string AwsUriEncode(std::string_view text, bool keep_slash);
 
+// %XX decoded (a '%' not followed by two hex digits is kept as is); '+' is
+// a space when `plus_is_space` (S3's encoding-type=url listings write keys so).
+std::string PercentDecode(std::string_view text, bool plus_is_space);
+
 // Signs `request` for S3 in `region` at `amz_date` (AmzDate): sets
 // x-amz-date, x-amz-content-sha256 (the SHA-256 of the body, the empty
 // body's for GET and HEAD), x-amz-security-token for a session token, and

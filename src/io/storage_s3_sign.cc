@@ -37,29 +37,6 @@ std::string HmacSha256(std::string_view key, std::string_view data) {
   return std::string(reinterpret_cast<const char*>(out), size);
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// %XX decoded; a '%' not followed by two hex digits is kept as is.
-std::string PercentDecode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && HexValue(text[i + 1]) >= 0 &&
-        HexValue(text[i + 2]) >= 0) {
-      out += static_cast<char>(HexValue(text[i + 1]) * 16 + HexValue(text[i + 2]));
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
 std::string Lower(std::string_view text) {
   std::string out(text);
   std::transform(out.begin(), out.end(), out.begin(),
@@ -119,7 +96,7 @@ Result<SplitUrl> Split(std::string_view url) {
 
 std::string CanonicalUri(std::string_view path) {
   if (path.empty()) return "/";
-  return AwsUriEncode(PercentDecode(path), true);
+  return AwsUriEncode(PercentDecode(path, false), true);
 }
 
 std::string CanonicalQuery(std::string_view query) {
@@ -132,8 +109,8 @@ std::string CanonicalQuery(std::string_view query) {
     const size_t eq = param.find('=');
     std::string_view key = param.substr(0, eq);
     std::string_view value = eq == std::string_view::npos ? "" : param.substr(eq + 1);
-    params.emplace_back(AwsUriEncode(PercentDecode(key), false),
-                        AwsUriEncode(PercentDecode(value), false));
+    params.emplace_back(AwsUriEncode(PercentDecode(key, false), false),
+                        AwsUriEncode(PercentDecode(value, false), false));
   }
   std::sort(params.begin(), params.end());
   std::string out;
@@ -151,6 +128,31 @@ void RemoveHeader(http::Request& request, std::string_view name) {
 }
 
 }  // namespace
+
+// Returns the value of hex digit `c`, or -1.
+static int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string PercentDecode(std::string_view text, bool plus_is_space) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && HexValue(text[i + 1]) >= 0 &&
+        HexValue(text[i + 2]) >= 0) {
+      out += static_cast<char>(HexValue(text[i + 1]) * 16 + HexValue(text[i + 2]));
+      i += 2;
+    } else if (plus_is_space && text[i] == '+') {
+      out += ' ';
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
 
 std::string Sha256Hex(std::string_view data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];

@@ -84,32 +84,6 @@ class XmlWalker {
   bool doctype_ = false;
 };
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// EncodingType url: keys are percent-encoded (and '+' is a space, as S3's
-// form encoding writes it).
-std::string UrlDecode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && HexValue(text[i + 1]) >= 0 &&
-        HexValue(text[i + 2]) >= 0) {
-      out += static_cast<char>(HexValue(text[i + 1]) * 16 + HexValue(text[i + 2]));
-      i += 2;
-    } else if (text[i] == '+') {
-      out += ' ';
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<ListPage> ParseListPage(std::string_view xml, std::string_view bucket,
@@ -169,7 +143,9 @@ Result<ListPage> ParseListPage(std::string_view xml, std::string_view bucket,
         "{}: the listing says it is truncated but gives no NextContinuationToken", url));
   }
   for (size_t i = 0; i < keys.size(); ++i) {
-    objects[i].name = fmt::format("s3://{}/{}", bucket, url_encoded ? UrlDecode(keys[i]) : keys[i]);
+    objects[i].name =
+        fmt::format("s3://{}/{}", bucket,
+                    url_encoded ? PercentDecode(keys[i], /*plus_is_space=*/true) : keys[i]);
   }
   page.objects = std::move(objects);
   return page;
