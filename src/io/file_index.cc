@@ -339,19 +339,16 @@ std::optional<IndexedCount> ReadIndexOf(const std::string& path, std::string* st
   return ReadOpenIndex(fd, f, stale, on_record);
 }
 
-// WriteIndex of an object: the index of the version the scan reads (the
-// one a listing saw), stamped with its URL, size and version.
-Result<IndexedCount> WriteObjectIndex(const std::string& path, bool overwrite) {
-  TFDIST_ASSIGN_OR_RETURN(const ObjectInfo object, StatObject(path));
-  RecordReaderOptions options;
-  options.compression = Compression::kAuto;
-  TFDIST_ASSIGN_OR_RETURN(auto reader, RecordReader::Open(path, options));
-  if (reader->compression() != Compression::kNone) {
-    return Status::InvalidArgument(fmt::format(
-        "{}: is {}-compressed; index files describe uncompressed TFRecord files (offsets into "
-        "the file)",
-        path, CompressionName(reader->compression())));
-  }
+// Writes the index of `path` from `reader` (at its first record) and then
+// its stamp, the line `stamp(index_bytes, index_crc)`, both atomically: the
+// index first, so that a reader between the two finds the old stamp, which
+// does not match the new index.
+// No fsync: an index is derived data, and one torn by a crash no longer
+// matches its stamp, so ReadIndex ignores it. (An fsync per file made
+// indexing 100,000 small files take a minute.)
+Result<IndexedCount> WriteIndexAndStamp(
+    const std::string& path, RecordReader& reader, bool overwrite,
+    const std::function<std::string(uint64_t index_bytes, uint32_t index_crc)>& stamp) {
   TFDIST_RETURN_IF_ERROR(MakeIndexFolderFor(DirName(path)));
   IndexedCount out;
   out.index_path = IndexPathFor(path);
@@ -369,24 +366,42 @@ Result<IndexedCount> WriteObjectIndex(const std::string& path, bool overwrite) {
     lines.clear();
     return Status::OK();
   };
-  while (reader->SkipRecord()) {
-    lines += fmt::format("{} {}\n", reader->last_record_offset(),
-                         reader->last_record_size() + kRecordFramingBytes);
+  while (reader.SkipRecord()) {
+    lines += fmt::format("{} {}\n", reader.last_record_offset(),
+                         reader.last_record_size() + kRecordFramingBytes);
     ++out.count.records;
-    out.count.payload_bytes += reader->last_record_size();
+    out.count.payload_bytes += reader.last_record_size();
     if (lines.size() >= (1 << 16)) TFDIST_RETURN_IF_ERROR(flush());
   }
-  TFDIST_RETURN_IF_ERROR(reader->status());
+  TFDIST_RETURN_IF_ERROR(reader.status());
   TFDIST_RETURN_IF_ERROR(flush());
   TFDIST_RETURN_IF_ERROR(sink->Finish());
   sink.reset();
   std::unique_ptr<ByteSink> stamp_sink = stamp_file->TakeSink(/*sync=*/false);
-  TFDIST_RETURN_IF_ERROR(stamp_sink->Write(FormatObjectStamp(object, index_bytes, index_crc)));
+  TFDIST_RETURN_IF_ERROR(stamp_sink->Write(stamp(index_bytes, index_crc)));
   TFDIST_RETURN_IF_ERROR(stamp_sink->Finish());
   stamp_sink.reset();
   TFDIST_RETURN_IF_ERROR(file->Commit());
   TFDIST_RETURN_IF_ERROR(stamp_file->Commit());
   return out;
+}
+
+// WriteIndex of an object: the index of the version the scan reads (the
+// one a listing saw), stamped with its URL, size and version.
+Result<IndexedCount> WriteObjectIndex(const std::string& path, bool overwrite) {
+  TFDIST_ASSIGN_OR_RETURN(const ObjectInfo object, StatObject(path));
+  RecordReaderOptions options;
+  options.compression = Compression::kAuto;
+  TFDIST_ASSIGN_OR_RETURN(auto reader, RecordReader::Open(path, options));
+  if (reader->compression() != Compression::kNone) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: is {}-compressed; index files describe uncompressed TFRecord files (offsets into "
+        "the file)",
+        path, CompressionName(reader->compression())));
+  }
+  return WriteIndexAndStamp(path, *reader, overwrite, [&](uint64_t bytes, uint32_t crc) {
+    return FormatObjectStamp(object, bytes, crc);
+  });
 }
 
 }  // namespace
@@ -494,44 +509,11 @@ Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
       return ErrnoError(errno, StatusCode::kDataLoss, fmt::format("{}: cannot be read", path));
     }
   }
-  TFDIST_RETURN_IF_ERROR(MakeIndexFolderFor(DirName(path)));
-  IndexedCount out;
-  out.index_path = IndexPathFor(path);
-  TFDIST_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(out.index_path, overwrite));
-  TFDIST_ASSIGN_OR_RETURN(auto stamp_file,
-                          AtomicFile::Create(out.index_path + kIndexStampSuffix, true));
-  // No fsync: an index is derived data, and one torn by a crash no longer
-  // matches its stamp, so ReadIndex ignores it. (An fsync per file made
-  // indexing 100,000 small files take a minute.)
-  std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
-  std::string lines;
-  auto flush = [&]() -> Status {
-    stamp.index_bytes += lines.size();
-    stamp.index_crc = crc32c::Extend(stamp.index_crc, lines.data(), lines.size());
-    TFDIST_RETURN_IF_ERROR(sink->Write(lines));
-    lines.clear();
-    return Status::OK();
-  };
-  while (reader->SkipRecord()) {
-    lines += fmt::format("{} {}\n", reader->last_record_offset(),
-                         reader->last_record_size() + kRecordFramingBytes);
-    ++out.count.records;
-    out.count.payload_bytes += reader->last_record_size();
-    if (lines.size() >= (1 << 16)) TFDIST_RETURN_IF_ERROR(flush());
-  }
-  TFDIST_RETURN_IF_ERROR(reader->status());
-  TFDIST_RETURN_IF_ERROR(flush());
-  TFDIST_RETURN_IF_ERROR(sink->Finish());
-  sink.reset();
-  std::unique_ptr<ByteSink> stamp_sink = stamp_file->TakeSink(/*sync=*/false);
-  TFDIST_RETURN_IF_ERROR(stamp_sink->Write(FormatStamp(stamp)));
-  TFDIST_RETURN_IF_ERROR(stamp_sink->Finish());
-  stamp_sink.reset();
-  // The index first, then its stamp: a reader between the two finds the
-  // old stamp, which does not match the new index.
-  TFDIST_RETURN_IF_ERROR(file->Commit());
-  TFDIST_RETURN_IF_ERROR(stamp_file->Commit());
-  return out;
+  return WriteIndexAndStamp(path, *reader, overwrite, [&](uint64_t bytes, uint32_t crc) {
+    stamp.index_bytes = bytes;
+    stamp.index_crc = crc;
+    return FormatStamp(stamp);
+  });
 }
 
 }  // namespace tfdist::io
