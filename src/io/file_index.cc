@@ -58,27 +58,44 @@ std::string FormatStamp(const IndexStamp& s) {
                      s.fingerprint ? fmt::format("{:08x}", *s.fingerprint) : "-");
 }
 
+// The fields of a stamp line after its header, each led by one space.
+class StampFields {
+ public:
+  StampFields(std::string_view text, size_t header)
+      : p_(text.data() + header), limit_(text.data() + text.size()) {}
+
+  // Reads the next field as a number in `base`.
+  template <typename T>
+  bool Number(T& v, int base) {
+    if (p_ == limit_ || *p_ != ' ') return false;
+    ++p_;
+    const auto [next, ec] = std::from_chars(p_, limit_, v, base);
+    p_ = next;
+    return ec == std::errc();
+  }
+
+  // What follows, its leading space included.
+  std::string_view Rest() const { return {p_, static_cast<size_t>(limit_ - p_)}; }
+
+ private:
+  const char* p_;
+  const char* const limit_;
+};
+
 std::optional<IndexStamp> ParseStamp(std::string_view text) {
   while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
   if (!text.starts_with(kStampHeader)) return std::nullopt;
-  const char* p = text.data() + sizeof kStampHeader - 1;
-  const char* const limit = text.data() + text.size();
-  auto field = [&](auto& v, int base) {
-    if (p == limit || *p != ' ') return false;
-    ++p;
-    const auto [next, ec] = std::from_chars(p, limit, v, base);
-    p = next;
-    return ec == std::errc();
-  };
+  StampFields f(text, sizeof kStampHeader - 1);
+  auto field = [&](auto& v, int base) { return f.Number(v, base); };
   IndexStamp s;
   if (!field(s.file.device, 10) || !field(s.file.inode, 10) || !field(s.file.size, 10) ||
       !field(s.file.mtime_ns, 10) || !field(s.file.ctime_ns, 10) || !field(s.index_bytes, 10) ||
       !field(s.index_crc, 16)) {
     return std::nullopt;
   }
-  if (limit - p == 2 && p[0] == ' ' && p[1] == '-') return s;
+  if (f.Rest() == " -") return s;
   uint32_t fingerprint = 0;
-  if (!field(fingerprint, 16) || p != limit) return std::nullopt;
+  if (!field(fingerprint, 16) || !f.Rest().empty()) return std::nullopt;
   s.fingerprint = fingerprint;
   return s;
 }
@@ -136,19 +153,11 @@ bool ObjectStampFits(std::string_view text, const IndexFiles& f, std::string_vie
   std::string_view version, url;
   bool parsed = text.starts_with(kObjectStampHeader);
   if (parsed) {
-    const char* p = text.data() + sizeof kObjectStampHeader - 1;
-    const char* const limit = text.data() + text.size();
-    auto field = [&](auto& v, int base) {
-      if (p == limit || *p != ' ') return false;
-      ++p;
-      const auto [next, ec] = std::from_chars(p, limit, v, base);
-      p = next;
-      return ec == std::errc();
-    };
-    parsed = field(size, 10) && field(index_bytes, 10) && field(index_crc, 16) && p != limit &&
-             *p == ' ';
+    StampFields fields(text, sizeof kObjectStampHeader - 1);
+    parsed = fields.Number(size, 10) && fields.Number(index_bytes, 10) &&
+             fields.Number(index_crc, 16) && fields.Rest().starts_with(' ');
     if (parsed) {
-      const std::string_view rest(p + 1, static_cast<size_t>(limit - p - 1));
+      const std::string_view rest = fields.Rest().substr(1);
       const size_t space = rest.find(' ');
       parsed = space != std::string_view::npos;
       if (parsed) {
