@@ -418,7 +418,10 @@ class Scheduler {
       }
       const auto now = Clock::now();
       if (queue_.top().when > now && !Interrupted()) {
-        cv_.wait_until(lock, std::min(queue_.top().when, now + kInterruptPoll));
+        // A copy: wait_until reads its deadline again after waking, and a
+        // push while the lock is released may move the queue's storage.
+        const Clock::time_point until = std::min(queue_.top().when, now + kInterruptPoll);
+        cv_.wait_until(lock, until);
         continue;
       }
       auto fn = std::move(const_cast<Item&>(queue_.top()).fn);
