@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -117,17 +118,27 @@ struct Chunk {
   }
 };
 
-// Starts reading `chunk` of `object`; the read keeps both alive until it ends.
+// Starts reading `chunk` of `object`; the read keeps both alive until it
+// ends, and then calls `ended` (if any).
 void StartChunk(const std::shared_ptr<RandomAccessObject>& object,
-                const std::shared_ptr<Chunk>& chunk) {
+                const std::shared_ptr<Chunk>& chunk, std::function<void()> ended = nullptr) {
   object->ReadAtAsync(chunk->offset, std::span<char>(chunk->data.get(), chunk->size),
-                      [object, chunk](Status s) {
-                        std::lock_guard lock(chunk->mu);
-                        chunk->status = std::move(s);
-                        chunk->done = true;
-                        chunk->cv.notify_all();
+                      [object, chunk, ended = std::move(ended)](Status s) {
+                        {
+                          std::lock_guard lock(chunk->mu);
+                          chunk->status = std::move(s);
+                          chunk->done = true;
+                          chunk->cv.notify_all();
+                        }
+                        if (ended) ended();
                       });
 }
+
+// Prefetches in flight at once, at most. Beyond a few dozen, more requests
+// at once only open more connections (the engine keeps 64 for reuse) and
+// queue at the server: with thousands of small objects, a prefetch of all
+// the budget holds at once would be hundreds of requests.
+constexpr int kMaxPrefetchesInFlight = 16;
 
 // The prefetched first ranges (PrefetchObjects).
 class Prefetcher {
@@ -199,7 +210,7 @@ class Prefetcher {
     for (;;) {
       const RemoteOptions& o = GetRemoteOptions();
       const uint64_t range = std::max<uint64_t>(1, o.range_bytes);
-      if (next_ >= names_.size() || Interrupted() ||
+      if (next_ >= names_.size() || Interrupted() || in_flight_ >= kMaxPrefetchesInFlight ||
           !Budget::Get().TryTake(range, o.read_ahead_bytes / 2, /*force=*/false)) {
         cv_.wait_for(lock, std::chrono::milliseconds(200));
         continue;
@@ -207,9 +218,11 @@ class Prefetcher {
       const std::string name = names_[next_++];
       const uint64_t hint = hint_;
       ready_[name].starting = true;  // a reader opening it now waits for it
+      ++in_flight_;
       lock.unlock();
-      std::optional<Entry> entry = Start(name, range);
+      std::optional<Entry> entry = Start(name, range, [this] { Ended(); });
       lock.lock();
+      if (!entry) --in_flight_;  // nothing started
       // Start gave back what the chunk does not hold. A new hint dropped
       // this one's entries.
       auto it = ready_.find(name);
@@ -224,9 +237,19 @@ class Prefetcher {
     }
   }
 
-  // Opens `name` and starts its first range; `range` bytes of the budget
-  // are taken, and given back but for the chunk's own.
-  static std::optional<Entry> Start(const std::string& name, uint64_t range) {
+  void Ended() {
+    {
+      std::lock_guard lock(mu_);
+      --in_flight_;
+    }
+    cv_.notify_all();
+  }
+
+  // Opens `name` and starts its first range, calling `ended` when its read
+  // ends; `range` bytes of the budget are taken, and given back but for the
+  // chunk's own.
+  static std::optional<Entry> Start(const std::string& name, uint64_t range,
+                                    std::function<void()> ended) {
     auto give_back = [&](uint64_t keep) { Budget::Get().Give(range - keep); };
     Result<Location> location = ParseLocation(name);
     Result<ObjectInfo> info = location.ok() ? StatObject(name) : location.status();
@@ -242,7 +265,7 @@ class Prefetcher {
     const size_t size = static_cast<size_t>(std::min<uint64_t>(range, info->size));
     give_back(size);
     auto chunk = std::make_shared<Chunk>(0, size);
-    StartChunk(std::shared_ptr<RandomAccessObject>(std::move(*object)), chunk);
+    StartChunk(std::shared_ptr<RandomAccessObject>(std::move(*object)), chunk, std::move(ended));
     return Entry{false, info->version, std::move(chunk)};
   }
 
@@ -251,6 +274,7 @@ class Prefetcher {
   std::vector<std::string> names_;
   std::unordered_map<std::string, size_t> index_;  // in names_
   size_t next_ = 0;
+  int in_flight_ = 0;  // prefetches started whose read has not ended
   uint64_t hint_ = 0;  // Hint calls so far
   std::unordered_map<std::string, Entry> ready_;
   std::thread thread_;  // runs to the end of the process

@@ -522,5 +522,38 @@ TEST_CASE("the first ranges of the objects to come are read ahead, within half t
   CHECK(Reads::Get().first_reads("s3://b/changed") == 2);
 }
 
+TEST_CASE("prefetches of small objects are a few requests at once, not half the budget") {
+  // 64 KiB objects under a 64 MiB budget: half of it would be 512 at once.
+  constexpr uint64_t kRange = 1 << 20, kAhead = 64 << 20;
+  Options options(kAhead, kRange);
+  std::vector<std::string> names;
+  for (int i = 0; i < 100; ++i) {
+    names.push_back(fmt::format("s3://b/small-{:03}", i));
+    TheTestStorage().Put(names.back(), Pattern(64 << 10, i));
+  }
+  Reads::Get().WaitIdle();
+  Reads::Get().SetOpen(false);
+  Reads::Get().Reset();
+  PrefetchObjects(names);
+  CHECK(Reads::Get().WaitStarted(16));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(Reads::Get().started() == 16);
+  // As reads end, the next ones start: every object read once.
+  Reads::Get().SetOpen(true);
+  for (int i = 0; i < 200 && Reads::Get().first_reads(names.back()) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (int i = 0; i < 100; ++i) {
+    Result<ObjectInfo> info = StatObject(names[i]);
+    REQUIRE(info.ok());
+    auto object = StorageFor(Scheme::kS3).Open(*info);
+    REQUIRE(object.ok());
+    Result<std::string> got = ReadAll(*NewObjectSource(std::move(*object), 0), 30000);
+    REQUIRE(got.ok());
+    CHECK(*got == Pattern(64 << 10, i));
+    CHECK(Reads::Get().first_reads(names[i]) == 1);
+  }
+}
+
 }  // namespace
 }  // namespace tfdist::io
