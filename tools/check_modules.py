@@ -18,6 +18,8 @@ modules it may use. The check fails (exit 1, one line per problem) when:
   * a file other than src/io/storage_*.cc and .h includes a header of
     libcurl (<curl/...>), OpenSSL (<openssl/...>) or expat (<expat.h>): the
     storage layer alone speaks HTTP, TLS and XML;
+  * a file other than src/cluster/mpi.cc includes <mpi.h>: the cluster
+    module alone speaks MPI;
   * a string literal below src/, outside src/cli/, names a command-line flag
     ("--force") or a tfdist command ("tfdist index"): the library speaks in
     its API's terms, and src/cli alone words them as flags.
@@ -34,6 +36,7 @@ SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>')
 # The libraries of the storage layer, and the files that may include them.
 STORAGE_ONLY = re.compile(r'^(curl/|openssl/|expat\.h$|expat_external\.h$)')
 STORAGE_FILE = re.compile(r'^src/io/storage_[^/]*\.(cc|h)$')
+MPI_FILE = 'src/cluster/mpi.cc'
 # A string literal, without the escapes' details: enough to find words in it.
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 FLAG = re.compile(r'(?<![\w-])--[a-z][a-z0-9-]*')
@@ -134,6 +137,9 @@ def check(root, graph):
                         and not STORAGE_FILE.match(rel.as_posix())):
                     problems.append(f'{rel}:{number}: includes <{m.group(1)}>: only '
                                     'src/io/storage_*.cc and .h use libcurl, OpenSSL and expat')
+                    continue
+                if m and m.group(1) == 'mpi.h' and rel.as_posix() != MPI_FILE:
+                    problems.append(f'{rel}:{number}: includes <mpi.h>: only {MPI_FILE} uses MPI')
                     continue
                 m = INCLUDE.match(line)
                 if m:

@@ -7,8 +7,10 @@
 
 #include "commands.h"
 #include "file_args.h"
+#include "job.h"
 #include "report.h"
 #include "tfdist/base/text.h"
+#include "tfdist/cluster/cluster.h"
 #include "vocabulary.h"
 
 namespace tfdist::cli {
@@ -23,13 +25,20 @@ struct CountOptions {
 
 int RunCount(const CountOptions& o) {
   const bool json = o.format.json();
-  Result<ResolvedFiles> inputs = ResolveFileArgs(o.inputs);
-  if (!inputs.ok()) return ReportError(inputs.status(), json);
+  // In a job of several ranks each counts its share; rank 0 prints them all.
+  Result<std::optional<SplitFiles>> split = SplitFileArgs(o.inputs);
+  if (!split.ok()) return ReportJobError(split.status(), json);
+  if (!split->has_value()) return 0;  // rank 0 stopped the job, and says why
+  const ResolvedFiles* inputs = &(*split)->resolved;
 
   io::RecordReaderOptions options;
   options.compression = inputs->compression;
   options.verify_checksums = !o.no_crc;
-  const std::vector<FileScan> scans = ScanFiles(inputs->files, options, !o.no_index);
+  Result<std::vector<FileScan>> gathered =
+      GatherScans(**split, ScanFiles(MyFiles(**split), options, !o.no_index));
+  if (!gathered.ok()) return ReportJobError(gathered.status(), json);
+  if (!cluster::IsRoot()) return 0;
+  const std::vector<FileScan>& scans = *gathered;
   for (const FileScan& s : scans) {
     if (!s.stale_index.empty()) {
       PrintMessage("warning", fmt::format("ignoring the index: {}", s.stale_index));

@@ -10,8 +10,10 @@
 
 #include "commands.h"
 #include "file_args.h"
+#include "job.h"
 #include "report.h"
 #include "tfdist/base/text.h"
+#include "tfdist/cluster/cluster.h"
 #include "tfdist/io/record_digest.h"
 #include "tfdist/io/storage.h"
 #include "vocabulary.h"
@@ -47,12 +49,20 @@ nlohmann::ordered_json FileJson(const std::string& path, const io::FileDigest& f
 }
 
 int RunDigest(const DigestOptions& o) {
-  Result<ResolvedFiles> inputs = ResolveFileArgs(o.inputs);
-  if (!inputs.ok()) return ReportError(inputs.status(), o.format.json());
+  // In a job of several ranks each digests its share; rank 0 prints them all.
+  Result<std::optional<SplitFiles>> split = SplitFileArgs(o.inputs);
+  if (!split.ok()) return ReportJobError(split.status(), o.format.json());
+  if (!split->has_value()) return 0;  // rank 0 stopped the job, and says why
+  const ResolvedFiles* inputs = &(*split)->resolved;
   io::RecordReaderOptions options;
   options.compression = inputs->compression;
-  io::PrefetchObjects(inputs->files);  // objects read one after another
-  const std::vector<io::FileDigest> digests = io::DigestFiles(inputs->files, options);
+  const std::vector<std::string> files = MyFiles(**split);
+  io::PrefetchObjects(files);  // objects read one after another
+  Result<std::vector<io::FileDigest>> gathered =
+      GatherDigests(**split, io::DigestFiles(files, options));
+  if (!gathered.ok()) return ReportJobError(gathered.status(), o.format.json());
+  if (!cluster::IsRoot()) return 0;
+  const std::vector<io::FileDigest>& digests = *gathered;
 
   // The total, in the files' order, covers the files read to the end, as
   // count's; with a bad file it has no digests (that file's records after

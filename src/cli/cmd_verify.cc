@@ -7,8 +7,10 @@
 
 #include "commands.h"
 #include "file_args.h"
+#include "job.h"
 #include "report.h"
 #include "tfdist/base/text.h"
+#include "tfdist/cluster/cluster.h"
 #include "tfdist/io/byte_stream.h"
 #include "vocabulary.h"
 
@@ -25,12 +27,19 @@ struct VerifyOptions {
 int RunVerify(const VerifyOptions& o) {
   const bool json = o.format.json();
   io::SetColdReads(o.cold);
-  Result<ResolvedFiles> inputs = ResolveFileArgs(o.inputs);
-  if (!inputs.ok()) return ReportError(inputs.status(), json);
+  // In a job of several ranks each verifies its share; rank 0 prints them all.
+  Result<std::optional<SplitFiles>> split = SplitFileArgs(o.inputs);
+  if (!split.ok()) return ReportJobError(split.status(), json);
+  if (!split->has_value()) return 0;  // rank 0 stopped the job, and says why
+  const ResolvedFiles* inputs = &(*split)->resolved;
 
   io::RecordReaderOptions options;
   options.compression = inputs->compression;
-  const std::vector<FileScan> scans = ScanFiles(inputs->files, options);
+  Result<std::vector<FileScan>> gathered =
+      GatherScans(**split, ScanFiles(MyFiles(**split), options));
+  if (!gathered.ok()) return ReportJobError(gathered.status(), json);
+  if (!cluster::IsRoot()) return 0;
+  const std::vector<FileScan>& scans = *gathered;
 
   // Totals cover every good record, also those before a file's first error.
   size_t bad = 0;

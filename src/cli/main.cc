@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "job.h"
 #include "report.h"
 #include "tfdist/base/interrupt.h"
 #include "version.h"
@@ -184,11 +185,18 @@ int Run(int argc, char** argv) {
     std::fputs("Run with --help for more information.\n", stderr);
     return rc;
   }
-  for (const CLI::App* sub : app.get_subcommands()) tfdist::cli::SetCommand(sub->get_name());
+  std::string command_name;
+  for (const CLI::App* sub : app.get_subcommands()) command_name = sub->get_name();
+  tfdist::cli::SetCommand(command_name);
   // Interrupted while starting up: stop before the command does anything.
   if (tfdist::Interrupted()) {
     return tfdist::cli::ReportError(tfdist::Status::Interrupted(), WantsJson(argc, argv));
   }
+  // Started by mpirun or srun: the ranks that do not run this command wait
+  // for rank 0's exit status (main's EndJob).
+  tfdist::Result<bool> runs = tfdist::cli::StartJob(command_name);
+  if (!runs.ok()) return tfdist::cli::ReportError(runs.status(), WantsJson(argc, argv));
+  if (!*runs) return 0;
   try {
     const int rc = action ? action() : 2;
     // A store first used by a pipeline or --python (not by file arguments)
@@ -221,4 +229,6 @@ int Run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return FinishStdout(Run(argc, argv)); }
+// A rank of a job exits as rank 0 does where they share a command
+// (tfdist::cli::EndJob).
+int main(int argc, char** argv) { return tfdist::cli::EndJob(FinishStdout(Run(argc, argv))); }

@@ -186,7 +186,14 @@ void PrintRemoteWarnings(std::vector<std::string>* kept) {
   }
 }
 
+namespace {
+bool quiet_warnings = false;  // QuietWarnings
+}  // namespace
+
+void QuietWarnings() { quiet_warnings = true; }
+
 void PrintMessage(std::string_view kind, std::string_view message) {
+  if (quiet_warnings && kind == "warning") return;
   // fwrite, not fmt::print, which throws when standard error is full or
   // closed (a hung-up terminal): the message then cannot be told, but the
   // exit status still can.

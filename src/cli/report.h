@@ -35,6 +35,9 @@ int ReportError(const Status& status, bool json);
 // escaped for a terminal (TerminalText): every error and warning goes
 // through here.
 void PrintMessage(std::string_view kind, std::string_view message);
+// From now on PrintMessage drops warnings: for the ranks of a job but
+// rank 0, which says them once.
+void QuietWarnings();
 
 // Prints the object stores' warnings not printed yet (io::TakeRemoteWarnings)
 // as "tfdist: warning: ...", each once, and adds them to `kept` (a command's

@@ -1,0 +1,70 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+// A command in a job of several ranks (mpirun, srun): which ranks run it,
+// the exit status they share, and the split of count's, verify's and
+// digest's files across them.
+
+#ifndef TFDIST_CLI_JOB_H_
+#define TFDIST_CLI_JOB_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "file_args.h"
+#include "tfdist/base/result.h"
+#include "tfdist/io/record_digest.h"
+
+namespace tfdist::cli {
+
+// How a command takes part in a job of several ranks.
+enum class JobPart {
+  kSplit,     // count, verify, digest: the ranks share the files, rank 0 prints
+  kEach,      // run, layout, check: each rank is its own worker of the layout
+  kRootOnly,  // the others: rank 0 runs the command, the rest wait for its end
+};
+JobPart JobPartOf(std::string_view command);
+
+// Joins the job when a launcher started this process with other ranks
+// (cluster::Join); in a build without MPI, rank 0 says once that each rank
+// runs alone. Returns whether this rank runs `command` (not so for the
+// ranks but 0 of a kRootOnly command). Error: a launcher's variables that
+// do not name a rank, or MPI that does not start.
+Result<bool> StartJob(std::string_view command);
+
+// The exit status of this rank, given its own `rc`: rank 0's for kSplit
+// and kRootOnly commands (every rank exits as it does), else `rc`. Leaves
+// the job.
+int EndJob(int rc);
+
+// The files of a command whose ranks share them.
+struct SplitFiles {
+  ResolvedFiles resolved;    // every file, as at rank 0
+  std::vector<size_t> mine;  // this rank's, indexes into resolved.files, ascending
+  std::vector<int> owner;    // each file's rank
+};
+// This rank's files of `split`, in their order.
+std::vector<std::string> MyFiles(const SplitFiles& split);
+
+// Every rank expands `args`; rank 0 checks that every rank found the same
+// files (the inputs must be on storage they all see) and splits them,
+// balanced by their bytes, each file whole. Without a job: every file,
+// this process's. nullopt at the other ranks when rank 0 stopped (it
+// reports why); an error is this rank's to report (ReportJobError).
+Result<std::optional<SplitFiles>> SplitFileArgs(const FileArgs& args);
+
+// Every rank's scans (ScanFiles of its files), at rank 0 in the files'
+// order; empty at the other ranks.
+Result<std::vector<FileScan>> GatherScans(const SplitFiles& split, std::vector<FileScan> mine);
+Result<std::vector<io::FileDigest>> GatherDigests(const SplitFiles& split,
+                                                  std::vector<io::FileDigest> mine);
+
+// Reports an error of this rank: as ReportError at rank 0; elsewhere on
+// standard error only, named "rank R (HOST)", as rank 0 alone prints to
+// standard output. Returns the exit status for it.
+int ReportJobError(const Status& status, bool json);
+
+}  // namespace tfdist::cli
+
+#endif  // TFDIST_CLI_JOB_H_

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+# Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+# count, verify and digest under mpirun -n 2, 3 and 4 (--oversubscribe):
+# the ranks share the files and rank 0 prints what one process prints,
+# byte for byte, text and JSON, with a corrupt file among them (exit 3 on
+# every rank) and with GZIP files; the other ranks print nothing. Ranks that
+# find other files stop the job (exit 2) naming the rank. A command that
+# does not split (cat) runs on rank 0 alone, and layout keeps each rank's
+# worker (launcher_test.py).
+# Usage: mpi_split_test.py TFDIST   (exit 77, skipped, without mpirun)
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import checks
+from checks import check, tfdist
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_btl="self,tcp", OMPI_MCA_btl_tcp_if_include="lo",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def mpirun(n, *args, wdirs=None):
+    command = ["mpirun", "-n", str(n), "--oversubscribe"]
+    if wdirs:  # one rank per folder (MPMD), each started there
+        command = ["mpirun", "--oversubscribe"]
+        for i, d in enumerate(wdirs):
+            if i:
+                command.append(":")
+            command += ["-n", "1", "--wdir", d, checks.TFDIST, *args]
+    else:
+        command += [checks.TFDIST, *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=ENV)
+
+
+def main():
+    checks.TFDIST = os.path.abspath(sys.argv[1])
+    if shutil.which("mpirun") is None:
+        print("skipped: mpirun not found (Debian package openmpi-bin)")
+        return 77
+    with tempfile.TemporaryDirectory(prefix="tfdist-mpi-") as tmp:
+        # 13 files of uneven sizes, 2 of them GZIP, and a corrupt one.
+        tfdist("gen", "-o", f"{tmp}/d", "--files", "10", "--records", "1-400", "--size",
+               "10-3000", "--seed", "5")
+        tfdist("gen", "-o", f"{tmp}/z", "--files", "2", "--records", "50-90",
+               "--output-compression", "gzip", "--seed", "6")
+        with open(f"{tmp}/d-00003-of-00010.tfrecord", "rb") as f:
+            data = bytearray(f.read())
+        with open(f"{tmp}/bad.tfrecord", "wb") as f:
+            data[len(data) // 2] ^= 0x40
+            f.write(data)
+        good = [f"{tmp}/d-*", f"{tmp}/z-*"]
+        cases = [
+            (["count"] + good, 0), (["count", "--json"] + good, 0),
+            (["count", "--no-crc", f"{tmp}/*"], 0), (["count", "--json", f"{tmp}/*"], 3),
+            (["verify", f"{tmp}/*"], 3), (["verify", "--json"] + good, 0),
+            (["verify", "-q"] + good, 0),
+            (["digest"] + good, 0), (["digest", "--json", f"{tmp}/*"], 3),
+            (["count", f"{tmp}/none-*"], 2),
+        ]
+        for args, code in cases:
+            one = subprocess.run([checks.TFDIST, *args], capture_output=True, text=True,
+                                 timeout=120)
+            check(one.returncode == code, f"{args}: one process exit {one.returncode}, "
+                                          f"expected {code}\n{one.stderr}")
+            for n in (2, 3, 4):
+                job = mpirun(n, *args)
+                what = f"mpirun -n {n} {' '.join(args)}"
+                check(job.returncode == code,
+                      f"{what}: exit {job.returncode}, expected {code}\n{job.stderr[-3000:]}")
+                check(job.stdout == one.stdout,
+                      f"{what}: the output differs from one process's\n--- one:\n{one.stdout}"
+                      f"\n--- job:\n{job.stdout}")
+                # Rank 0 says each error once, as one process does.
+                errors = [line for line in job.stderr.splitlines() if line.startswith("tfdist:")]
+                expected = [line for line in one.stderr.splitlines()
+                            if line.startswith("tfdist:")]
+                check(errors == expected,
+                      f"{what}: stderr {errors}, expected one process's {expected}")
+
+        # Ranks that see other files: the job stops, naming the rank.
+        os.makedirs(f"{tmp}/a")
+        os.makedirs(f"{tmp}/b")
+        for d, files in (("a", 3), ("b", 2)):
+            tfdist("gen", "-o", f"{tmp}/{d}/p", "--files", str(files), "--records", "5",
+                   "--seed", "1")
+        job = mpirun(2, "count", "p-*", wdirs=[f"{tmp}/a", f"{tmp}/b"])
+        check(job.returncode == 2, f"ranks with other files: exit {job.returncode}, expected 2\n"
+                                   f"{job.stdout}{job.stderr}")
+        check("rank 1 (" in job.stderr and "found 2 files where rank 0" in job.stderr and
+              "every rank must see the same inputs" in job.stderr,
+              f"ranks with other files: the message names rank 1: {job.stderr}")
+        check(job.stdout == "", f"ranks with other files: nothing on stdout: {job.stdout}")
+
+        # A command that does not split runs once, on rank 0.
+        one = tfdist("cat", "--limit", "3", f"{tmp}/d-00000-of-00010.tfrecord")
+        job = mpirun(3, "cat", "--limit", "3", f"{tmp}/d-00000-of-00010.tfrecord")
+        check(job.returncode == 0 and job.stdout == one.stdout,
+              f"cat under mpirun -n 3: exit {job.returncode}, printed once as one process "
+              f"does:\n{job.stdout}\n{job.stderr}")
+    print(f"{len(checks.FAILURES)} failures")
+    return 1 if checks.FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
