@@ -3,18 +3,23 @@
 // throughput of every stage.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 
 #include "commands.h"
 #include "distribute_args.h"
 #include "file_args.h"
+#include "job.h"
 #include "pipeline_args.h"
 #include "report.h"
 #include "tfdist/base/text.h"
+#include "tfdist/cluster/cluster.h"
 #include "tfdist/io/byte_stream.h"
+#include "tfdist/proto/synthetic.h"
 #include "tfdist/run/runner.h"
 #include "validators.h"
 #include "vocabulary.h"
@@ -38,6 +43,53 @@ struct RunArgs {
   std::optional<int64_t> corrupt_replica;
   std::optional<int64_t> fail_pinned_replica;
   int64_t pack_threads = -1;
+  bool sync = false;
+  uint64_t allreduce_bytes = 0;
+};
+
+// A worker's part in a job of several ranks (mpirun, srun): its all-reduces
+// and what it sends rank 0.
+struct JobWorker {
+  bool sync = false;
+  uint64_t allreduce_bytes = 0;
+  double sync_seconds = 0;                       // in the all-reduces
+  Status stopped;                                // why another rank's failure stopped this one
+  std::optional<nlohmann::ordered_json> report;  // ReportJson, when the run ended
+  std::optional<run::RunReport> run;
+  bool own_failure = false;  // this rank failed on its own
+
+  int64_t epochs = 1;
+  std::optional<int64_t> max_steps;
+  int64_t steps = 0;        // agreed steps taken
+  int64_t epochs_done = 0;  // agreed ends of an epoch
+
+  // The step's all-reduce (RunOptions::agree_step).
+  Result<std::pair<bool, bool>> Agree(bool any_batch, bool any_end) {
+    const auto start = std::chrono::steady_clock::now();
+    Result<cluster::StepVote> vote =
+        cluster::StepAllReduce(allreduce_bytes, {false, any_batch, any_end});
+    sync_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!vote.ok()) return vote.status();
+    if (vote->failed) {
+      stopped = Status::Cancelled("stopped: another rank failed");
+      return stopped;
+    }
+    if (vote->any_batch) {
+      ++steps;
+    } else {
+      ++epochs_done;
+    }
+    return std::pair<bool, bool>(vote->any_batch, vote->any_end);
+  }
+
+  // Whether the job's loop is over: the others take no more all-reduces.
+  bool LoopDone() const { return epochs_done >= epochs || (max_steps && steps >= *max_steps); }
+
+  // A failed rank's last all-reduce, which tells the others to stop.
+  void Fail() {
+    if (LoopDone()) return;
+    (void)cluster::StepAllReduce(allreduce_bytes, {true, false, false});
+  }
 };
 
 // The exit status of a run that misses --target-steps-per-s.
@@ -386,13 +438,46 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
   if (!verdict.target_text.empty()) fmt::print("target: {}\n", verdict.target_text);
 }
 
-int RunRun(const RunArgs& o) {
+// Runs this process's worker(s); in a job (`job`), keeps the report in
+// `job` rather than printing it, and ends each step in the all-reduce with
+// --sync.
+int RunWorker(const RunArgs& o, JobWorker* job) {
   const bool json = o.format.json();
   Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute, o.all_workers);
   if (!resolved.ok()) return ReportError(resolved.status(), json);
   run::RunOptions options;
   options.distribute = resolved->options;
   dist::DistributeOptions& d = options.distribute;
+  if (job != nullptr) {
+    if (o.all_workers) {
+      return ReportError(
+          Status::InvalidArgument(
+              "--all-workers runs every worker in one process; under mpirun or srun each rank "
+              "runs its own"),
+          json);
+    }
+    if (d.topology.workers != cluster::Size() || d.worker != cluster::Rank()) {
+      return ReportError(
+          Status::InvalidArgument(fmt::format(
+              "under mpirun or srun each of the {} ranks runs its own worker; this rank ({}) "
+              "was given worker {} of {}",
+              cluster::Size(), cluster::Rank(), d.worker ? fmt::format("{}", *d.worker) : "none",
+              d.topology.workers)),
+          json);
+    }
+    if (o.sync) {
+      job->epochs = o.epochs;
+      job->max_steps = d.max_steps;
+      options.agree_step = [job](bool any_batch, bool any_end) {
+        return job->Agree(any_batch, any_end);
+      };
+    }
+  } else if (o.sync || o.allreduce_bytes > 0) {
+    return ReportError(
+        Status::InvalidArgument("--sync and --allreduce-bytes are for a job of several ranks, "
+                                "started by mpirun or srun"),
+        json);
+  }
   if (o.all_workers) {
     if (o.distribute.worker) {
       return ReportError(Status::InvalidArgument("--all-workers and --worker exclude each other"),
@@ -472,6 +557,11 @@ int RunRun(const RunArgs& o) {
   std::vector<std::string> thread_notes = data::ThreadNotes(*pipeline, options.build);
   report->notes.insert(report->notes.begin(), thread_notes.begin(), thread_notes.end());
   const Verdict verdict = Judge(*report, o.step_time_ms, o.target_steps_per_s);
+  if (job != nullptr) {
+    job->report = ReportJson(*report, resolved->source, TraceJson(*loaded), verdict);
+    job->run = std::move(*report);
+    return 0;
+  }
   if (json) {
     PrintJson(ReportJson(*report, resolved->source, TraceJson(*loaded), verdict));
   } else {
@@ -480,6 +570,269 @@ int RunRun(const RunArgs& o) {
   // For CI: a run short of the target rate fails, whatever the cause.
   if (verdict.meets_target && !*verdict.meets_target) return kExitTooSlow;
   return 0;
+}
+
+using Json = nlohmann::ordered_json;
+
+// The costliest stage of a worker's run (a report's "stages"): of those its
+// producers and packers run, not the loop's waits or the simulated step.
+std::pair<std::string, double> CostliestStage(const Json& report) {
+  std::pair<std::string, double> top{"none", 0.0};
+  for (const Json& stage : report["stages"]) {
+    const std::string name = stage["name"];
+    if (name == "wait" || name == "copy wait" || name == "step") continue;
+    const double seconds = stage["seconds"];
+    if (seconds > top.second) top = {name, seconds};
+  }
+  return top;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// A worker's row of the cluster report, from what its rank sent.
+Json WorkerRow(const Json& rank) {
+  const Json& r = rank["report"];
+  const auto [stage, stage_seconds] = CostliestStage(r);
+  Json row;
+  row["worker"] = r["workers_run"][0];
+  row["rank"] = rank["rank"];
+  row["host"] = rank["host"];
+  row["records"] = r["records"];
+  row["bytes"] = r["bytes"];
+  row["batches"] = r["batches"];
+  row["steps"] = r["steps"];
+  row["seconds"] = r["seconds"];
+  row["records_per_s"] = r["records_per_s"];
+  row["steps_per_s"] = r["steady"]["steps_per_s"];
+  row["first_batch_seconds"] = r["first_batch_seconds"];
+  row["wait_per_step_ms"] = r["wait_per_step_ms"];
+  row["input_wait_per_step_ms"] = rank["input_wait_per_step_ms"];
+  row["allreduce_seconds"] = rank["allreduce_seconds"];
+  row["bytes_read"] = r["bytes_read"][0]["bytes"];
+  row["costliest_stage"] = {{"name", stage}, {"seconds", stage_seconds}};
+  if (r.contains("keeps_up")) row["keeps_up"] = r["keeps_up"];
+  return row;
+}
+
+// The cluster's report at rank 0, from every rank's (each a JSON object:
+// rank, host, exit, own_failure, messages, error, report); returns the job's
+// exit status.
+int ClusterReport(const RunArgs& o, const std::vector<Json>& ranks) {
+  const bool json = o.format.json();
+  // Rank 0's own messages as it would have printed them; a failed rank's
+  // errors named by rank and host.
+  CaptureMessages(false);
+  // (Not the error of its own stop by another rank's failure, which that
+  // rank's error says.)
+  for (const Json& m : ranks[0]["messages"]) {
+    const std::string line = m;
+    const size_t colon = line.find(": ");
+    if (colon == std::string::npos) continue;
+    if (ranks[0]["stopped"].get<bool>() && line.starts_with("error: ")) continue;
+    PrintMessage(line.substr(0, colon), line.substr(colon + 2));
+  }
+  const Json* failed = nullptr;
+  for (const Json& r : ranks) {
+    if (!r["own_failure"].get<bool>()) continue;
+    if (failed == nullptr) failed = &r;
+    if (r["rank"] == 0) continue;
+    for (const Json& m : r["messages"]) {
+      const std::string line = m;
+      if (line.starts_with("error: ")) {
+        PrintMessage("error", fmt::format("rank {} ({}): {}", r["rank"].get<int>(),
+                                          r["host"].get<std::string>(), line.substr(7)));
+      }
+    }
+  }
+  Json out;
+  out["ranks"] = ranks.size();
+  std::vector<std::string> hosts;
+  for (const Json& r : ranks) hosts.push_back(r["host"]);
+  std::sort(hosts.begin(), hosts.end());
+  hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+  out["hosts"] = hosts;
+  out["sync"] = o.sync;
+  out["allreduce_bytes"] = o.allreduce_bytes;
+  if (failed != nullptr) {
+    const int rc = (*failed)["exit"];
+    if (json) {
+      Json f;
+      f["rank"] = (*failed)["rank"];
+      f["host"] = (*failed)["host"];
+      f["exit"] = rc;
+      out["failed"] = f;
+      out["error"] = (*failed)["error"];
+      PrintJson(out);
+    }
+    return rc;
+  }
+
+  Json rows = Json::array();
+  uint64_t records = 0, bytes = 0, batches = 0, bytes_read = 0;
+  for (const Json& r : ranks) {
+    rows.push_back(WorkerRow(r));
+    records += rows.back()["records"].get<uint64_t>();
+    bytes += rows.back()["bytes"].get<uint64_t>();
+    batches += rows.back()["batches"].get<uint64_t>();
+    bytes_read += rows.back()["bytes_read"].get<uint64_t>();
+  }
+  // The job runs at its slowest worker's rate. Under --sync every worker
+  // steps together, and the one that holds the others back comes last to
+  // each step's all-reduce: it waits there the least, the others wait for
+  // it. Running free, it is the one with the lowest rate.
+  std::vector<double> rates, waits;
+  for (const Json& row : rows) {
+    rates.push_back(row["steps_per_s"]);
+    const double steps = std::max<double>(1, row["steps"].get<double>());
+    waits.push_back(row["allreduce_seconds"].get<double>() / steps * 1e3);
+  }
+  const double cluster_rate = *std::min_element(rates.begin(), rates.end());
+  size_t slow = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (o.sync ? waits[i] < waits[slow] : rates[i] < rates[slow]) slow = i;
+  }
+  const Json& s = rows[slow];
+  Json straggler;
+  straggler["worker"] = s["worker"];
+  straggler["rank"] = s["rank"];
+  straggler["host"] = s["host"];
+  straggler["costliest_stage"] = s["costliest_stage"];
+  std::string behind;
+  if (o.sync) {
+    const double median = Median(waits);
+    straggler["allreduce_ms_per_step"] = waits[slow];
+    straggler["median_allreduce_ms_per_step"] = median;
+    straggler["behind_ms_per_step"] = median - waits[slow];
+    behind = fmt::format(
+        "last to each step's all-reduce, where the median worker waited {:.3f} ms per step "
+        "for the others and it {:.3f} ms: {:.3f} ms behind",
+        median, waits[slow], median - waits[slow]);
+  } else {
+    const double median = Median(rates);
+    const double share = median > 0 ? (median - rates[slow]) / median : 0;
+    straggler["steps_per_s"] = rates[slow];
+    straggler["median_steps_per_s"] = median;
+    straggler["behind_share"] = share;
+    behind = fmt::format("{:.1f} steps/s, {:.0f}% behind the median worker's {:.1f}", rates[slow],
+                         100 * share, median);
+  }
+  // The verdict of the whole job: the input keeps up where every worker's
+  // does; the target is the cluster's rate.
+  std::optional<bool> keeps_up;
+  std::vector<std::string> bound;
+  for (const Json& row : rows) {
+    if (!row.contains("keeps_up")) continue;
+    keeps_up = keeps_up.value_or(true) && row["keeps_up"].get<bool>();
+    if (!row["keeps_up"].get<bool>()) bound.push_back(fmt::format("{}", row["worker"].get<int>()));
+  }
+  std::string verdict;
+  if (keeps_up) {
+    verdict =
+        *keeps_up
+            ? fmt::format("input keeps up on every worker ({:g} ms steps)", o.step_time_ms)
+            : fmt::format("input-bound on worker{} {} ({:g} ms steps)",
+                          bound.size() == 1 ? "" : "s", fmt::join(bound, ", "), o.step_time_ms);
+  }
+  std::optional<bool> meets;
+  if (o.target_steps_per_s) meets = cluster_rate >= *o.target_steps_per_s;
+
+  if (json) {
+    out["workers"] = rows;
+    out["records"] = records;
+    out["bytes"] = bytes;
+    out["batches"] = batches;
+    out["bytes_read"] = bytes_read;
+    out["steps_per_s"] = cluster_rate;
+    out["straggler"] = straggler;
+    if (keeps_up) {
+      out["keeps_up"] = *keeps_up;
+      out["verdict"] = verdict;
+    }
+    if (meets) {
+      out["meets_target"] = *meets;
+      out["target"] = {{"steps_per_s", *o.target_steps_per_s}};
+    }
+    out["reports"] = Json::array();
+    for (const Json& r : ranks) out["reports"].push_back(r["report"]);
+    PrintJson(out);
+  } else {
+    fmt::print("cluster:  {} workers, one per rank, on {} host{}{}\n", ranks.size(), hosts.size(),
+               hosts.size() == 1 ? "" : "s",
+               o.sync ? fmt::format("; synchronous: an all-reduce of {} bytes ends every step",
+                                    o.allreduce_bytes)
+                      : "; each worker runs free (--sync makes them step together)");
+    fmt::print("{:>6}  {:>4}  {:<16}  {:>8}  {:>9}  {:>7}  {:>11}  {:>11}  {:>10}  {:>10}  {}\n",
+               "worker", "rank", "host", "records", "records/s", "steps/s", "first batch",
+               "wait p50/99", "all-reduce", "bytes read", "costliest stage");
+    for (const Json& row : rows) {
+      fmt::print(
+          "{:>6}  {:>4}  {:<16}  {:>8}  {:>9}  {:>7.1f}  {:>9.3f} s  {:>11}  {:>8.3f} s  {:>10}  "
+          "{} ({:.3f} s)\n",
+          row["worker"].get<int>(), row["rank"].get<int>(),
+          TerminalText(row["host"].get<std::string>()), row["records"].get<uint64_t>(),
+          Compact(row["records_per_s"].get<double>()), row["steps_per_s"].get<double>(),
+          row["first_batch_seconds"].get<double>(),
+          fmt::format("{:.2f}/{:.2f} ms", row["wait_per_step_ms"]["p50"].get<double>(),
+                      row["wait_per_step_ms"]["p99"].get<double>()),
+          row["allreduce_seconds"].get<double>(), row["bytes_read"].get<uint64_t>(),
+          row["costliest_stage"]["name"].get<std::string>(),
+          row["costliest_stage"]["seconds"].get<double>());
+    }
+    fmt::print("total:    {} records, {} bytes, {} batches; {} bytes read\n", records, bytes,
+               batches, bytes_read);
+    fmt::print("cluster:  {:.1f} global steps/s in the steady state (its slowest worker's)\n",
+               cluster_rate);
+    fmt::print("straggler: worker {} (rank {}, {}): {}; its costliest stage: {} ({:.3f} s)\n",
+               s["worker"].get<int>(), s["rank"].get<int>(),
+               TerminalText(s["host"].get<std::string>()), behind,
+               s["costliest_stage"]["name"].get<std::string>(),
+               s["costliest_stage"]["seconds"].get<double>());
+    if (keeps_up) fmt::print("verdict:  {}\n", verdict);
+    if (meets) {
+      fmt::print("target:   {} the target of {:g} global steps/s: {:.1f} in the steady state\n",
+                 *meets ? "meets" : "misses", *o.target_steps_per_s, cluster_rate);
+    }
+  }
+  return meets && !*meets ? kExitTooSlow : 0;
+}
+
+int RunRun(const RunArgs& o) {
+  if (cluster::Size() == 1) return RunWorker(o, nullptr);
+  JobWorker job;
+  job.sync = o.sync;
+  job.allreduce_bytes = o.allreduce_bytes;
+  const int rc = RunWorker(o, &job);
+  job.own_failure = !job.report && job.stopped.ok();
+  if (o.sync && job.own_failure) job.Fail();
+  Json mine;
+  mine["rank"] = cluster::Rank();
+  mine["host"] = cluster::HostName();
+  mine["exit"] = rc;
+  mine["own_failure"] = job.own_failure;
+  mine["stopped"] = !job.stopped.ok();
+  mine["allreduce_seconds"] = job.sync_seconds;
+  // The input's wait per step of the steady state: under --sync, what a
+  // worker adds to every step of the job.
+  mine["input_wait_per_step_ms"] =
+      job.run && job.run->steady_steps > 0
+          ? job.run->steady_wait_seconds / static_cast<double>(job.run->steady_steps) * 1e3
+          : 0.0;
+  mine["messages"] = TakeCapturedMessages();
+  mine["error"] = TakeCapturedErrorJson();
+  mine["report"] = job.report ? *job.report : Json(nullptr);
+  Result<std::vector<std::string>> all = cluster::Gather(mine.dump());
+  if (!all.ok()) {
+    CaptureMessages(false);
+    return ReportJobError(all.status(), false);
+  }
+  if (!cluster::IsRoot()) return rc;
+  std::vector<Json> ranks;
+  for (const std::string& r : *all) ranks.push_back(Json::parse(r));
+  return ClusterReport(o, ranks);
 }
 
 }  // namespace
@@ -532,6 +885,21 @@ void AddRunCommand(CLI::App& app, Action* action) {
                   "Threads packing or parsing batches into staging slots; 0: each worker's "
                   "reading thread; default: 0 on two cores or fewer, else one per replica, "
                   "up to the cores when parsing, the cores less two for raw records");
+  cmd->add_flag("--sync", o->sync,
+                "Under mpirun or srun: end every global step in an all-reduce across the ranks, "
+                "so that the job steps at its slowest worker's rate, as synchronous training");
+  cmd->add_option_function<std::string>(
+         "--allreduce-bytes",
+         [o](const std::string& v) { o->allreduce_bytes = proto::ParseByteCount(v).value(); },
+         "With --sync: the bytes each step's all-reduce sums, a gradient's size; k, M and G "
+         "are powers of 1024 (default 0: the all-reduce carries only the ranks' state)")
+      ->type_name("BYTES")
+      ->check(
+          [](const std::string& v) -> std::string {
+            Result<uint64_t> n = proto::ParseByteCount(v);
+            return n.ok() ? std::string() : std::string(n.status().message());
+          },
+          "");
   AddFormatOptions(*cmd, &o->format, "the report", "the report as one JSON object");
   cmd->add_option("--corrupt-replica-for-testing", o->corrupt_replica)->group("");
   cmd->add_option("--fail-pinned-for-testing", o->fail_pinned_replica)->group("");

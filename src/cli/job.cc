@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -105,7 +106,8 @@ std::vector<int> Split(const std::vector<std::string>& files, const std::vector<
 JobPart JobPartOf(std::string_view command) {
   if (command == "count" || command == "verify" || command == "digest") return JobPart::kSplit;
   // Each rank takes its worker from the launcher's variables.
-  if (command == "run" || command == "layout" || command == "check") return JobPart::kEach;
+  if (command == "run") return JobPart::kWorkers;
+  if (command == "layout" || command == "check") return JobPart::kEach;
   return JobPart::kRootOnly;
 }
 
@@ -114,9 +116,8 @@ Result<bool> StartJob(std::string_view command) {
   TFDIST_ASSIGN_OR_RETURN(const cluster::Launch launch,
                           cluster::LaunchFromEnvironment([](const char* n) { return getenv(n); }));
   if (!launch.launched || launch.size <= 1) return true;
-  // layout and check only read which worker they are; so does run, whose
-  // ranks do not talk to each other yet (but say when they cannot).
-  if (job_part == JobPart::kEach && command != "run") return true;
+  // layout and check only read which worker they are.
+  if (job_part == JobPart::kEach) return true;
   if (!cluster::Available()) {
     if (launch.rank == 0) {
       PrintMessage("warning",
@@ -129,9 +130,17 @@ Result<bool> StartJob(std::string_view command) {
     job_part = JobPart::kEach;
     return true;
   }
-  if (job_part == JobPart::kEach) return true;
   TFDIST_RETURN_IF_ERROR(cluster::Join(launch));
   if (job_part == JobPart::kSplit && !cluster::IsRoot()) QuietWarnings();
+  // A worker's report and errors go to rank 0, which prints the cluster's.
+  if (job_part == JobPart::kWorkers) {
+    CaptureMessages();
+  }
+  if (job_part == JobPart::kWorkers && !cluster::IsRoot()) {
+    if (std::freopen("/dev/null", "w", stdout) == nullptr) {
+      return Status::Internal("cannot send this rank's standard output to /dev/null");
+    }
+  }
   return job_part != JobPart::kRootOnly || cluster::IsRoot();
 }
 

@@ -21,7 +21,8 @@ namespace tfdist::cli {
 // How a command takes part in a job of several ranks.
 enum class JobPart {
   kSplit,     // count, verify, digest: the ranks share the files, rank 0 prints
-  kEach,      // run, layout, check: each rank is its own worker of the layout
+  kWorkers,   // run: each rank runs its worker; rank 0 prints the cluster's report
+  kEach,      // layout, check: each rank is its own worker of the layout
   kRootOnly,  // the others: rank 0 runs the command, the rest wait for its end
 };
 JobPart JobPartOf(std::string_view command);
@@ -33,9 +34,9 @@ JobPart JobPartOf(std::string_view command);
 // do not name a rank, or MPI that does not start.
 Result<bool> StartJob(std::string_view command);
 
-// The exit status of this rank, given its own `rc`: rank 0's for kSplit
-// and kRootOnly commands (every rank exits as it does), else `rc`. Leaves
-// the job.
+// The exit status of this rank, given its own `rc`: rank 0's for kSplit,
+// kWorkers and kRootOnly commands (every rank exits as it does), else `rc`.
+// Leaves the job.
 int EndJob(int rc);
 
 // The files of a command whose ranks share them.

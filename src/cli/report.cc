@@ -11,6 +11,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "tfdist/base/interrupt.h"
 #include "tfdist/base/text.h"
@@ -21,6 +23,10 @@
 namespace tfdist::cli {
 
 namespace {
+bool quiet_warnings = false;  // QuietWarnings
+bool capture = false;         // CaptureMessages
+std::vector<std::string> captured;
+nlohmann::ordered_json captured_error;  // ReportError's, while capturing
 
 // " --index-dir DIR" when the indexes are not in tfdist's cache.
 std::string IndexDirArgument() {
@@ -175,7 +181,11 @@ int ReportError(const Status& reported, bool json) {
   }
   PrintRemoteWarnings();  // before the error, which may come of what they warn of
   PrintMessage("error", Describe(status));
-  if (json) PrintJson({{"error", ErrorJson(status)}});
+  if (capture) {
+    captured_error = ErrorJson(status);
+  } else if (json) {
+    PrintJson({{"error", ErrorJson(status)}});
+  }
   return ExitCodeFor(status);
 }
 
@@ -186,14 +196,17 @@ void PrintRemoteWarnings(std::vector<std::string>* kept) {
   }
 }
 
-namespace {
-bool quiet_warnings = false;  // QuietWarnings
-}  // namespace
-
 void QuietWarnings() { quiet_warnings = true; }
+void CaptureMessages(bool on) { capture = on; }
+std::vector<std::string> TakeCapturedMessages() { return std::exchange(captured, {}); }
+nlohmann::ordered_json TakeCapturedErrorJson() { return std::exchange(captured_error, nullptr); }
 
 void PrintMessage(std::string_view kind, std::string_view message) {
   if (quiet_warnings && kind == "warning") return;
+  if (capture) {
+    captured.push_back(fmt::format("{}: {}", kind, message));
+    return;
+  }
   // fwrite, not fmt::print, which throws when standard error is full or
   // closed (a hung-up terminal): the message then cannot be told, but the
   // exit status still can.

@@ -38,6 +38,15 @@ void PrintMessage(std::string_view kind, std::string_view message);
 // From now on PrintMessage drops warnings: for the ranks of a job but
 // rank 0, which says them once.
 void QuietWarnings();
+// From now on PrintMessage keeps its lines ("KIND: MESSAGE") for
+// TakeCapturedMessages rather than printing them: for the ranks of a job
+// whose messages rank 0 prints.
+// ReportError's JSON error object is kept too (TakeCapturedErrorJson),
+// not printed. CaptureMessages(false) prints again.
+void CaptureMessages(bool on = true);
+std::vector<std::string> TakeCapturedMessages();
+// The error object of the last ReportError while capturing, or null.
+nlohmann::ordered_json TakeCapturedErrorJson();
 
 // Prints the object stores' warnings not printed yet (io::TakeRemoteWarnings)
 // as "tfdist: warning: ...", each once, and adds them to `kept` (a command's

@@ -21,5 +21,6 @@ Result<std::string> Broadcast(std::string value) { return value; }
 Result<bool> AllTrue(bool mine) { return mine; }
 Result<int64_t> Max(int64_t mine) { return mine; }
 Status Barrier() { return Status::OK(); }
+Result<StepVote> StepAllReduce(uint64_t, const StepVote& mine) { return mine; }
 
 }  // namespace tfdist::cluster

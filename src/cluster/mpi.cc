@@ -3,7 +3,7 @@
 // mpi.h (tools/check_modules.py enforces it).
 //
 // Every step is one of MPI's nonblocking collectives, waited for by
-// polling (MPI_Test, then a sleep that grows to 2 ms): a blocking call
+// polling (MPI_Test, then a sleep that grows to 0.2 ms): a blocking call
 // would spin on its core, and ranks oversubscribed on a few cores would
 // take them from the one that works; a poll also sees a signal.
 
@@ -14,6 +14,7 @@
 #include <chrono>
 #include <climits>
 #include <thread>
+#include <vector>
 
 #include "tfdist/base/interrupt.h"
 #include "tfdist/cluster/cluster.h"
@@ -24,6 +25,7 @@ namespace {
 bool joined = false;  // MPI was started by Join
 int rank = 0;
 int size = 1;
+MPI_Comm steps = MPI_COMM_NULL;  // StepAllReduce's own communicator
 
 Status MpiError(int code, std::string_view what) {
   char text[MPI_MAX_ERROR_STRING] = {};
@@ -45,7 +47,7 @@ Status Wait(int started, MPI_Request* request, std::string_view what) {
     if (done) return Status::OK();
     if (Interrupted()) return Status::Interrupted();
     std::this_thread::sleep_for(pause);
-    pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(2));
+    pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::microseconds(200));
   }
 }
 
@@ -66,12 +68,17 @@ Status Join(const Launch& launch) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (int rc = MPI_Comm_dup(MPI_COMM_WORLD, &steps); rc != MPI_SUCCESS) {
+    return MpiError(rc, "making the steps' communicator");
+  }
+  MPI_Comm_set_errhandler(steps, MPI_ERRORS_RETURN);
   return Status::OK();
 }
 
 void Leave() {
   if (!joined) return;
   joined = false;
+  if (steps != MPI_COMM_NULL) MPI_Comm_free(&steps);
   MPI_Finalize();
 }
 
@@ -168,6 +175,28 @@ Status Barrier() {
   if (!joined) return Status::OK();
   MPI_Request request;
   return Wait(MPI_Ibarrier(MPI_COMM_WORLD, &request), &request, "waiting for every rank");
+}
+
+Result<StepVote> StepAllReduce(uint64_t bytes, const StepVote& mine) {
+  if (!joined) return mine;
+  // The gradient's doubles (its size rounded up), then the three votes,
+  // summed.
+  const size_t n = static_cast<size_t>((bytes + 7) / 8);
+  if (n > INT_MAX - 3) {
+    return Status::InvalidArgument(
+        fmt::format("an all-reduce of {} bytes is over the 16 GiB that one call sums", bytes));
+  }
+  thread_local std::vector<double> in, out;
+  in.assign(n + 3, 1.0);
+  in[n] = mine.failed ? 1 : 0;
+  in[n + 1] = mine.any_batch ? 1 : 0;
+  in[n + 2] = mine.any_end ? 1 : 0;
+  out.resize(n + 3);
+  MPI_Request request;
+  TFDIST_RETURN_IF_ERROR(Wait(MPI_Iallreduce(in.data(), out.data(), static_cast<int>(n + 3),
+                                             MPI_DOUBLE, MPI_SUM, steps, &request),
+                              &request, "the step's all-reduce"));
+  return StepVote{out[n] > 0, out[n + 1] > 0, out[n + 2] > 0};
 }
 
 }  // namespace tfdist::cluster

@@ -681,6 +681,10 @@ Status Runner::Consume(RunReport& report) {
         any_end = any_end || r->head->end_of_epoch;
       }
       report.wait_seconds += waited;
+      if (options_.agree_step) {
+        TFDIST_ASSIGN_OR_RETURN(std::tie(any_batch, any_end),
+                                options_.agree_step(any_batch, any_end));
+      }
       const dist::StepKind kind = dist::NextStep(any_batch, any_end, ex_.drops_short_step());
       if (kind == dist::StepKind::kEnd) break;  // the epoch is over
       if (kind == dist::StepKind::kDropped) {

@@ -70,6 +70,22 @@ Result<int64_t> Max(int64_t mine);
 // Returns when every rank has called it.
 Status Barrier();
 
+// The all-reduce of each global step of a synchronous job, as
+// tf.distribute's multi-worker iterator takes one to agree on the step
+// before it: whether any rank's replicas have a batch, whether any has
+// ended its epoch, and whether any rank failed, with `bytes` of a
+// stand-in gradient summed beside them. Every rank calls it once per step;
+// a rank that fails calls it once more with `failed`, so that the others
+// stop at the same all-reduce rather than wait for it forever. It runs on
+// a communicator of its own, apart from the other steps here.
+struct StepVote {
+  bool failed = false;
+  bool any_batch = false;
+  bool any_end = false;
+};
+// Each field true where it is at some rank.
+Result<StepVote> StepAllReduce(uint64_t bytes, const StepVote& mine);
+
 }  // namespace tfdist::cluster
 
 #endif  // TFDIST_CLUSTER_CLUSTER_H_

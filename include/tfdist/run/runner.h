@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tfdist/base/result.h"
@@ -58,6 +59,14 @@ struct RunOptions {
   double step_time_ms = 0;
   // Called by the consumer about five times a second.
   std::function<void(const Progress&)> progress;
+  // For a job of several hosts that step together (synchronous training):
+  // called before each global step, on the thread that called Run, with
+  // whether any replica run here has a batch and whether any has ended its
+  // epoch; returns the same for the whole job, which decides the step on
+  // every host (a host whose replicas are all done takes padded steps
+  // while another has data, as tf.distribute's multi-worker iterator
+  // does). An error stops the run with it.
+  std::function<Result<std::pair<bool, bool>>(bool any_batch, bool any_end)> agree_step;
   // Called for every per-replica batch consumed (padding included, with no
   // elements), in step order. For tests: what each replica received.
   std::function<void(int64_t worker, int64_t replica, int64_t step,
