@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 
 namespace tfdist {
@@ -412,6 +413,16 @@ std::string Base64(std::string_view s) {
     out += '=';
   }
   return out;
+}
+
+Result<int64_t> ParseNonNegative(std::string_view name, std::string_view text) {
+  int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v < 0) {
+    return Status::InvalidArgument(
+        fmt::format("{}='{}' is not a non-negative integer", name, text));
+  }
+  return v;
 }
 
 }  // namespace tfdist

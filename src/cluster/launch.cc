@@ -5,24 +5,23 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <climits>
 #include <string_view>
 
+#include "tfdist/base/text.h"
 #include "tfdist/cluster/cluster.h"
 
 namespace tfdist::cluster {
 namespace {
 
+// A rank or size: a non-negative int.
 Result<int> Number(const char* name, const char* text) {
-  int v = 0;
-  const std::string_view s(text);
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || v < 0) {
+  TFDIST_ASSIGN_OR_RETURN(const int64_t v, ParseNonNegative(name, text));
+  if (v > INT_MAX) {
     return Status::InvalidArgument(
-        fmt::format("{}='{}' is not a non-negative integer", name, text));
+        fmt::format("{}='{}' is more ranks than MPI counts", name, text));
   }
-  return v;
+  return static_cast<int>(v);
 }
 
 Result<Launch> FromRankSize(const char* rank_name, const char* rank, const char* size_name,

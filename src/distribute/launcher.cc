@@ -5,22 +5,12 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <nlohmann/json.hpp>
+
+#include "tfdist/base/text.h"
 
 namespace tfdist::dist {
 namespace {
-
-Result<int64_t> Number(const char* name, const char* text) {
-  int64_t v = 0;
-  const std::string_view s(text);
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || v < 0) {
-    return Status::InvalidArgument(
-        fmt::format("{}='{}' is not a non-negative integer", name, text));
-  }
-  return v;
-}
 
 Result<LauncherTopology> FromRankSize(const char* rank_name, const char* size_name,
                                       const char* rank, const char* size, const char* source) {
@@ -30,8 +20,8 @@ Result<LauncherTopology> FromRankSize(const char* rank_name, const char* size_na
     return Status::InvalidArgument(
         fmt::format("{} is set but {} is not; both are needed", rank_name, size_name));
   }
-  TFDIST_ASSIGN_OR_RETURN(t.worker, Number(rank_name, rank));
-  TFDIST_ASSIGN_OR_RETURN(t.workers, Number(size_name, size));
+  TFDIST_ASSIGN_OR_RETURN(t.worker, ParseNonNegative(rank_name, rank));
+  TFDIST_ASSIGN_OR_RETURN(t.workers, ParseNonNegative(size_name, size));
   if (*t.workers < 1 || *t.worker >= *t.workers) {
     return Status::InvalidArgument(
         fmt::format("{}={} is not a rank of {}={}", rank_name, rank, size_name, size));

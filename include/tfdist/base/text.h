@@ -5,8 +5,11 @@
 #define TFDIST_BASE_TEXT_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "tfdist/base/result.h"
 
 namespace tfdist {
 
@@ -88,6 +91,11 @@ std::string HexBytes(std::string_view s);
 
 // Standard base64 with padding.
 std::string Base64(std::string_view s);
+
+// The value of the variable `name`, `text`, as a non-negative integer (a
+// launcher's rank or size). Error: InvalidArgument "NAME='TEXT' is not a
+// non-negative integer".
+Result<int64_t> ParseNonNegative(std::string_view name, std::string_view text);
 
 }  // namespace tfdist
 
