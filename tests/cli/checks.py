@@ -2,6 +2,7 @@
 # What the CLI tests share: checks that report every failure rather than
 # stopping at the first, and running tfdist with an expected exit status.
 import json
+import os
 import shlex
 import signal
 import subprocess
@@ -123,3 +124,17 @@ def check_interrupt_stops(*args, after=0.5, timeout=20):
         proc.kill()
         proc.communicate()
         check(False, f"{list(args)}: still running {timeout} s after SIGINT")
+
+
+def mpi_env():
+    """The environment of tfdist under mpirun in the tests: as root (CI runs
+    as root), on the loopback, oversubscribed on few cores. Under
+    AddressSanitizer, LeakSanitizer's full unwinder: Open MPI's libraries have
+    no frame pointers, and only full stacks reach the libraries that
+    tools/lsan.supp names for its start-up allocations."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl="self,tcp", OMPI_MCA_btl_tcp_if_include="lo",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    if "ASAN_OPTIONS" in env:
+        env["ASAN_OPTIONS"] += ":fast_unwind_on_malloc=0"
+    return env

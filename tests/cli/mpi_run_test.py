@@ -19,13 +19,7 @@ import tempfile
 import checks
 from checks import check, tfdist
 
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_btl="self,tcp", OMPI_MCA_btl_tcp_if_include="lo")
-# Under AddressSanitizer, LeakSanitizer's full unwinder: Open MPI's libraries
-# have no frame pointers, and only full stacks reach the libraries that
-# tools/lsan.supp names for its start-up allocations.
-if "ASAN_OPTIONS" in ENV:
-    ENV["ASAN_OPTIONS"] += ":fast_unwind_on_malloc=0"
+ENV = checks.mpi_env()
 PIPELINE = 'list_files("{}/d-*", shuffle=False).interleave(tfrecord, cycle_length=2).batch(8)'
 
 
