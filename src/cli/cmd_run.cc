@@ -60,8 +60,9 @@ struct JobWorker {
 
   int64_t epochs = 1;
   std::optional<int64_t> max_steps;
-  int64_t steps = 0;        // agreed steps taken
-  int64_t epochs_done = 0;  // agreed ends of an epoch
+  int64_t steps = 0;                                 // agreed steps taken
+  int64_t epochs_done = 0;                           // agreed ends of an epoch
+  std::chrono::steady_clock::time_point last_asked;  // cluster::FailureTold, running free
 
   // The step's all-reduce (RunOptions::agree_step).
   Result<std::pair<bool, bool>> Agree(bool any_batch, bool any_end) {
@@ -471,6 +472,21 @@ int RunWorker(const RunArgs& o, JobWorker* job) {
       options.agree_step = [job](bool any_batch, bool any_end) {
         return job->Agree(any_batch, any_end);
       };
+    } else {
+      // Running free, the step is this worker's own; another rank's
+      // failure, when told, stops it. Asked at most every 50 ms: an MPI
+      // call of an oversubscribed rank yields its core.
+      options.agree_step = [job](bool any_batch, bool any_end) -> Result<std::pair<bool, bool>> {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - job->last_asked >= std::chrono::milliseconds(50)) {
+          job->last_asked = now;
+          if (cluster::FailureTold()) {
+            job->stopped = Status::Cancelled("stopped: another rank failed");
+            return job->stopped;
+          }
+        }
+        return std::pair<bool, bool>(any_batch, any_end);
+      };
     }
   } else if (o.sync || o.allreduce_bytes > 0) {
     return ReportError(
@@ -683,17 +699,20 @@ int ClusterReport(const RunArgs& o, const std::vector<Json>& ranks) {
   // The job runs at its slowest worker's rate. Under --sync every worker
   // steps together, and the one that holds the others back comes last to
   // each step's all-reduce: it waits there the least, the others wait for
-  // it. Running free, it is the one with the lowest rate.
-  std::vector<double> rates, waits;
+  // it. Running free, it is the one with the lowest rate over its whole run
+  // (a longer window than the steady state's, which a worker of small
+  // batches may pass in milliseconds).
+  std::vector<double> rates, waits, run_rates;
   for (const Json& row : rows) {
     rates.push_back(row["steps_per_s"]);
     const double steps = std::max<double>(1, row["steps"].get<double>());
     waits.push_back(row["allreduce_seconds"].get<double>() / steps * 1e3);
+    run_rates.push_back(Rate(row["steps"].get<double>(), row["seconds"].get<double>()));
   }
   const double cluster_rate = *std::min_element(rates.begin(), rates.end());
   size_t slow = 0;
   for (size_t i = 1; i < rows.size(); ++i) {
-    if (o.sync ? waits[i] < waits[slow] : rates[i] < rates[slow]) slow = i;
+    if (o.sync ? waits[i] < waits[slow] : run_rates[i] < run_rates[slow]) slow = i;
   }
   const Json& s = rows[slow];
   Json straggler;
@@ -712,13 +731,13 @@ int ClusterReport(const RunArgs& o, const std::vector<Json>& ranks) {
         "for the others and it {:.3f} ms: {:.3f} ms behind",
         median, waits[slow], median - waits[slow]);
   } else {
-    const double median = Median(rates);
-    const double share = median > 0 ? (median - rates[slow]) / median : 0;
-    straggler["steps_per_s"] = rates[slow];
-    straggler["median_steps_per_s"] = median;
+    const double median = Median(run_rates);
+    const double share = median > 0 ? (median - run_rates[slow]) / median : 0;
+    straggler["run_steps_per_s"] = run_rates[slow];
+    straggler["median_run_steps_per_s"] = median;
     straggler["behind_share"] = share;
-    behind = fmt::format("{:.1f} steps/s, {:.0f}% behind the median worker's {:.1f}", rates[slow],
-                         100 * share, median);
+    behind = fmt::format("{:.1f} steps/s over its run, {:.0f}% behind the median worker's {:.1f}",
+                         run_rates[slow], 100 * share, median);
   }
   // The verdict of the whole job: the input keeps up where every worker's
   // does; the target is the cluster's rate.
@@ -807,7 +826,13 @@ int RunRun(const RunArgs& o) {
   job.allreduce_bytes = o.allreduce_bytes;
   const int rc = RunWorker(o, &job);
   job.own_failure = !job.report && job.stopped.ok();
-  if (o.sync && job.own_failure) job.Fail();
+  if (job.own_failure) {
+    if (o.sync) {
+      job.Fail();
+    } else {
+      cluster::TellFailure();
+    }
+  }
   Json mine;
   mine["rank"] = cluster::Rank();
   mine["host"] = cluster::HostName();

@@ -22,5 +22,7 @@ Result<bool> AllTrue(bool mine) { return mine; }
 Result<int64_t> Max(int64_t mine) { return mine; }
 Status Barrier() { return Status::OK(); }
 Result<StepVote> StepAllReduce(uint64_t, const StepVote& mine) { return mine; }
+void TellFailure() {}
+bool FailureTold() { return false; }
 
 }  // namespace tfdist::cluster

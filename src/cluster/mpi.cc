@@ -26,6 +26,14 @@ bool joined = false;  // MPI was started by Join
 int rank = 0;
 int size = 1;
 MPI_Comm steps = MPI_COMM_NULL;  // StepAllReduce's own communicator
+// TellFailure's messages: a communicator of their own, this rank's receive
+// of one (posted at Join), and the sends of this rank's.
+MPI_Comm failures = MPI_COMM_NULL;
+MPI_Request failure_told = MPI_REQUEST_NULL;
+int failure_word = 0;
+std::vector<MPI_Request> failure_sends;
+bool told = false;
+constexpr int kFailureTag = 29;
 
 Status MpiError(int code, std::string_view what) {
   char text[MPI_MAX_ERROR_STRING] = {};
@@ -72,6 +80,15 @@ Status Join(const Launch& launch) {
     return MpiError(rc, "making the steps' communicator");
   }
   MPI_Comm_set_errhandler(steps, MPI_ERRORS_RETURN);
+  if (int rc = MPI_Comm_dup(MPI_COMM_WORLD, &failures); rc != MPI_SUCCESS) {
+    return MpiError(rc, "making the failures' communicator");
+  }
+  MPI_Comm_set_errhandler(failures, MPI_ERRORS_RETURN);
+  if (int rc = MPI_Irecv(&failure_word, 1, MPI_INT, MPI_ANY_SOURCE, kFailureTag, failures,
+                         &failure_told);
+      rc != MPI_SUCCESS) {
+    return MpiError(rc, "waiting for news of a failure");
+  }
   return Status::OK();
 }
 
@@ -79,6 +96,16 @@ void Leave() {
   if (!joined) return;
   joined = false;
   if (steps != MPI_COMM_NULL) MPI_Comm_free(&steps);
+  // The receive no failure matched is cancelled; this rank's own news of
+  // one has gone out (small messages are sent at once), or is dropped.
+  if (failure_told != MPI_REQUEST_NULL) {
+    MPI_Cancel(&failure_told);
+    MPI_Wait(&failure_told, MPI_STATUS_IGNORE);
+  }
+  for (MPI_Request& r : failure_sends) {
+    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+  }
+  if (failures != MPI_COMM_NULL) MPI_Comm_free(&failures);
   MPI_Finalize();
 }
 
@@ -197,6 +224,37 @@ Result<StepVote> StepAllReduce(uint64_t bytes, const StepVote& mine) {
                                              MPI_DOUBLE, MPI_SUM, steps, &request),
                               &request, "the step's all-reduce"));
   return StepVote{out[n] > 0, out[n + 1] > 0, out[n + 2] > 0};
+}
+
+void TellFailure() {
+  if (!joined || !failure_sends.empty()) return;
+  static const int word = 1;
+  for (int r = 0; r < size; ++r) {
+    if (r == rank) continue;
+    MPI_Request request;
+    if (MPI_Isend(&word, 1, MPI_INT, r, kFailureTag, failures, &request) == MPI_SUCCESS) {
+      failure_sends.push_back(request);
+    }
+  }
+  // Small messages go out eagerly; a few polls see them off.
+  for (int i = 0; i < 1000; ++i) {
+    int done = 0;
+    if (MPI_Testall(static_cast<int>(failure_sends.size()), failure_sends.data(), &done,
+                    MPI_STATUSES_IGNORE) != MPI_SUCCESS ||
+        done) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+bool FailureTold() {
+  if (!joined || told) return told;
+  if (failure_told == MPI_REQUEST_NULL) return false;
+  int done = 0;
+  if (MPI_Test(&failure_told, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+  told = done != 0;
+  return told;
 }
 
 }  // namespace tfdist::cluster

@@ -86,6 +86,13 @@ struct StepVote {
 // Each field true where it is at some rank.
 Result<StepVote> StepAllReduce(uint64_t bytes, const StepVote& mine);
 
+// For ranks that do not meet at each step: a rank that fails tells every
+// other rank at once (TellFailure), and each asks, as often as it can,
+// whether one did (FailureTold). Both return at once; nothing without a
+// job.
+void TellFailure();
+bool FailureTold();
+
 }  // namespace tfdist::cluster
 
 #endif  // TFDIST_CLUSTER_CLUSTER_H_
