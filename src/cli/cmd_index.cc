@@ -9,11 +9,14 @@
 
 #include "commands.h"
 #include "file_args.h"
+#include "job.h"
 #include "report.h"
 #include "tfdist/base/text.h"
+#include "tfdist/cluster/cluster.h"
 #include "tfdist/io/directory_index.h"
 #include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"
+#include "tfdist/io/index_location.h"
 #include "tfdist/io/storage.h"
 #include "vocabulary.h"
 
@@ -67,30 +70,59 @@ int RunDirectoryIndex(const IndexOptions& o) {
 int RunIndex(const IndexOptions& o) {
   const bool json = o.format.json();
   if (o.directory.empty() == o.patterns.empty()) {
-    return ReportError(
+    return ReportUsageError(
         Status::InvalidArgument("give either files or --directory DIR (one index for the folder)"),
         json);
   }
   if (!o.directory.empty()) {
+    if (!cluster::IsRoot()) return 0;  // one index, written by rank 0
     if (Result<io::Location> l = io::ParseLocation(o.directory); !l.ok()) {
       return ReportError(l.status(), json);
     }
     return RunDirectoryIndex(o);
   }
   if (std::find(o.patterns.begin(), o.patterns.end(), "-") != o.patterns.end()) {
-    return ReportError(
+    return ReportUsageError(
         Status::InvalidArgument("cannot index standard input (-): an index describes a file"),
         json);
   }
-  std::vector<std::string> warnings;
-  Result<StringList> files = ExpandFileArgs(o.patterns, warnings);
-  if (!files.ok()) return ReportError(files.status(), json);
-  io::PrefetchObjects(files->ToVector());
+  // In a job of several ranks each indexes its share of the files, into
+  // --index-dir: each host's own cache would hold only its share.
+  if (cluster::Size() > 1) {
+    const std::string folder = io::ExplicitIndexFolder();
+    if (folder.empty()) {
+      return ReportUsageError(
+          Status::InvalidArgument(
+              "under mpirun or srun, give --index-dir DIR on a file system "
+              "every rank sees: each host's own cache would hold only its share"),
+          json);
+    }
+    if (Status shared = CheckSharedFolder(folder); !shared.ok()) {
+      return ReportJobError(shared, json);
+    }
+  }
+  Result<std::optional<SplitFiles>> split = SplitFileArgs(FileArgs{o.patterns, "auto"});
+  if (!split.ok()) return ReportJobError(split.status(), json);
+  if (!split->has_value()) return 0;  // rank 0 stopped the job, and says why
+  const std::vector<std::string> mine = MyFiles(**split);
+  io::PrefetchObjects(mine);
+  // This rank's files, each indexed or its error, up to the first error.
+  std::vector<Result<io::IndexedCount>> written;
+  for (const std::string& path : mine) {
+    written.push_back(io::WriteIndex(path, o.force));
+    if (!written.back().ok()) break;
+  }
+  Result<std::vector<std::optional<Result<io::IndexedCount>>>> all =
+      GatherIndexes(**split, std::move(written));
+  if (!all.ok()) return ReportJobError(all.status(), json);
+  if (!cluster::IsRoot()) return 0;
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   nlohmann::ordered_json old = nlohmann::ordered_json::array();  // "indexes", of the last release
-  for (const std::string_view name : *files) {
-    const std::string path(name);
-    Result<io::IndexedCount> index = io::WriteIndex(path, o.force);
+  for (size_t i = 0; i < all->size(); ++i) {
+    const std::string& path = (*split)->resolved.files[i];
+    // A file after another rank's error is not reached by one process.
+    if (!(*all)[i]) break;
+    const Result<io::IndexedCount>& index = *(*all)[i];
     if (!index.ok()) return ReportError(index.status(), json);
     if (json) {
       out.push_back({{"path", path},

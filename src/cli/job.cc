@@ -6,6 +6,8 @@
 #include "job.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -25,6 +27,9 @@ namespace {
 using Json = nlohmann::json;
 
 JobPart job_part = JobPart::kEach;  // of the command StartJob was given
+
+// The error of a rank that rank 0 stopped (and reports): silent.
+constexpr std::string_view kStoppedByRoot = "stopped by rank 0";
 
 std::string RankName(int rank, const std::string& host) {
   return fmt::format("rank {} ({})", rank, host);
@@ -104,7 +109,9 @@ std::vector<int> Split(const std::vector<std::string>& files, const std::vector<
 }  // namespace
 
 JobPart JobPartOf(std::string_view command) {
-  if (command == "count" || command == "verify" || command == "digest") return JobPart::kSplit;
+  if (command == "count" || command == "verify" || command == "digest" || command == "index") {
+    return JobPart::kSplit;
+  }
   // Each rank takes its worker from the launcher's variables.
   if (command == "run") return JobPart::kWorkers;
   if (command == "layout" || command == "check") return JobPart::kEach;
@@ -299,7 +306,100 @@ Result<std::vector<io::FileDigest>> GatherDigests(const SplitFiles& split,
   return digests;
 }
 
+Result<std::vector<std::optional<Result<io::IndexedCount>>>> GatherIndexes(
+    const SplitFiles& split, std::vector<Result<io::IndexedCount>> mine) {
+  Json out = Json::array();
+  for (size_t i = 0; i < split.mine.size(); ++i) {
+    Json j;
+    if (i >= mine.size()) {
+      j["reached"] = false;
+    } else if (mine[i].ok()) {
+      j["records"] = mine[i]->count.records;
+      j["bytes"] = mine[i]->count.payload_bytes;
+      j["index"] = mine[i]->index_path;
+    } else {
+      j["status"] = StatusToJson(mine[i].status());
+    }
+    out.push_back(std::move(j));
+  }
+  std::vector<std::optional<Result<io::IndexedCount>>> results;
+  if (cluster::Size() == 1) {
+    for (Result<io::IndexedCount>& r : mine) results.emplace_back(std::move(r));
+    results.resize(split.owner.size());
+    return results;
+  }
+  TFDIST_ASSIGN_OR_RETURN(std::vector<Json> all, GatherInOrder(split, out));
+  for (const Json& j : all) {
+    if (j.contains("reached")) {
+      results.emplace_back(std::nullopt);
+    } else if (j.contains("status")) {
+      results.emplace_back(Result<io::IndexedCount>(StatusFromJson(j["status"])));
+    } else {
+      io::IndexedCount c;
+      c.count.records = j["records"];
+      c.count.payload_bytes = j["bytes"];
+      c.index_path = j["index"];
+      results.emplace_back(std::move(c));
+    }
+  }
+  return results;
+}
+
+Status CheckSharedFolder(const std::string& folder) {
+  // The probe's name, from rank 0 (its host and process), to every rank,
+  // which looks for it in its own `folder`.
+  std::string name;
+  if (cluster::IsRoot()) {
+    name = fmt::format(".tfdist-probe-{}-{}", cluster::HostName(), getpid());
+    if (std::FILE* f = std::fopen(fmt::format("{}/{}", folder, name).c_str(), "w")) {
+      std::fclose(f);
+    } else {
+      name.clear();
+    }
+  }
+  TFDIST_ASSIGN_OR_RETURN(name, cluster::Broadcast(name));
+  if (name.empty()) {
+    if (!cluster::IsRoot()) return Status::Cancelled(std::string(kStoppedByRoot));
+    return Status::FailedPrecondition(fmt::format("{}: cannot write a probe file in it", folder));
+  }
+  const std::string probe = fmt::format("{}/{}", folder, name);
+  struct stat st;
+  const bool found = ::stat(probe.c_str(), &st) == 0;
+  Json mine;
+  mine["found"] = found;
+  mine["host"] = cluster::HostName();
+  Result<std::vector<std::string>> all = cluster::Gather(mine.dump());
+  // Rank 0 removes the probe once every rank has looked (the gather).
+  if (cluster::IsRoot()) std::remove(probe.c_str());
+  if (!all.ok()) return all.status();
+  Status verdict;
+  if (cluster::IsRoot()) {
+    for (size_t r = 1; r < all->size() && verdict.ok(); ++r) {
+      const Json other = Json::parse((*all)[r]);
+      if (!other["found"].get<bool>()) {
+        verdict = Status::FailedPrecondition(fmt::format(
+            "{}: {} does not see the file rank 0 wrote in it: the folder must be on a file "
+            "system every rank sees",
+            folder, RankName(static_cast<int>(r), other["host"])));
+      }
+    }
+  }
+  TFDIST_ASSIGN_OR_RETURN(const std::string shared,
+                          cluster::Broadcast(verdict.ok() ? "" : verdict.message()));
+  if (shared.empty()) return Status::OK();
+  if (!cluster::IsRoot()) return Status::Cancelled(std::string(kStoppedByRoot));
+  return verdict;
+}
+
+int ReportUsageError(const Status& status, bool json) {
+  if (cluster::IsRoot()) return ReportError(status, json);
+  return ExitCodeFor(status);
+}
+
 int ReportJobError(const Status& status, bool json) {
+  if (status.code() == StatusCode::kCancelled && status.message() == kStoppedByRoot) {
+    return ExitCodeFor(Status::InvalidArgument(""));  // rank 0 says why; its status is the job's
+  }
   if (cluster::IsRoot()) return ReportError(status, json);
   PrintMessage("error", Describe(status.Annotate(RankName(cluster::Rank(), cluster::HostName()))));
   return ExitCodeFor(status);

@@ -14,6 +14,7 @@
 
 #include "file_args.h"
 #include "tfdist/base/result.h"
+#include "tfdist/io/file_index.h"
 #include "tfdist/io/record_digest.h"
 
 namespace tfdist::cli {
@@ -60,6 +61,20 @@ Result<std::optional<SplitFiles>> SplitFileArgs(const FileArgs& args);
 Result<std::vector<FileScan>> GatherScans(const SplitFiles& split, std::vector<FileScan> mine);
 Result<std::vector<io::FileDigest>> GatherDigests(const SplitFiles& split,
                                                   std::vector<io::FileDigest> mine);
+
+// This rank's WriteIndex results (its files in order, up to its first
+// error), at rank 0 by file: nullopt for the files after a rank's error.
+Result<std::vector<std::optional<Result<io::IndexedCount>>>> GatherIndexes(
+    const SplitFiles& split, std::vector<Result<io::IndexedCount>> mine);
+
+// Whether the folder `folder` is the same at every rank: rank 0 writes a
+// probe file in it, which every other rank must find. Error:
+// FailedPrecondition naming the first rank (and host) that does not.
+Status CheckSharedFolder(const std::string& folder);
+
+// Reports an error that every rank meets alike (its arguments): at rank 0
+// as ReportError; the others return its exit status silently.
+int ReportUsageError(const Status& status, bool json);
 
 // Reports an error of this rank: as ReportError at rank 0; elsewhere on
 // standard error only, named "rank R (HOST)", as rank 0 alone prints to

@@ -78,6 +78,41 @@ def main():
                 check(errors == expected,
                       f"{what}: stderr {errors}, expected one process's {expected}")
 
+        # index: each rank writes its share into --index-dir, which every rank
+        # must see; rank 0 prints what one process prints.
+        os.makedirs(f"{tmp}/idx-one")
+        os.makedirs(f"{tmp}/idx-job")
+        one = tfdist("index", "--json", "--index-dir", f"{tmp}/idx-one", f"{tmp}/d-*")
+        for n in (2, 3):
+            job = mpirun(n, "index", "--json", "--force", "--index-dir", f"{tmp}/idx-job",
+                         f"{tmp}/d-*")
+            check(job.returncode == 0 and
+                  job.stdout == one.stdout.replace(f"{tmp}/idx-one", f"{tmp}/idx-job"),
+                  f"mpirun -n {n} index: exit {job.returncode}, the output differs from one "
+                  f"process's\n{one.stdout}\n{job.stdout}\n{job.stderr[-2000:]}")
+        check(sorted(os.listdir(f"{tmp}/idx-one")) == sorted(os.listdir(f"{tmp}/idx-job")),
+              "the job wrote the indexes one process writes, and no probe file is left")
+        for name in os.listdir(f"{tmp}/idx-one"):
+            with open(f"{tmp}/idx-one/{name}", "rb") as a, open(f"{tmp}/idx-job/{name}", "rb") as b:
+                if name.endswith(".idx"):
+                    check(a.read() == b.read(), f"index {name}: the job's differs")
+        job = mpirun(2, "index", f"{tmp}/d-*")
+        check(job.returncode == 2 and "give --index-dir DIR" in job.stderr and
+              job.stderr.count("tfdist: error") == 1,
+              f"index under mpirun without --index-dir: exit {job.returncode}\n{job.stderr}")
+
+        # An --index-dir that is another folder on another rank (here: a
+        # relative one, from two working folders) stops the job.
+        for d in ("wa", "wb"):
+            os.makedirs(f"{tmp}/{d}/idx")
+        job = mpirun(2, "index", "--index-dir", "idx", f"{tmp}/d-*",
+                     wdirs=[f"{tmp}/wa", f"{tmp}/wb"])
+        check(job.returncode == 2 and "rank 1 (" in job.stderr and
+              "every rank sees" in job.stderr and not os.listdir(f"{tmp}/wa/idx") and
+              not os.listdir(f"{tmp}/wb/idx"),
+              f"index into folders that differ by rank: exit {job.returncode}\n{job.stderr}\n"
+              f"{os.listdir(f'{tmp}/wa/idx')}")
+
         # Ranks that see other files: the job stops, naming the rank.
         os.makedirs(f"{tmp}/a")
         os.makedirs(f"{tmp}/b")
