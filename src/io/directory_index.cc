@@ -268,14 +268,20 @@ Status UnindexableName(std::string_view name) {
       fmt::format("a directory index line cannot hold the name \"{}\"", shown));
 }
 
-// Reads the index open as `fd`, which fstat gave `st`, whole into `text`
-// (malloc'ed, so that it can be shrunk in place once parsed).
-// Error: FailedPrecondition "changed while read" when what was read is not
+// Reads the index open as `fd`, a regular file, whole into `text`
+// (malloc'ed, so that it can be shrunk in place once parsed), of `size`
+// bytes. Error: InvalidArgument "not a regular file", or for a stat or read
+// error; FailedPrecondition "changed while read" when what was read is not
 // what the stats before and after say the file holds (another process
-// truncated or rewrote it meanwhile); InvalidArgument for a read error.
-Status ReadIndexFile(int fd, const struct stat& st,
-                     std::unique_ptr<char[], DirectoryIndex::FreeText>& text) {
-  const size_t size = static_cast<size_t>(st.st_size);
+// truncated or rewrote it meanwhile).
+Status ReadIndexFile(int fd, std::unique_ptr<char[], DirectoryIndex::FreeText>& text,
+                     size_t& size) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    return Status::InvalidArgument(fmt::format("cannot be read: {}", std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("not a regular file");
+  size = static_cast<size_t>(st.st_size);
   text.reset(static_cast<char*>(std::malloc(size + 1)));  // one more byte, to see it grow
   if (text == nullptr) return Status::ResourceExhausted("cannot be read: out of memory");
   size_t done = 0;
@@ -443,24 +449,16 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::Open(const std::string& dir) {
       openat(folder.index_fd, kDirectoryIndexName, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) return index;
   index->found_ = true;
-  struct stat index_st;
-  if (fstat(fd.get(), &index_st) != 0) {
-    index->problem_ = fmt::format("cannot be read: {}", std::strerror(errno));
-    return index;
-  }
-  if (!S_ISREG(index_st.st_mode)) {
-    index->problem_ = "not a regular file";
-    return index;
-  }
   // Read, not mapped: another process may truncate the file meanwhile, and
   // a mapped page past the new end would kill this one with SIGBUS. Then
   // the text no longer is what the stats said, and the index is ignored.
   std::unique_ptr<char[], FreeText> buffer;
-  if (Status s = ReadIndexFile(fd.get(), index_st, buffer); !s.ok()) {
+  size_t size = 0;
+  if (Status s = ReadIndexFile(fd.get(), buffer, size); !s.ok()) {
     index->problem_ = s.message();
     return index;
   }
-  const std::string_view text(buffer.get(), static_cast<size_t>(index_st.st_size));
+  const std::string_view text(buffer.get(), size);
   FolderStamp listing;
   if (Status s = ParseIndexText(text, listing, index->entries_); !s.ok()) {
     index->problem_ = s.message();
@@ -518,17 +516,13 @@ std::unique_ptr<DirectoryIndex> DirectoryIndex::OpenObjects(std::unique_ptr<Dire
   const UniqueFd fd(open(index->index_path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) return index;
   index->found_ = true;
-  struct stat index_st;
-  if (fstat(fd.get(), &index_st) != 0 || !S_ISREG(index_st.st_mode)) {
-    index->problem_ = "not a regular file";
-    return index;
-  }
   std::unique_ptr<char[], FreeText> buffer;
-  if (Status s = ReadIndexFile(fd.get(), index_st, buffer); !s.ok()) {
+  size_t size = 0;
+  if (Status s = ReadIndexFile(fd.get(), buffer, size); !s.ok()) {
     index->problem_ = s.message();
     return index;
   }
-  const std::string_view text(buffer.get(), static_cast<size_t>(index_st.st_size));
+  const std::string_view text(buffer.get(), size);
   std::string_view folder;
   if (Status s = ParseObjectIndexText(text, folder, index->entries_); !s.ok()) {
     index->problem_ = s.message();

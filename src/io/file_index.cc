@@ -395,10 +395,9 @@ Result<IndexedCount> WriteIndexAndStamp(
   return out;
 }
 
-// WriteIndex of an object: the index of the version the scan reads (the
-// one a listing saw), stamped with its URL, size and version.
-Result<IndexedCount> WriteObjectIndex(const std::string& path, bool overwrite) {
-  TFDIST_ASSIGN_OR_RETURN(const ObjectInfo object, StatObject(path));
+// A reader of the file (or object) `path` to index; InvalidArgument when it
+// is compressed (an index holds offsets into the uncompressed file).
+Result<std::unique_ptr<RecordReader>> OpenToIndex(const std::string& path) {
   RecordReaderOptions options;
   options.compression = Compression::kAuto;
   TFDIST_ASSIGN_OR_RETURN(auto reader, RecordReader::Open(path, options));
@@ -408,6 +407,14 @@ Result<IndexedCount> WriteObjectIndex(const std::string& path, bool overwrite) {
         "the file)",
         path, CompressionName(reader->compression())));
   }
+  return reader;
+}
+
+// WriteIndex of an object: the index of the version the scan reads (the
+// one a listing saw), stamped with its URL, size and version.
+Result<IndexedCount> WriteObjectIndex(const std::string& path, bool overwrite) {
+  TFDIST_ASSIGN_OR_RETURN(const ObjectInfo object, StatObject(path));
+  TFDIST_ASSIGN_OR_RETURN(auto reader, OpenToIndex(path));
   return WriteIndexAndStamp(path, *reader, overwrite, [&](uint64_t bytes, uint32_t crc) {
     return FormatObjectStamp(object, bytes, crc);
   });
@@ -495,15 +502,7 @@ Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
   if (stat(path.c_str(), &before) != 0) {
     return ErrnoError(errno, StatusCode::kNotFound, path);
   }
-  RecordReaderOptions options;
-  options.compression = Compression::kAuto;
-  TFDIST_ASSIGN_OR_RETURN(auto reader, RecordReader::Open(path, options));
-  if (reader->compression() != Compression::kNone) {
-    return Status::InvalidArgument(fmt::format(
-        "{}: is {}-compressed; index files describe uncompressed TFRecord files (offsets into "
-        "the file)",
-        path, CompressionName(reader->compression())));
-  }
+  TFDIST_ASSIGN_OR_RETURN(auto reader, OpenToIndex(path));
   // The file as it is before the scan: a change during or after it moves
   // the change time, and then the index no longer fits.
   const UniqueFd file_fd(open(path.c_str(), kReadFlags));
