@@ -18,8 +18,9 @@ def check(ok, what):
         print("FAIL:", what)
 
 
-def tfdist(*args, expect=0):
-    proc = subprocess.run([TFDIST, *args], capture_output=True, text=True, timeout=120)
+def tfdist(*args, expect=0, env=None):
+    """Runs tfdist with ARGS (in `env` when given), checking its exit status."""
+    proc = subprocess.run([TFDIST, *args], capture_output=True, text=True, timeout=120, env=env)
     check(proc.returncode == expect,
           f"tfdist {' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stderr}")
     return proc

@@ -9,6 +9,7 @@
 # is scanned again, its new count given. Skipped (77) without s3rver
 # (tools/setup installs it into tests/servers/node_modules).
 # Usage: remote_gzip_index_test.py TFDIST
+import functools
 import gzip
 import json
 import os
@@ -102,12 +103,7 @@ def main():
                        XDG_CACHE_HOME=os.path.join(tmp, "cache"))
             url = f"s3://{BUCKET}/d"
 
-            def run(*args, expect=0):
-                proc = subprocess.run([checks.TFDIST, *args], capture_output=True, text=True,
-                                      timeout=120, env=env)
-                check(proc.returncode == expect,
-                      f"{args}: exit {proc.returncode}, not {expect}: {proc.stderr}")
-                return proc
+            run = functools.partial(checks.tfdist, env=env)
 
             expected = json.loads(checks.tfdist("count", "--json", f"{local}/train-*").stdout)
             # The directory index of the bucket folder, in the local cache.

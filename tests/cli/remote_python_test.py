@@ -6,8 +6,8 @@
 # paths aside); tf.io.gfile.glob and exists of a URL ask tfdist's listing.
 # Skipped (77) without s3rver (tools/setup --servers installs it).
 # Usage: remote_python_test.py TFDIST
+import functools
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -34,12 +34,7 @@ def main():
         env = s3.env(XDG_CACHE_HOME=os.path.join(tmp, "cache"))
         url = f"s3://{BUCKET}"
 
-        def run(*args, expect=0):
-            proc = subprocess.run([checks.TFDIST, *args], capture_output=True, text=True,
-                                  timeout=120, env=env)
-            check(proc.returncode == expect,
-                  f"{args}: exit {proc.returncode}, not {expect}: {proc.stderr}")
-            return proc
+        run = functools.partial(checks.tfdist, env=env)
 
         def same(args_local, args_remote):
             a = run(*args_local).stdout.replace(local, "@")
