@@ -114,4 +114,36 @@ nlohmann::json ParseJson(std::string text) {
   return j;
 }
 
+nlohmann::json StatusToJson(const Status& status) {
+  nlohmann::json j;
+  j["code"] = static_cast<int>(status.code());
+  j["message"] = status.message();
+  if (status.position()) j["position"] = *status.position();
+  if (status.advice().remedy != Remedy::kNone) {
+    j["remedy"] = static_cast<int>(status.advice().remedy);
+    j["subject"] = status.advice().subject;
+  }
+  return j;
+}
+
+std::optional<Status> StatusFromJson(const nlohmann::json& j) {
+  auto has = [&](const char* key, bool (nlohmann::json::*is)() const noexcept) {
+    return j.contains(key) && (j[key].*is)();
+  };
+  if (!j.is_object() || !has("code", &nlohmann::json::is_number_integer) ||
+      !has("message", &nlohmann::json::is_string)) {
+    return std::nullopt;
+  }
+  Status s(static_cast<StatusCode>(j["code"].get<int>()), j["message"].get<std::string>());
+  if (has("position", &nlohmann::json::is_number_unsigned)) {
+    s = std::move(s).WithPosition(j["position"].get<size_t>());
+  }
+  if (has("remedy", &nlohmann::json::is_number_integer) &&
+      has("subject", &nlohmann::json::is_string)) {
+    s = std::move(s).WithAdvice(static_cast<Remedy>(j["remedy"].get<int>()),
+                                j["subject"].get<std::string>());
+  }
+  return s;
+}
+
 }  // namespace tfdist

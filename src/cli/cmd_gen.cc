@@ -11,6 +11,7 @@
 #include "tfdist/base/interrupt.h"
 #include "tfdist/base/random.h"
 #include "tfdist/base/text.h"
+#include "tfdist/io/file_list.h"
 #include "tfdist/io/output_set.h"
 #include "tfdist/io/record_writer.h"
 #include "tfdist/io/reshard.h"
@@ -138,7 +139,7 @@ int RunGen(const GenOptions& o) {
   if (json) {
     nlohmann::ordered_json out;
     for (auto& f : files) {
-      const std::optional<uint64_t> on_disk = FileSize(f["path"].get<std::string>());
+      const std::optional<uint64_t> on_disk = io::FileSize(f["path"].get<std::string>());
       f["file_bytes"] = on_disk ? nlohmann::ordered_json(*on_disk) : nullptr;
     }
     out["files"] = std::move(files);

@@ -7,8 +7,10 @@
 
 #include "commands.h"
 #include "file_args.h"
+#include "job.h"
 #include "report.h"
 #include "tfdist/base/text.h"
+#include "tfdist/cluster/cluster.h"
 #include "tfdist/io/file_list.h"
 #include "tfdist/io/reshard.h"
 #include "tfdist/io/storage.h"
@@ -77,9 +79,16 @@ Result<std::vector<std::string>> ResolveRewriteArgs(const RewriteArgs& a, io::Re
   o->sync = !a.no_fsync;
   o->use_index = !a.no_index;
   o->note = PrintNote;
+  // Under mpirun the ranks share the work: every one must see the same
+  // inputs (checked here) and the output folder (checked by rank 0 there).
+  o->group = &cluster::JobGroup();
   std::vector<std::string> warnings;
-  TFDIST_ASSIGN_OR_RETURN(const StringList files, ExpandFileArgs(a.patterns, warnings));
-  return files.ToVector();
+  Result<std::vector<std::string>> files = [&]() -> Result<std::vector<std::string>> {
+    TFDIST_ASSIGN_OR_RETURN(const StringList list, ExpandFileArgs(a.patterns, warnings));
+    return list.ToVector();
+  }();
+  TFDIST_RETURN_IF_ERROR(CheckSameFiles(files));
+  return files;
 }
 
 // `old_key`: the list of files under the name of the last release too
@@ -119,24 +128,25 @@ void PrintSummary(const io::RewriteSummary& s, const std::string& what, bool jso
 int RunReshard(const ReshardArgs& a) {
   const bool json = a.format.json();
   if (Status s = CheckOutputName(a.output, "a prefix of file names, such as out/part"); !s.ok()) {
-    return ReportError(s, json);
+    return ReportUsageError(s, json);
   }
   io::ReshardOptions o;
   Result<std::vector<std::string>> files = ResolveRewriteArgs(a, &o);
-  if (!files.ok()) return ReportError(files.status(), json);
+  if (!files.ok()) return ReportUsageError(files.status(), json);
   Result<io::ReshardBalance> balance = io::ParseReshardBalance(a.balance);
-  if (!balance.ok()) return ReportError(balance.status(), json);
+  if (!balance.ok()) return ReportUsageError(balance.status(), json);
   o.balance = *balance;
   o.output_prefix = a.output;
   o.num_shards = a.num_shards;
   o.records_per_shard = a.records_per_shard;
   o.seed = a.seed;
   if (a.num_shards == 0 && a.records_per_shard == 0) {
-    return ReportError(Status::InvalidArgument("give --num-shards N or --records-per-shard K"),
-                       json);
+    return ReportUsageError(Status::InvalidArgument("give --num-shards N or --records-per-shard K"),
+                            json);
   }
   Result<io::RewriteSummary> s = io::Reshard(*files, o);
-  if (!s.ok()) return ReportError(s.status(), json);
+  if (!s.ok()) return ReportUsageError(s.status(), json);
+  if (!cluster::IsRoot()) return 0;
   const std::string order =
       a.seed ? fmt::format("shuffled with seed {}", *a.seed) : std::string("in input order");
   PrintSummary(*s,
@@ -149,18 +159,18 @@ int RunReshard(const ReshardArgs& a) {
 int RunConvert(const ConvertArgs& a) {
   const bool json = a.format.json();
   if (a.output_compression.empty()) {
-    return ReportError(
+    return ReportUsageError(
         Status::InvalidArgument("convert needs --output-compression none, gzip or zlib"), json);
   }
   // Outputs are local: beside a URL input is no place for them.
   if (!a.output_dir.empty()) {
     if (Status s = io::CheckLocalOutput(a.output_dir, "--output-dir"); !s.ok()) {
-      return ReportError(s, json);
+      return ReportUsageError(s, json);
     }
   } else {
     for (const std::string& pattern : a.patterns) {
       if (!io::IsRemote(pattern)) continue;
-      return ReportError(
+      return ReportUsageError(
           Status::InvalidArgument(fmt::format(
               "{}: convert writes beside each input unless --output-dir names a folder, and "
               "outputs are local files in this version of tfdist: give --output-dir DIR",
@@ -170,10 +180,11 @@ int RunConvert(const ConvertArgs& a) {
   }
   io::ConvertOptions o;
   Result<std::vector<std::string>> files = ResolveRewriteArgs(a, &o);
-  if (!files.ok()) return ReportError(files.status(), json);
+  if (!files.ok()) return ReportUsageError(files.status(), json);
   o.output_dir = a.output_dir;
   Result<io::RewriteSummary> s = io::Convert(*files, o);
-  if (!s.ok()) return ReportError(s.status(), json);
+  if (!s.ok()) return ReportUsageError(s.status(), json);
+  if (!cluster::IsRoot()) return 0;
   PrintSummary(*s,
                fmt::format("{} {} converted to {}", s->outputs.size(),
                            s->outputs.size() == 1 ? "file" : "files",

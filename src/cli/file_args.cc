@@ -173,7 +173,7 @@ std::vector<FileScan> ScanFiles(const std::vector<std::string>& files,
   tbb::parallel_for(size_t{0}, files.size(), [&](size_t i) {
     static_cast<io::FileCount&>(scans[i]) = std::move(counts[i]);
     scans[i].path = files[i];
-    scans[i].file_bytes = FileSize(files[i]);
+    scans[i].file_bytes = io::FileSize(files[i]);
   });
   return scans;
 }
@@ -212,17 +212,6 @@ int ReportScanErrors(const std::vector<FileScan>& scans) {
     rc = std::max(rc, ExitCodeFor(s.count.status));
   }
   return rc;
-}
-
-std::optional<uint64_t> FileSize(const std::string& path) {
-  if (io::IsRemote(path)) {
-    // What the listing saw: no request.
-    Result<io::ObjectInfo> info = io::StatObject(path);
-    return info.ok() ? std::optional<uint64_t>(info->size) : std::nullopt;
-  }
-  struct stat st;
-  if (path == "-" || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  return static_cast<uint64_t>(st.st_size);
 }
 
 }  // namespace tfdist::cli

@@ -94,9 +94,6 @@ Status FirstScanError(const std::vector<FileScan>& scans);
 // Prints each failed scan's error to stderr; returns the exit code (0 if none).
 int ReportScanErrors(const std::vector<FileScan>& scans);
 
-// Size of a file on disk, or nullopt (standard input, an error).
-std::optional<uint64_t> FileSize(const std::string& path);
-
 }  // namespace tfdist::cli
 
 #endif  // TFDIST_CLI_FILE_ARGS_H_

@@ -19,7 +19,9 @@
 
 #include "report.h"
 #include "tfdist/base/interrupt.h"
+#include "tfdist/base/json.h"
 #include "tfdist/cluster/cluster.h"
+#include "tfdist/io/file_list.h"
 
 namespace tfdist::cli {
 namespace {
@@ -35,26 +37,9 @@ std::string RankName(int rank, const std::string& host) {
   return fmt::format("rank {} ({})", rank, host);
 }
 
-Json StatusToJson(const Status& s) {
-  Json j;
-  j["code"] = static_cast<int>(s.code());
-  j["message"] = s.message();
-  if (s.position()) j["position"] = *s.position();
-  if (s.advice().remedy != Remedy::kNone) {
-    j["remedy"] = static_cast<int>(s.advice().remedy);
-    j["subject"] = s.advice().subject;
-  }
-  return j;
-}
-
-Status StatusFromJson(const Json& j) {
-  Status s(static_cast<StatusCode>(j.at("code").get<int>()), j.at("message").get<std::string>());
-  if (j.contains("position")) s = std::move(s).WithPosition(j["position"].get<size_t>());
-  if (j.contains("remedy")) {
-    s = std::move(s).WithAdvice(static_cast<Remedy>(j["remedy"].get<int>()),
-                                j["subject"].get<std::string>());
-  }
-  return s;
+// A status another rank sent.
+Status StatusFrom(const Json& j) {
+  return StatusFromJson(j).value_or(Status::Internal("a rank sent an error this one cannot read"));
 }
 
 Json OptionalJson(const std::optional<uint64_t>& v) { return v ? Json(*v) : Json(nullptr); }
@@ -65,13 +50,13 @@ std::optional<uint64_t> OptionalFromJson(const Json& j) {
 // `mine`, one JSON value per file of this rank, gathered to rank 0 and put
 // back in the files' order there.
 Result<std::vector<Json>> GatherInOrder(const SplitFiles& split, const Json& mine) {
-  TFDIST_ASSIGN_OR_RETURN(std::vector<std::string> all, cluster::Gather(mine.dump()));
+  TFDIST_ASSIGN_OR_RETURN(std::vector<std::string> all, cluster::Gather(DumpJson(mine)));
   std::vector<Json> out;
   if (!cluster::IsRoot()) return out;
   out.resize(split.owner.size());
   std::vector<size_t> next(all.size(), 0);  // each rank's next value
   std::vector<Json> ranks(all.size());
-  for (size_t r = 0; r < all.size(); ++r) ranks[r] = Json::parse(all[r]);
+  for (size_t r = 0; r < all.size(); ++r) ranks[r] = ParseJson(all[r]);
   for (size_t i = 0; i < split.owner.size(); ++i) {
     const auto r = static_cast<size_t>(split.owner[i]);
     if (next[r] >= ranks[r].size()) {
@@ -83,33 +68,11 @@ Result<std::vector<Json>> GatherInOrder(const SplitFiles& split, const Json& min
   return out;
 }
 
-// Splits files of `sizes` bytes across `ranks`: the largest first, each to
-// the rank with the fewest bytes so far (the lowest such rank), which keeps
-// the largest share within one file of the smallest. Standard input ("-"),
-// which only rank 0 reads, is rank 0's.
-std::vector<int> Split(const std::vector<std::string>& files, const std::vector<uint64_t>& sizes,
-                       int ranks) {
-  std::vector<size_t> order(files.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
-  std::vector<uint64_t> load(static_cast<size_t>(ranks), 0);
-  std::vector<int> owner(files.size(), 0);
-  for (size_t i : order) {
-    size_t r = 0;
-    if (files[i] != "-") {
-      r = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    }
-    owner[i] = static_cast<int>(r);
-    load[r] += sizes[i];
-  }
-  return owner;
-}
-
 }  // namespace
 
 JobPart JobPartOf(std::string_view command) {
-  if (command == "count" || command == "verify" || command == "digest" || command == "index") {
+  if (command == "count" || command == "verify" || command == "digest" || command == "index" ||
+      command == "reshard" || command == "convert") {
     return JobPart::kSplit;
   }
   // Each rank takes its worker from the launcher's variables.
@@ -166,42 +129,32 @@ int EndJob(int rc) {
   return rc;
 }
 
-Result<std::optional<SplitFiles>> SplitFileArgs(const FileArgs& args) {
-  Result<ResolvedFiles> resolved = ResolveFileArgs(args);
-  if (cluster::Size() == 1) {
-    if (!resolved.ok()) return resolved.status();
-    SplitFiles split;
-    split.resolved = std::move(*resolved);
-    split.mine.resize(split.resolved.files.size());
-    std::iota(split.mine.begin(), split.mine.end(), size_t{0});
-    split.owner.assign(split.resolved.files.size(), 0);
-    return std::optional<SplitFiles>(std::move(split));
-  }
+Status CheckSameFiles(const Result<std::vector<std::string>>& files) {
+  if (cluster::Size() == 1) return files.status();
   // What each rank found, for rank 0 to compare.
   Json found;
   found["host"] = cluster::HostName();
-  found["ok"] = resolved.ok();
-  if (resolved.ok()) {
+  found["ok"] = files.ok();
+  if (files.ok()) {
     std::string all;
-    for (const std::string& f : resolved->files) all += f + '\n';
-    found["files"] = resolved->files.size();
+    for (const std::string& f : *files) all += f + '\n';
+    found["files"] = files->size();
     found["hash"] = std::hash<std::string>{}(all);
   } else {
-    found["error"] = StatusToJson(resolved.status());
+    found["error"] = StatusToJson(files.status());
   }
-  TFDIST_ASSIGN_OR_RETURN(const std::vector<std::string> ranks, cluster::Gather(found.dump()));
+  TFDIST_ASSIGN_OR_RETURN(const std::vector<std::string> ranks, cluster::Gather(DumpJson(found)));
   Status stop;  // rank 0's verdict
-  Json verdict;
   if (cluster::IsRoot()) {
-    if (!resolved.ok()) {
-      stop = resolved.status();
+    if (!files.ok()) {
+      stop = files.status();
     } else {
-      const Json root = Json::parse(ranks[0]);
+      const Json root = ParseJson(ranks[0]);
       for (size_t r = 1; r < ranks.size() && stop.ok(); ++r) {
-        const Json other = Json::parse(ranks[r]);
+        const Json other = ParseJson(ranks[r]);
         const std::string who = RankName(static_cast<int>(r), other["host"]);
         if (!other["ok"].get<bool>()) {
-          stop = StatusFromJson(other["error"]).Annotate(who);
+          stop = StatusFrom(other["error"]).Annotate(who);
         } else if (other["hash"] != root["hash"] || other["files"] != root["files"]) {
           stop = Status::InvalidArgument(fmt::format(
               "{} found {} files where rank 0 ({}) found {}, or other ones: every rank must see "
@@ -211,24 +164,45 @@ Result<std::optional<SplitFiles>> SplitFileArgs(const FileArgs& args) {
         }
       }
     }
-    verdict["go"] = stop.ok();
-    if (stop.ok()) {
-      std::vector<uint64_t> sizes(resolved->files.size());
-      for (size_t i = 0; i < sizes.size(); ++i) {
-        sizes[i] = FileSize(resolved->files[i]).value_or(0);
-      }
-      verdict["owner"] = Split(resolved->files, sizes, cluster::Size());
-    }
   }
-  TFDIST_ASSIGN_OR_RETURN(const std::string shared, cluster::Broadcast(verdict.dump()));
-  if (!cluster::IsRoot()) verdict = Json::parse(shared);
-  if (!verdict["go"].get<bool>()) {
-    if (cluster::IsRoot()) return stop;
-    return std::optional<SplitFiles>();
+  TFDIST_ASSIGN_OR_RETURN(const std::string shared,
+                          cluster::Broadcast(stop.ok() ? "" : std::string(stop.message())));
+  if (shared.empty()) return Status::OK();
+  if (!cluster::IsRoot()) return Status::Cancelled(std::string(kStoppedByRoot));
+  return stop;
+}
+
+Result<std::optional<SplitFiles>> SplitFileArgs(const FileArgs& args) {
+  Result<ResolvedFiles> resolved = ResolveFileArgs(args);
+  const Status same =
+      CheckSameFiles(resolved.ok() ? Result<std::vector<std::string>>(resolved->files)
+                                   : Result<std::vector<std::string>>(resolved.status()));
+  if (!same.ok()) {
+    if (same.code() == StatusCode::kCancelled && same.message() == kStoppedByRoot) {
+      return std::optional<SplitFiles>();
+    }
+    return same;
   }
   SplitFiles split;
   split.resolved = std::move(*resolved);
-  split.owner = verdict["owner"].get<std::vector<int>>();
+  const std::vector<std::string>& files = split.resolved.files;
+  split.owner.assign(files.size(), 0);
+  if (cluster::Size() > 1) {
+    // Rank 0 splits the files by their sizes, which it alone looks up.
+    std::string owner;
+    if (cluster::IsRoot()) {
+      std::vector<uint64_t> sizes(files.size());
+      for (size_t i = 0; i < sizes.size(); ++i) sizes[i] = io::FileSize(files[i]).value_or(0);
+      std::vector<int> parts = io::SplitByBytes(sizes, cluster::Size());
+      // Standard input, which only rank 0 reads, is rank 0's.
+      for (size_t i = 0; i < parts.size(); ++i) {
+        if (files[i] == "-") parts[i] = 0;
+      }
+      owner = DumpJson(Json(parts));
+    }
+    TFDIST_ASSIGN_OR_RETURN(owner, cluster::Broadcast(std::move(owner)));
+    split.owner = ParseJson(owner).get<std::vector<int>>();
+  }
   for (size_t i = 0; i < split.owner.size(); ++i) {
     if (split.owner[i] == cluster::Rank()) split.mine.push_back(i);
   }
@@ -266,7 +240,7 @@ Result<std::vector<FileScan>> GatherScans(const SplitFiles& split, std::vector<F
     s.count.records = j["records"];
     s.count.payload_bytes = j["bytes"];
     s.count.compression = static_cast<io::Compression>(j["compression"].get<int>());
-    s.count.status = StatusFromJson(j["status"]);
+    s.count.status = StatusFrom(j["status"]);
     s.count.error_offset = OptionalFromJson(j["error_offset"]);
     s.source = static_cast<io::CountSource>(j["source"].get<int>());
     s.stale_index = j["stale_index"];
@@ -300,7 +274,7 @@ Result<std::vector<io::FileDigest>> GatherDigests(const SplitFiles& split,
     f.digest.unordered = j["unordered"];
     f.digest.ordered = j["ordered"];
     f.compression = static_cast<io::Compression>(j["compression"].get<int>());
-    f.status = StatusFromJson(j["status"]);
+    f.status = StatusFrom(j["status"]);
     f.error_offset = OptionalFromJson(j["error_offset"]);
   }
   return digests;
@@ -333,7 +307,7 @@ Result<std::vector<std::optional<Result<io::IndexedCount>>>> GatherIndexes(
     if (j.contains("reached")) {
       results.emplace_back(std::nullopt);
     } else if (j.contains("status")) {
-      results.emplace_back(Result<io::IndexedCount>(StatusFromJson(j["status"])));
+      results.emplace_back(Result<io::IndexedCount>(StatusFrom(j["status"])));
     } else {
       io::IndexedCount c;
       c.count.records = j["records"];
@@ -368,14 +342,14 @@ Status CheckSharedFolder(const std::string& folder) {
   Json mine;
   mine["found"] = found;
   mine["host"] = cluster::HostName();
-  Result<std::vector<std::string>> all = cluster::Gather(mine.dump());
+  Result<std::vector<std::string>> all = cluster::Gather(DumpJson(mine));
   // Rank 0 removes the probe once every rank has looked (the gather).
   if (cluster::IsRoot()) std::remove(probe.c_str());
   if (!all.ok()) return all.status();
   Status verdict;
   if (cluster::IsRoot()) {
     for (size_t r = 1; r < all->size() && verdict.ok(); ++r) {
-      const Json other = Json::parse((*all)[r]);
+      const Json other = ParseJson((*all)[r]);
       if (!other["found"].get<bool>()) {
         verdict = Status::FailedPrecondition(fmt::format(
             "{}: {} does not see the file rank 0 wrote in it: the folder must be on a file "

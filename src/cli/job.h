@@ -21,7 +21,8 @@ namespace tfdist::cli {
 
 // How a command takes part in a job of several ranks.
 enum class JobPart {
-  kSplit,     // count, verify, digest: the ranks share the files, rank 0 prints
+  kSplit,     // count, verify, digest, index, reshard, convert: the ranks share the work,
+              // rank 0 prints
   kWorkers,   // run: each rank runs its worker; rank 0 prints the cluster's report
   kEach,      // layout, check: each rank is its own worker of the layout
   kRootOnly,  // the others: rank 0 runs the command, the rest wait for its end
@@ -49,6 +50,12 @@ struct SplitFiles {
 // This rank's files of `split`, in their order.
 std::vector<std::string> MyFiles(const SplitFiles& split);
 
+// Every rank's expansion of the same file arguments, `files`: rank 0
+// checks that every rank found the same files (the inputs must be on
+// storage they all see). OK without a job. An error is rank 0's to report
+// (ReportJobError); the others' is Cancelled, silent there.
+Status CheckSameFiles(const Result<std::vector<std::string>>& files);
+
 // Every rank expands `args`; rank 0 checks that every rank found the same
 // files (the inputs must be on storage they all see) and splits them,
 // balanced by their bytes, each file whole. Without a job: every file,
@@ -72,8 +79,9 @@ Result<std::vector<std::optional<Result<io::IndexedCount>>>> GatherIndexes(
 // FailedPrecondition naming the first rank (and host) that does not.
 Status CheckSharedFolder(const std::string& folder);
 
-// Reports an error that every rank meets alike (its arguments): at rank 0
-// as ReportError; the others return its exit status silently.
+// Reports an error that every rank meets alike (its arguments, or the
+// error of work the ranks share through cluster::JobGroup()): at rank 0 as
+// ReportError; the others return its exit status silently.
 int ReportUsageError(const Status& status, bool json);
 
 // Reports an error of this rank: as ReportError at rank 0; elsewhere on

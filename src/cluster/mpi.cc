@@ -34,6 +34,7 @@ int failure_word = 0;
 std::vector<MPI_Request> failure_sends;
 bool told = false;
 constexpr int kFailureTag = 29;
+std::vector<std::string> hosts;  // by rank, gathered at Join
 
 Status MpiError(int code, std::string_view what) {
   char text[MPI_MAX_ERROR_STRING] = {};
@@ -43,8 +44,10 @@ Status MpiError(int code, std::string_view what) {
       fmt::format("MPI: {} failed: {}", what, std::string_view(text, static_cast<size_t>(length))));
 }
 
-// Waits for `request`, started by `what` with result `started`.
-Status Wait(int started, MPI_Request* request, std::string_view what) {
+// Waits for `request`, started by `what` with result `started`; a signal
+// ends the wait, unless `through_signals`.
+Status Wait(int started, MPI_Request* request, std::string_view what,
+            bool through_signals = false) {
   if (started != MPI_SUCCESS) return MpiError(started, what);
   auto pause = std::chrono::microseconds(20);
   for (;;) {
@@ -53,7 +56,7 @@ Status Wait(int started, MPI_Request* request, std::string_view what) {
       return MpiError(rc, what);
     }
     if (done) return Status::OK();
-    if (Interrupted()) return Status::Interrupted();
+    if (Interrupted() && !through_signals) return Status::Interrupted();
     std::this_thread::sleep_for(pause);
     pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::microseconds(200));
   }
@@ -84,6 +87,7 @@ Status Join(const Launch& launch) {
     return MpiError(rc, "making the failures' communicator");
   }
   MPI_Comm_set_errhandler(failures, MPI_ERRORS_RETURN);
+  TFDIST_ASSIGN_OR_RETURN(hosts, AllGather(HostName(), false));
   if (int rc = MPI_Irecv(&failure_word, 1, MPI_INT, MPI_ANY_SOURCE, kFailureTag, failures,
                          &failure_told);
       rc != MPI_SUCCESS) {
@@ -159,6 +163,59 @@ Result<std::vector<std::string>> Gather(std::string_view mine) {
     out.push_back(all.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(lengths[r])));
   }
   return out;
+}
+
+Result<std::vector<std::string>> AllGather(std::string_view mine, bool through_signals) {
+  if (!joined) return std::vector<std::string>{std::string(mine)};
+  if (mine.size() > INT_MAX) {
+    return Status::ResourceExhausted(fmt::format(
+        "rank {}'s part is {} bytes, over the 2 GiB that MPI sends at once", rank, mine.size()));
+  }
+  const int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<size_t>(size));
+  MPI_Request request;
+  TFDIST_RETURN_IF_ERROR(Wait(
+      MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &request),
+      &request, "sharing the parts' sizes", through_signals));
+  std::vector<int> offsets(lengths.size());
+  int64_t total = 0;
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    offsets[r] = static_cast<int>(std::min<int64_t>(total, INT_MAX));
+    total += lengths[r];
+  }
+  // Every rank sees the same total, and all stop together when it is too large.
+  if (total > INT_MAX) {
+    return Status::ResourceExhausted(fmt::format(
+        "the ranks' parts are {} bytes together, over the 2 GiB that MPI shares at once", total));
+  }
+  std::string all(static_cast<size_t>(total), '\0');
+  TFDIST_RETURN_IF_ERROR(
+      Wait(MPI_Iallgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(),
+                           offsets.data(), MPI_CHAR, MPI_COMM_WORLD, &request),
+           &request, "sharing the parts", through_signals));
+  std::vector<std::string> out;
+  out.reserve(lengths.size());
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    out.push_back(all.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(lengths[r])));
+  }
+  return out;
+}
+
+Group& JobGroup() {
+  class Ranks final : public Group {
+   public:
+    int rank() const override { return Rank(); }
+    int size() const override { return Size(); }
+    Result<std::vector<std::string>> AllGather(std::string mine) override {
+      return cluster::AllGather(mine, /*through_signals=*/true);
+    }
+    std::string Name(int r) const override {
+      const auto i = static_cast<size_t>(r);
+      return fmt::format("rank {} ({})", r, i < hosts.size() ? hosts[i] : HostName());
+    }
+  };
+  static Ranks group;
+  return group;
 }
 
 Result<std::string> Broadcast(std::string value) {

@@ -122,6 +122,11 @@ Result<std::unique_ptr<AtomicFile>> AtomicFile::CreateAt(std::string path, std::
   return std::unique_ptr<AtomicFile>(new AtomicFile(std::move(path), std::move(temp_path), fd));
 }
 
+std::unique_ptr<AtomicFile> AtomicFile::Adopt(std::string path, std::string temp_path) {
+  RegisterTempFile(temp_path);
+  return std::unique_ptr<AtomicFile>(new AtomicFile(std::move(path), std::move(temp_path), -1));
+}
+
 void AtomicFile::Release() {
   committed_ = true;
   UnregisterTempFile(temp_path_);

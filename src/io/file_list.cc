@@ -659,4 +659,30 @@ Result<StringList> ExpandFilePatterns(std::span<const std::string> patterns,
   return list;
 }
 
+std::optional<uint64_t> FileSize(const std::string& name) {
+  if (IsRemote(name)) {
+    // What the listing saw: no request.
+    Result<ObjectInfo> info = StatObject(name);
+    return info.ok() ? std::optional<uint64_t>(info->size) : std::nullopt;
+  }
+  struct stat st;
+  if (name == "-" || stat(name.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+std::vector<int> SplitByBytes(std::span<const uint64_t> sizes, int parts) {
+  std::vector<size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+  std::vector<uint64_t> load(static_cast<size_t>(std::max(parts, 1)), 0);
+  std::vector<int> part(sizes.size(), 0);
+  for (size_t i : order) {
+    const auto p = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    part[i] = static_cast<int>(p);
+    load[p] += sizes[i];
+  }
+  return part;
+}
+
 }  // namespace tfdist::io

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include <set>
 #include <thread>
 
+#include "commit_fault.h"
 #include "tfdist/base/interrupt.h"
 
 namespace tfdist::io {
@@ -230,14 +232,11 @@ Result<std::string> CanonicalPath(const std::string& path) {
   return Join(real, BasePart(path));
 }
 
-// ---- fault injection: TFDIST_COMMIT_FAULT=PHASE:ACTION ----------------------
-//
-// A test hook: at the named phase of a commit the process dies (kill:
-// SIGKILL), fails as a rename would (fail), or receives a signal (sigint,
-// sighup). Phases: prepared, old-moved-1, old-moved, new-renamed-1,
-// new-renamed, committed.
+}  // namespace
 
-Status FaultAt(std::string_view phase) {
+// ---- fault injection: TFDIST_COMMIT_FAULT=PHASE:ACTION ----------------------
+
+Status CommitFault(std::string_view phase) {
   const char* spec = std::getenv("TFDIST_COMMIT_FAULT");
   if (spec == nullptr) return Status::OK();
   const std::string_view s = spec;
@@ -252,6 +251,8 @@ Status FaultAt(std::string_view phase) {
   }
   return Status::OK();
 }
+
+namespace {
 
 // ---- the journal -----------------------------------------------------------
 
@@ -365,7 +366,13 @@ void RemoveTransaction(const std::string& txn) {
   }
   remove(kJournalName);
   remove(kCommittedName);
-  rmdir(txn.c_str());
+  // A member process that stages here may be ending too (a signal reaches
+  // every rank of a job at once) and put a file in after the listing: for
+  // a little while, what it leaves is removed again.
+  for (int attempt = 0; rmdir(txn.c_str()) != 0 && errno == ENOTEMPTY && attempt < 50; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (const std::string& name : ListFolder(txn)) remove(name);
+  }
   UnregisterTempFile(txn);
 }
 
@@ -727,8 +734,17 @@ Result<std::unique_ptr<OutputSet>> OutputSet::Begin(std::span<const std::string>
   return set;
 }
 
+std::unique_ptr<OutputSet> OutputSet::JoinTransaction(std::string transaction, std::string tag) {
+  std::unique_ptr<OutputSet> set(new OutputSet());
+  set->txn_ = std::move(transaction);
+  set->tag_ = std::move(tag);
+  set->member_ = true;
+  return set;
+}
+
 OutputSet::~OutputSet() {
-  files_.clear();  // their staged files go with them
+  files_.clear();       // their staged files go with them
+  if (member_) return;  // the transaction is the leader's
   if (!txn_.empty()) RemoveTransaction(txn_);
   for (const std::string& link : links_) {
     unlink(link.c_str());
@@ -791,14 +807,15 @@ Status OutputSet::ExpectFamily(const ShardFamily& family) {
 }
 
 Result<std::unique_ptr<AtomicFile>> OutputSet::Create(const std::string& path) {
-  if (!options_.replace && Exists(path)) {
+  // (The leader of a member checked, and its commit checks again.)
+  if (!member_ && !options_.replace && Exists(path)) {
     return Status::InvalidArgument(fmt::format("{}: already exists", path))
         .WithAdvice(Remedy::kOverwrite);
   }
   std::string staged;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    staged = Join(txn_, fmt::format("new-{}", next_id_++));
+    staged = Join(txn_, fmt::format("{}new-{}", tag_, next_id_++));
   }
   return AtomicFile::CreateAt(path, std::move(staged));
 }
@@ -807,7 +824,7 @@ Result<std::unique_ptr<AtomicFile>> OutputSet::CreateScratch(std::string_view na
   std::string staged;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    staged = Join(txn_, fmt::format("scratch-{}-{}", next_id_++, name));
+    staged = Join(txn_, fmt::format("{}scratch-{}-{}", tag_, next_id_++, name));
   }
   return AtomicFile::CreateAt(staged, staged);
 }
@@ -817,7 +834,22 @@ void OutputSet::Add(std::unique_ptr<AtomicFile> file) {
   files_.push_back(std::move(file));
 }
 
+Status OutputSet::Adopt(const std::string& path, const std::string& staged) {
+  assert(!member_);
+  const std::string name = BasePart(staged);
+  struct stat st;
+  if (OutputFolderOf(staged) != txn_ || name.rfind("old-", 0) == 0 || name == kJournalName ||
+      name == kCommittedName || lstat(staged.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument(
+        fmt::format("{}: not a file staged in {} for {}", staged, txn_, path));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  files_.push_back(AtomicFile::Adopt(path, staged));
+  return Status::OK();
+}
+
 Status OutputSet::Commit() {
+  assert(!member_);
   if (Interrupted()) return Status::Interrupted();
   // The new files' final names, canonical; the old set: with `replace`,
   // the families' files and whatever is under a new name.
@@ -881,7 +913,7 @@ Status OutputSet::Commit() {
     return Status(why.code(), fmt::format("{}; the commit was undone: the outputs are as they were",
                                           why.message()));
   };
-  Status s = FaultAt("prepared");
+  Status s = CommitFault("prepared");
   std::set<std::string> folders;
   for (size_t i = 0; s.ok() && i < j.olds.size(); ++i) {
     const std::string aside = Join(txn_, j.olds[i].staged);
@@ -889,18 +921,18 @@ Status OutputSet::Commit() {
       s = CallFailed(errno, fmt::format("cannot move {} aside", j.olds[i].final));
     }
     folders.insert(OutputFolderOf(j.olds[i].final));
-    if (s.ok() && i == 0) s = FaultAt("old-moved-1");
+    if (s.ok() && i == 0) s = CommitFault("old-moved-1");
   }
-  if (s.ok()) s = FaultAt("old-moved");
+  if (s.ok()) s = CommitFault("old-moved");
   for (size_t k = 0; s.ok() && k < j.news.size(); ++k) {
     const std::string staged = Join(txn_, j.news[k].staged);
     if (rename(staged.c_str(), j.news[k].final.c_str()) != 0) {
       s = CallFailed(errno, fmt::format("cannot rename {} to {}", staged, files_[k]->path()));
     }
     folders.insert(OutputFolderOf(j.news[k].final));
-    if (s.ok() && k == 0) s = FaultAt("new-renamed-1");
+    if (s.ok() && k == 0) s = CommitFault("new-renamed-1");
   }
-  if (s.ok()) s = FaultAt("new-renamed");
+  if (s.ok()) s = CommitFault("new-renamed");
   if (s.ok() && options_.sync) {
     for (const std::string& f : folders) SyncFolder(f);
   }
@@ -919,7 +951,7 @@ Status OutputSet::Commit() {
   IgnoreInterrupts();  // every output is in place: a signal cannot make that an error
   for (auto& f : files_) f->Release();
   committed_ = true;
-  (void)FaultAt("committed");
+  (void)CommitFault("committed");
   RemoveTransaction(txn_);  // the old files set aside go with it
   txn_.clear();
   return Status::OK();

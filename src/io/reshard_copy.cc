@@ -318,22 +318,28 @@ class PieceReader {
     const Output& out = outputs[k_];
     auto piece = std::make_unique<Piece>();
     piece->output = k_;
+    // The outputs may be some of the plan's: each starts at its own record.
+    bool seek = stream_file_ == SIZE_MAX;
+    if (!started_) {
+      g_ = out.begin;
+      started_ = true;
+      seek = true;
+    }
     if (g_ >= out.end) {  // an empty output
       piece->last = true;
       ++k_;
+      started_ = false;
       return piece;
     }
     f_ = job_.FileOf(g_, f_);
     const Input& in = (*job_.inputs)[f_];
-    if (stream_file_ != f_) {
-      Result<std::unique_ptr<ByteSource>> s = OpenStream(in.path, in.compression);
-      if (!s.ok()) {
-        status_ = s.status();
+    // Within an output the stream goes on where the last piece ended (in
+    // a record, maybe); a new output or input starts at its record.
+    if (seek || stream_file_ != f_) {
+      if (Status s = SeekTo(in, in.offsets[g_ - in.first]); !s.ok()) {
+        status_ = s;
         return nullptr;
       }
-      stream_ = std::move(*s);
-      stream_file_ = f_;
-      pos_ = 0;
     }
     const uint64_t last = std::min(out.end - in.first, in.records());
     // Up to kPieceSize bytes of this input's records in this output.
@@ -353,15 +359,46 @@ class PieceReader {
     auto it = std::upper_bound(in.offsets.begin(), in.offsets.begin() + last + 1, pos_);
     g_ = in.first + static_cast<uint64_t>(it - in.offsets.begin()) - 1;
     piece->last = g_ >= out.end;
-    if (piece->last) ++k_;
+    if (piece->last) {
+      ++k_;
+      started_ = false;
+    }
     return piece;
   }
 
   const Status& status() const { return status_; }
+  // The output being read (the one an error is about).
+  size_t output() const { return k_; }
 
  private:
+  // Puts the stream of input f_ at byte `offset` of its records: where it
+  // is when the outputs follow each other; else opened again, or read up
+  // to there.
+  Status SeekTo(const Input& in, uint64_t offset) {
+    if (stream_file_ != f_ || pos_ > offset) {
+      TFDIST_ASSIGN_OR_RETURN(stream_, OpenStream(in.path, in.compression));
+      stream_file_ = f_;
+      pos_ = 0;
+    }
+    std::string skipped;
+    while (pos_ < offset) {
+      if (Interrupted()) return Status::Interrupted();
+      skipped.resize(static_cast<size_t>(std::min(offset - pos_, kPieceSize)));
+      TFDIST_ASSIGN_OR_RETURN(const size_t n, stream_->Read(skipped));
+      if (n == 0) {
+        return CanonicalError(
+            in, Status::DataLoss(fmt::format("{}: truncated record at {}: the file shrank while "
+                                             "it was being resharded",
+                                             in.path, pos_)));
+      }
+      pos_ += n;
+    }
+    return Status::OK();
+  }
+
   const Job& job_;
   size_t k_ = 0, f_ = 0;  // the output, and the input
+  bool started_ = false;  // output k_ has begun
   uint64_t g_ = 0;        // the next record
   uint64_t pos_ = 0;      // in the input's stream
   std::unique_ptr<ByteSource> stream_;
@@ -396,15 +433,18 @@ class PieceWriter {
     if (s.ok() && piece.last) s = FinishOutput(out, std::move(sink_));
     if (!s.ok()) {
       status_ = s;
+      failed_output_ = piece.output;
       failed_.store(true);
     }
   }
 
   bool failed() const { return failed_.load(); }
   const Status& status() const { return status_; }
+  size_t failed_output() const { return failed_output_; }
 
  private:
   const Job& job_;
+  size_t failed_output_ = 0;
   std::unique_ptr<ByteSink> sink_;  // of the output being written
   Status status_;
   std::atomic<bool> failed_{false};
@@ -413,7 +453,7 @@ class PieceWriter {
 // Writes every output with a pipeline over the inputs read once, in order:
 // inflating (or reading) the next piece overlaps deflating (or writing) the
 // one before. REQUIRES: the identity order.
-Status WriteOutputsSequentially(const Job& job) {
+Status WriteOutputsSequentially(const Job& job, size_t* failed) {
   PieceReader reader(job);
   PieceWriter writer(job);
   auto produce = [&](tbb::flow_control& fc) -> Piece* {
@@ -426,17 +466,22 @@ Status WriteOutputsSequentially(const Job& job) {
       4, tbb::make_filter<void, Piece*>(tbb::filter_mode::serial_in_order, produce) &
              tbb::make_filter<Piece*, void>(tbb::filter_mode::serial_in_order, consume));
   if (reader.status().code() == StatusCode::kCancelled) return reader.status();
-  if (!writer.status().ok()) return writer.status();
+  if (!writer.status().ok()) {
+    *failed = writer.failed_output();
+    return writer.status();
+  }
+  *failed = reader.output();
   return reader.status();
 }
 
 }  // namespace
 
 Status WriteOutputs(std::vector<Input>& inputs, const ReshardPlan& plan,
-                    std::vector<Output>& outputs, const RewriteOptions& o, OutputSet& set) {
+                    std::vector<Output>& outputs, const RewriteOptions& o, OutputSet& set,
+                    size_t* failed) {
   const bool random_access =
       !plan.order.empty() || std::all_of(inputs.begin(), inputs.end(), [](const Input& in) {
-        return in.compression == Compression::kNone || in.spill;
+        return in.compression == Compression::kNone || in.spilled();
       });
   Job job{&inputs, &plan, &outputs, &o, &set};
   if (random_access) {
@@ -451,9 +496,10 @@ Status WriteOutputs(std::vector<Input>& inputs, const ReshardPlan& plan,
           }
         },
         tbb::simple_partitioner());
+    *failed = errors.rank();
     return errors.status();
   }
-  return WriteOutputsSequentially(job);
+  return WriteOutputsSequentially(job, failed);
 }
 
 }  // namespace tfdist::io

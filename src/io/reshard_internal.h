@@ -36,10 +36,12 @@ struct Input {
   uint64_t first = 0;                 // global number of its first record
   bool verified = false;              // both CRCs checked by the scan
   bool from_index = false;            // offsets read from FILE.idx
-  std::unique_ptr<AtomicFile> spill;  // an inflated copy, read in its place
+  std::string spill_path;             // an inflated copy, read in its place
+  std::unique_ptr<AtomicFile> spill;  // the copy, when this process made it
 
   uint64_t records() const { return offsets.size() - 1; }
-  const std::string& read_path() const { return spill ? spill->temp_path() : path; }
+  bool spilled() const { return !spill_path.empty(); }
+  const std::string& read_path() const { return spilled() ? spill_path : path; }
 };
 
 // One output file and the input records (output positions) it holds.
@@ -47,6 +49,7 @@ struct Output {
   std::string path;
   uint64_t begin = 0, end = 0;
   std::unique_ptr<AtomicFile> file;
+  std::string staged;  // written by another member of the group: its staged file
   uint64_t framed_bytes = 0;
   uint64_t file_bytes = 0;
 };
@@ -68,6 +71,8 @@ class FirstError {
   }
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
   Status status() const { return status_; }
+  // The caller's rank of the task that failed (when one did).
+  size_t rank() const { return rank_; }
 
  private:
   std::mutex mu_;
@@ -83,22 +88,35 @@ Result<std::unique_ptr<ByteSource>> OpenStream(const std::string& path, Compress
 // count and verify. `fallback` when that scan finds nothing wrong.
 Status CanonicalError(const Input& in, Status fallback);
 
-// Pass 1: where every record of every input is, inputs in parallel.
+// The compression of input `path`: `declared`, or (kAuto) what its first
+// bytes say. Error: InvalidArgument for standard input, or an input that
+// is not a regular file (its first record's DataLoss when it is damaged
+// there); NotFound.
+Result<Compression> InputCompression(const std::string& path, Compression declared);
+
+// Pass 1: where every record of inputs[i] is, for each i of `which`, in
+// parallel. REQUIRES: their compression known (InputCompression).
 // `shuffle`: the copy will read records in any order, so compressed inputs
-// are inflated into scratch files of `spill_to`.
-// Error: InvalidArgument for no inputs or standard input; NotFound or
-// DataLoss for an input (in count's words); Cancelled.
-Result<std::vector<Input>> ScanInputs(std::span<const std::string> paths, const RewriteOptions& o,
-                                      bool shuffle, OutputSet* spill_to);
+// are inflated into scratch files of `spill_to`; `sequential`: the copy
+// will read each input once, in order (then every input is checked now).
+// On error, `*failed` is the index (into `inputs`) of the input it is
+// about. Error: NotFound or DataLoss for an input (in count's words);
+// Cancelled.
+Status ScanInputs(std::vector<Input>& inputs, std::span<const size_t> which,
+                  const RewriteOptions& o, bool shuffle, bool sequential, OutputSet* spill_to,
+                  size_t* failed);
 
 // Pass 2: copies the records `plan` gives each output into its file
-// (out.file, staged by `set`, finished, not committed). Uncompressed or spilled inputs, or a
+// (out.file, staged by `set`, finished, not committed): `outputs` may be
+// any of the plan's, in order. Uncompressed or spilled inputs, or a
 // shuffle, are read by random access with the outputs written in parallel;
 // otherwise the inputs are read once, in order.
-// Error: as ScanInputs for the inputs; a failed write (Internal) says
-// "writing PATH: ..." and that nothing was written.
+// On error, `*failed` is the index (into `outputs`) of the output it is
+// about. Error: as ScanInputs for the inputs; a failed write (Internal)
+// says "writing PATH: ..." and that nothing was written.
 Status WriteOutputs(std::vector<Input>& inputs, const ReshardPlan& plan,
-                    std::vector<Output>& outputs, const RewriteOptions& o, OutputSet& set);
+                    std::vector<Output>& outputs, const RewriteOptions& o, OutputSet& set,
+                    size_t* failed);
 
 }  // namespace tfdist::io
 

@@ -48,16 +48,6 @@ Status RejectStream(std::unique_ptr<ByteSource> source, Compression c) {
       fmt::format("{}: not a regular file; resharding and converting read each input twice", path));
 }
 
-Result<Compression> DetectFileCompression(const std::string& path, Compression c) {
-  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenFileSource(path));
-  if (!source->size()) return RejectStream(std::move(source), c);
-  if (c != Compression::kAuto) return c;
-  std::string prefix(64 * 1024, '\0');
-  TFDIST_ASSIGN_OR_RETURN(size_t n, source->Read(prefix));
-  prefix.resize(n);
-  return DetectCompression(prefix);
-}
-
 // Offsets of the records of an uncompressed file from its index, when one
 // fits the file. Never reads the records.
 bool OffsetsFromIndex(Input& in) {
@@ -80,6 +70,7 @@ Status ScanInput(Input& in, bool verify, bool use_index, OutputSet* spill_to) {
   TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenStream(in.path, in.compression));
   if (spill_to != nullptr) {
     TFDIST_ASSIGN_OR_RETURN(in.spill, spill_to->CreateScratch("spill"));
+    in.spill_path = in.spill->temp_path();
     spill_sink = in.spill->TakeSink(/*sync=*/false);
     source = std::make_unique<TeeSource>(std::move(source), spill_sink.get());
   }
@@ -119,32 +110,31 @@ Status CanonicalError(const Input& in, Status fallback) {
   return count.status.ok() ? fallback : count.status;
 }
 
-// Pass 1 over all inputs. `sequential`: the copy will read each input once
-// in order; `shuffle`: it will read records in any order.
-Result<std::vector<Input>> ScanInputs(std::span<const std::string> paths, const RewriteOptions& o,
-                                      bool shuffle, OutputSet* spill_to) {
-  assert(o.output_compression != Compression::kAuto);
-  if (paths.empty()) return Status::InvalidArgument("no input files");
-  std::vector<Input> inputs(paths.size());
-  for (size_t i = 0; i < paths.size(); ++i) {
-    if (paths[i] == "-") {
-      return Status::InvalidArgument(
-          "standard input ('-') cannot be resharded or converted: the inputs are read twice");
-    }
-    inputs[i].path = paths[i];
-    TFDIST_ASSIGN_OR_RETURN(inputs[i].compression,
-                            DetectFileCompression(paths[i], o.input_compression));
+Result<Compression> InputCompression(const std::string& path, Compression declared) {
+  if (path == "-") {
+    return Status::InvalidArgument(
+        "standard input ('-') cannot be resharded or converted: the inputs are read twice");
   }
-  const bool any_compressed = std::any_of(inputs.begin(), inputs.end(), [](const Input& in) {
-    return in.compression != Compression::kNone;
-  });
-  const bool sequential = any_compressed && !shuffle;
+  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenFileSource(path));
+  if (!source->size()) return RejectStream(std::move(source), declared);
+  if (declared != Compression::kAuto) return declared;
+  std::string prefix(64 * 1024, '\0');
+  TFDIST_ASSIGN_OR_RETURN(size_t n, source->Read(prefix));
+  prefix.resize(n);
+  return DetectCompression(prefix);
+}
+
+Status ScanInputs(std::vector<Input>& inputs, std::span<const size_t> which,
+                  const RewriteOptions& o, bool shuffle, bool sequential, OutputSet* spill_to,
+                  size_t* failed) {
+  assert(o.output_compression != Compression::kAuto);
   FirstError errors;
   tbb::parallel_for(
-      tbb::blocked_range<size_t>(0, inputs.size(), 1),
+      tbb::blocked_range<size_t>(0, which.size(), 1),
       [&](const tbb::blocked_range<size_t>& r) {
-        for (size_t i = r.begin(); i != r.end(); ++i) {
+        for (size_t w = r.begin(); w != r.end(); ++w) {
           if (errors.failed()) return;
+          const size_t i = which[w];
           Input& in = inputs[i];
           const bool spill = shuffle && in.compression != Compression::kNone;
           // A file read by random access is checked as it is copied.
@@ -153,13 +143,8 @@ Result<std::vector<Input>> ScanInputs(std::span<const std::string> paths, const 
         }
       },
       tbb::simple_partitioner());
-  TFDIST_RETURN_IF_ERROR(errors.status());
-  uint64_t first = 0;
-  for (Input& in : inputs) {
-    in.first = first;
-    first += in.records();
-  }
-  return inputs;
+  *failed = errors.rank();
+  return errors.status();
 }
 
 }  // namespace tfdist::io

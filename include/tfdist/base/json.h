@@ -8,8 +8,11 @@
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "tfdist/base/status.h"
 
 namespace tfdist {
 
@@ -35,6 +38,13 @@ bool JsonNestsDeeperThan(std::string_view text, size_t limit);
 // discarded (is_discarded()) when it is not JSON, or when it nests deeper
 // than kMaxJsonDepth.
 nlohmann::json ParseJson(std::string text);
+
+// A Status as JSON and back, whole (code, message, position, advice): for
+// processes that tell each other their errors (the ranks of a job). Not the
+// JSON of tfdist's output (the manual's error objects).
+nlohmann::json StatusToJson(const Status& status);
+// Error: nullopt for JSON that StatusToJson did not write.
+std::optional<Status> StatusFromJson(const nlohmann::json& j);
 
 }  // namespace tfdist
 

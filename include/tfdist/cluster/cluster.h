@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tfdist/base/group.h"
 #include "tfdist/base/result.h"
 #include "tfdist/base/status.h"
 
@@ -57,10 +58,21 @@ int Size();
 inline bool IsRoot() { return Rank() == 0; }
 // This host's name (gethostname).
 std::string HostName();
+// The job as a Group (group.h), for the library's steps that share work:
+// its members are the ranks, named "rank R (HOST)"; its AllGather waits
+// through signals, so that a rank stopped by one tells the others (which
+// then stop too) rather than leave them waiting. A job of one without a
+// launcher.
+Group& JobGroup();
 
 // Every rank's `mine`, by rank, at rank 0; an empty vector elsewhere.
 // Called by every rank. Error: Interrupted; Internal for MPI's errors.
 Result<std::vector<std::string>> Gather(std::string_view mine);
+// Every rank's `mine`, by rank, at every rank. Called by every rank.
+// `through_signals`: a signal does not end the wait (a second one ends the
+// process, as always), so that a rank stopped by one still tells the
+// others. Error: as Gather; ResourceExhausted over 2 GiB in all.
+Result<std::vector<std::string>> AllGather(std::string_view mine, bool through_signals = false);
 // Rank 0's `value`, at every rank. Called by every rank.
 Result<std::string> Broadcast(std::string value);
 // Whether `mine` is true at every rank. Called by every rank.

@@ -28,6 +28,9 @@ class AtomicFile {
   // The same, staged at `temp_path` (on the file system of `path`), which
   // must not exist. For OutputSet, which renames it itself.
   static Result<std::unique_ptr<AtomicFile>> CreateAt(std::string path, std::string temp_path);
+  // A file another process wrote and closed at `temp_path`, now this
+  // one's: removed by the destructor unless committed or released.
+  static std::unique_ptr<AtomicFile> Adopt(std::string path, std::string temp_path);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;

@@ -102,6 +102,17 @@ struct FolderPattern {
 // read once however many patterns name it.
 uint64_t FoldersListedForTesting();
 
+// The size of file or object `name`: stat's, or the object's as a listing
+// saw it (StatObject); nullopt for standard input ("-"), what is not a
+// regular file, and what cannot be stat'ed.
+std::optional<uint64_t> FileSize(const std::string& name);
+
+// Splits files of `sizes` bytes across `parts` workers, each file whole:
+// the largest first, each to the part with the fewest bytes so far (the
+// lowest such part), which keeps the largest share within one file of the
+// smallest. Each file's part, from 0.
+std::vector<int> SplitByBytes(std::span<const uint64_t> sizes, int parts);
+
 // Sorts `names` byte-wise (std::string_view's operator<). For many names
 // with a common stem (a glob's matches) it radix-sorts the bytes after the
 // stem, several times faster than std::sort; the result is the same.

@@ -74,6 +74,13 @@ class OutputSet {
   // waiting; Internal (or ResourceExhausted) for a failed call.
   static Result<std::unique_ptr<OutputSet>> Begin(std::span<const std::string> folders,
                                                   OutputSetOptions options);
+  // Another process's view of the set `transaction()` of a process that
+  // called Begin (its leader), on a file system both see: Create() and
+  // CreateScratch() stage files in it, under names that start with `tag`
+  // (one tag per process), for the leader to Adopt() and commit. A member
+  // takes no lock and commits nothing; its destructor removes the files it
+  // staged and still holds.
+  static std::unique_ptr<OutputSet> JoinTransaction(std::string transaction, std::string tag);
   ~OutputSet();  // without a commit: removes what was staged; unlocks
   OutputSet(const OutputSet&) = delete;
   OutputSet& operator=(const OutputSet&) = delete;
@@ -95,15 +102,25 @@ class OutputSet {
   // Hands back a file from Create(), complete and closed (or closable).
   void Add(std::unique_ptr<AtomicFile> file);
 
+  // Adds a file a member staged (its Create(), complete and closed, then
+  // released by it) to what Commit() puts in place: `staged` is its staged
+  // path, `path` its final one. From here on the set removes it unless it
+  // commits. Error: InvalidArgument when `staged` is not a file directly in
+  // this set's transaction folder. REQUIRES: not a member.
+  Status Adopt(const std::string& path, const std::string& staged);
+
   // Replaces the old set (the family's files and any file under a new name;
   // only with `replace`) by the new one. Error: Cancelled when a signal came
   // before the commit's last step, or anything that fails (a rename, a full
   // disk): then the old set is back as it was and nothing new is left.
   // InvalidArgument when the old set is there and !replace.
+  // REQUIRES: not a member.
   Status Commit();
 
   // The folder holding this set's staging folder (for messages and tests).
   const std::string& staging_folder() const { return staging_; }
+  // The folder this set's files are staged in, which members join.
+  const std::string& transaction() const { return txn_; }
 
  private:
   struct Lock;
@@ -119,6 +136,8 @@ class OutputSet {
   std::mutex mu_;  // guards files_ and next_id_
   uint64_t next_id_ = 0;
   bool committed_ = false;
+  std::string tag_;      // the prefix of a member's staged names
+  bool member_ = false;  // JoinTransaction: txn_ is the leader's
 };
 
 }  // namespace tfdist::io

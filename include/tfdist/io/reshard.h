@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tfdist/base/group.h"
 #include "tfdist/base/result.h"
 #include "tfdist/base/status.h"
 #include "tfdist/io/byte_stream.h"
@@ -106,6 +107,10 @@ struct RewriteOptions {
   // Notes for the user (a wait for the output folder's lock, a dead
   // writer's commit completed or undone). Default: none.
   std::function<void(std::string_view)> note;
+  // The processes that share the work (the ranks of a job), every one
+  // calling Reshard() or Convert() with the same arguments: see "A group"
+  // below. Default: this process alone.
+  Group* group = nullptr;
 };
 
 struct ReshardOptions : ReshardPlanOptions, RewriteOptions {
@@ -147,6 +152,20 @@ struct RewriteSummary {
 // removes the outputs already renamed, so the folder never holds a mix of
 // old and new shards, nor a part of the old set.
 //
+// A group: with options.group of several members, the members share the
+// work and write the same files, byte for byte, as one process would.
+// Member 0 leads: it takes the output folder's lock (held to the end) and
+// stages in a folder the others must see too (a shared file system; it
+// checks with a probe file there, FailedPrecondition naming the member that
+// does not see it). The inputs are scanned by the members, split by bytes;
+// each output is written by one member (so a compressed output is one
+// stream, as one process writes it), the outputs split in runs balanced by
+// bytes. The members then agree, and only when every one succeeded does the
+// leader commit them all, as above; a failure anywhere leaves no output and
+// no staged file. Every member returns the same result: the summary, or
+// the error one process would have met first (a failed write elsewhere
+// than at member 0 names the member: "rank 2 (host-c): writing ...").
+//
 // REQUIRES: as PlanReshard; output_prefix non-empty; output_compression
 // not kAuto.
 // Error: InvalidArgument (no inputs, standard input, an existing output
@@ -165,7 +184,7 @@ struct ConvertOptions : RewriteOptions {
 
 // Rewrites each input into ConvertedFileName(input, output_compression,
 // output_dir), record for record, with Reshard()'s checks and atomicity:
-// all outputs appear together or none does.
+// all outputs appear together or none does; shared by a group as Reshard().
 // REQUIRES: output_compression not kAuto.
 // Error: as Reshard(); also InvalidArgument when an output would replace
 // its own input (advice Remedy::kOtherOutputFolder) or two inputs map to
