@@ -26,7 +26,9 @@ struct CountOptions {
 int RunCount(const CountOptions& o) {
   const bool json = o.format.json();
   // In a job of several ranks each counts its share; rank 0 prints them all.
-  Result<std::optional<SplitFiles>> split = SplitFileArgs(o.inputs);
+  // A file counted from its index is read by one rank: only a count that
+  // reads every file reads large ones in byte ranges.
+  Result<std::optional<SplitFiles>> split = SplitFileArgs(o.inputs, /*by_ranges=*/o.no_index);
   if (!split.ok()) return ReportJobError(split.status(), json);
   if (!split->has_value()) return 0;  // rank 0 stopped the job, and says why
   const ResolvedFiles* inputs = &(*split)->resolved;
@@ -35,7 +37,7 @@ int RunCount(const CountOptions& o) {
   options.compression = inputs->compression;
   options.verify_checksums = !o.no_crc;
   Result<std::vector<FileScan>> gathered =
-      GatherScans(**split, ScanFiles(MyFiles(**split), options, !o.no_index));
+      GatherScans(**split, ScanFiles(MyFiles(**split), options, !o.no_index), options);
   if (!gathered.ok()) return ReportJobError(gathered.status(), json);
   if (!cluster::IsRoot()) return 0;
   const std::vector<FileScan>& scans = *gathered;

@@ -50,7 +50,7 @@ nlohmann::ordered_json FileJson(const std::string& path, const io::FileDigest& f
 
 int RunDigest(const DigestOptions& o) {
   // In a job of several ranks each digests its share; rank 0 prints them all.
-  Result<std::optional<SplitFiles>> split = SplitFileArgs(o.inputs);
+  Result<std::optional<SplitFiles>> split = SplitFileArgs(o.inputs, /*by_ranges=*/true);
   if (!split.ok()) return ReportJobError(split.status(), o.format.json());
   if (!split->has_value()) return 0;  // rank 0 stopped the job, and says why
   const ResolvedFiles* inputs = &(*split)->resolved;
@@ -59,7 +59,7 @@ int RunDigest(const DigestOptions& o) {
   const std::vector<std::string> files = MyFiles(**split);
   io::PrefetchObjects(files);  // objects read one after another
   Result<std::vector<io::FileDigest>> gathered =
-      GatherDigests(**split, io::DigestFiles(files, options));
+      GatherDigests(**split, io::DigestFiles(files, options), options);
   if (!gathered.ok()) return ReportJobError(gathered.status(), o.format.json());
   if (!cluster::IsRoot()) return 0;
   const std::vector<io::FileDigest>& digests = *gathered;

@@ -28,7 +28,7 @@ int RunVerify(const VerifyOptions& o) {
   const bool json = o.format.json();
   io::SetColdReads(o.cold);
   // In a job of several ranks each verifies its share; rank 0 prints them all.
-  Result<std::optional<SplitFiles>> split = SplitFileArgs(o.inputs);
+  Result<std::optional<SplitFiles>> split = SplitFileArgs(o.inputs, /*by_ranges=*/true);
   if (!split.ok()) return ReportJobError(split.status(), json);
   if (!split->has_value()) return 0;  // rank 0 stopped the job, and says why
   const ResolvedFiles* inputs = &(*split)->resolved;
@@ -36,7 +36,7 @@ int RunVerify(const VerifyOptions& o) {
   io::RecordReaderOptions options;
   options.compression = inputs->compression;
   Result<std::vector<FileScan>> gathered =
-      GatherScans(**split, ScanFiles(MyFiles(**split), options));
+      GatherScans(**split, ScanFiles(MyFiles(**split), options), options);
   if (!gathered.ok()) return ReportJobError(gathered.status(), json);
   if (!cluster::IsRoot()) return 0;
   const std::vector<FileScan>& scans = *gathered;

@@ -21,7 +21,10 @@
 #include "tfdist/base/interrupt.h"
 #include "tfdist/base/json.h"
 #include "tfdist/cluster/cluster.h"
+#include "tfdist/io/byte_stream.h"
 #include "tfdist/io/file_list.h"
+#include "tfdist/io/record_reader.h"
+#include "tfdist/io/storage.h"
 
 namespace tfdist::cli {
 namespace {
@@ -29,6 +32,10 @@ namespace {
 using Json = nlohmann::json;
 
 JobPart job_part = JobPart::kEach;  // of the command StartJob was given
+
+// The smallest file read in byte ranges, one per rank: two parts of
+// CountRecords' size.
+constexpr uint64_t kMinRangedBytes = uint64_t{64} << 20;
 
 // The error of a rank that rank 0 stopped (and reports): silent.
 constexpr std::string_view kStoppedByRoot = "stopped by rank 0";
@@ -47,25 +54,118 @@ std::optional<uint64_t> OptionalFromJson(const Json& j) {
   return j.is_null() ? std::nullopt : std::optional<uint64_t>(j.get<uint64_t>());
 }
 
-// `mine`, one JSON value per file of this rank, gathered to rank 0 and put
-// back in the files' order there.
-Result<std::vector<Json>> GatherInOrder(const SplitFiles& split, const Json& mine) {
+// What rank 0 gathers: a JSON value per file, in the files' order (null
+// for a file read in byte ranges), and per such file, each rank's value
+// for its range, by rank.
+struct Gathered {
+  std::vector<Json> files;
+  std::vector<std::vector<Json>> ranges;
+};
+
+// `files`, one JSON value per whole file of this rank, and `ranges`, one
+// per file read in byte ranges, gathered to rank 0 and put in order there.
+Result<Gathered> GatherInOrder(const SplitFiles& split, Json files, Json ranges) {
+  Json mine;
+  mine["files"] = std::move(files);
+  mine["ranges"] = std::move(ranges);
   TFDIST_ASSIGN_OR_RETURN(std::vector<std::string> all, cluster::Gather(DumpJson(mine)));
-  std::vector<Json> out;
+  Gathered out;
   if (!cluster::IsRoot()) return out;
-  out.resize(split.owner.size());
+  out.files.resize(split.owner.size());
   std::vector<size_t> next(all.size(), 0);  // each rank's next value
   std::vector<Json> ranks(all.size());
   for (size_t r = 0; r < all.size(); ++r) ranks[r] = ParseJson(all[r]);
   for (size_t i = 0; i < split.owner.size(); ++i) {
+    if (split.owner[i] < 0) continue;
     const auto r = static_cast<size_t>(split.owner[i]);
-    if (next[r] >= ranks[r].size()) {
+    const Json& theirs = ranks[r]["files"];
+    if (next[r] >= theirs.size()) {
       return Status::Internal(
-          fmt::format("rank {} sent {} results, fewer than its files", r, ranks[r].size()));
+          fmt::format("rank {} sent {} results, fewer than its files", r, theirs.size()));
     }
-    out[i] = std::move(ranks[r][next[r]++]);
+    out.files[i] = theirs[next[r]++];
+  }
+  out.ranges.resize(split.ranged.size());
+  for (size_t k = 0; k < split.ranged.size(); ++k) {
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      const Json& theirs = ranks[r]["ranges"];
+      if (k >= theirs.size()) {
+        return Status::Internal(
+            fmt::format("rank {} sent {} ranges, fewer than the files read by "
+                        "ranges",
+                        r, theirs.size()));
+      }
+      out.ranges[k].push_back(theirs[k]);
+    }
   }
   return out;
+}
+
+Json RecordCountJson(const io::RecordCount& c) {
+  Json j;
+  j["records"] = c.records;
+  j["bytes"] = c.payload_bytes;
+  j["compression"] = static_cast<int>(c.compression);
+  j["status"] = StatusToJson(c.status);
+  j["error_offset"] = OptionalJson(c.error_offset);
+  return j;
+}
+
+io::RecordCount RecordCountFromJson(const Json& j) {
+  io::RecordCount c;
+  c.records = j["records"];
+  c.payload_bytes = j["bytes"];
+  c.compression = static_cast<io::Compression>(j["compression"].get<int>());
+  c.status = StatusFrom(j["status"]);
+  c.error_offset = OptionalFromJson(j["error_offset"]);
+  return c;
+}
+
+Json DigestJson(const io::FileDigest& f) {
+  Json j;
+  j["records"] = f.digest.records;
+  j["bytes"] = f.digest.payload_bytes;
+  j["unordered"] = f.digest.unordered;
+  j["ordered"] = f.digest.ordered;
+  j["compression"] = static_cast<int>(f.compression);
+  j["status"] = StatusToJson(f.status);
+  j["error_offset"] = OptionalJson(f.error_offset);
+  return j;
+}
+
+io::FileDigest DigestFromJson(const Json& j) {
+  io::FileDigest f;
+  f.digest.records = j["records"];
+  f.digest.payload_bytes = j["bytes"];
+  f.digest.unordered = j["unordered"];
+  f.digest.ordered = j["ordered"];
+  f.compression = static_cast<io::Compression>(j["compression"].get<int>());
+  f.status = StatusFrom(j["status"]);
+  f.error_offset = OptionalFromJson(j["error_offset"]);
+  return f;
+}
+
+// A range's bounds, then its result.
+template <typename Range>
+Json RangeJson(const Range& range, Json result) {
+  Json j;
+  j["begin"] = OptionalJson(range.begin);
+  j["end"] = range.end;
+  j["result"] = std::move(result);
+  return j;
+}
+
+// Whether `path`, read with `compression`, is an uncompressed file: declared
+// so, or detected from its first bytes.
+bool Uncompressed(const std::string& path, io::Compression compression) {
+  if (compression != io::Compression::kAuto) return compression == io::Compression::kNone;
+  Result<std::unique_ptr<io::ByteSource>> source = io::OpenFileSource(path);
+  if (!source.ok()) return false;
+  std::string prefix(64 * 1024, '\0');
+  Result<size_t> n = (*source)->Read(prefix);
+  if (!n.ok()) return false;
+  prefix.resize(*n);
+  return io::DetectCompression(prefix) == io::Compression::kNone;
 }
 
 }  // namespace
@@ -172,7 +272,16 @@ Status CheckSameFiles(const Result<std::vector<std::string>>& files) {
   return stop;
 }
 
-Result<std::optional<SplitFiles>> SplitFileArgs(const FileArgs& args) {
+std::pair<uint64_t, uint64_t> MyRange(const SplitFiles& split, size_t k) {
+  const uint64_t size = split.ranged_sizes[k];
+  const auto ranks = static_cast<uint64_t>(cluster::Size());
+  const auto r = static_cast<uint64_t>(cluster::Rank());
+  // size / ranks * i, and the rest spread over the first cuts: no overflow.
+  auto cut = [&](uint64_t i) { return size / ranks * i + std::min(i, size % ranks); };
+  return {cut(r), cut(r + 1)};
+}
+
+Result<std::optional<SplitFiles>> SplitFileArgs(const FileArgs& args, bool by_ranges) {
   Result<ResolvedFiles> resolved = ResolveFileArgs(args);
   const Status same =
       CheckSameFiles(resolved.ok() ? Result<std::vector<std::string>>(resolved->files)
@@ -189,19 +298,43 @@ Result<std::optional<SplitFiles>> SplitFileArgs(const FileArgs& args) {
   split.owner.assign(files.size(), 0);
   if (cluster::Size() > 1) {
     // Rank 0 splits the files by their sizes, which it alone looks up.
-    std::string owner;
+    std::string verdict;
     if (cluster::IsRoot()) {
+      const int ranks = cluster::Size();
       std::vector<uint64_t> sizes(files.size());
-      for (size_t i = 0; i < sizes.size(); ++i) sizes[i] = io::FileSize(files[i]).value_or(0);
-      std::vector<int> parts = io::SplitByBytes(sizes, cluster::Size());
+      uint64_t total = 0;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        sizes[i] = io::FileSize(files[i]).value_or(0);
+        total += sizes[i];
+      }
+      // A local uncompressed file larger than a rank's share, and large
+      // enough for parts, is read in byte ranges, one per rank.
+      Json ranged = Json::array();
+      std::vector<uint64_t> whole = sizes;
+      for (size_t i = 0; by_ranges && i < files.size(); ++i) {
+        if (sizes[i] < kMinRangedBytes || sizes[i] * static_cast<uint64_t>(ranks) <= total ||
+            files[i] == "-" || io::IsRemote(files[i]) ||
+            !Uncompressed(files[i], split.resolved.compression)) {
+          continue;
+        }
+        ranged.push_back({i, sizes[i]});
+        whole[i] = 0;  // each rank's load grows alike
+      }
+      std::vector<int> parts = io::SplitByBytes(whole, ranks);
+      for (const Json& r : ranged) parts[r[0].get<size_t>()] = -1;
       // Standard input, which only rank 0 reads, is rank 0's.
       for (size_t i = 0; i < parts.size(); ++i) {
         if (files[i] == "-") parts[i] = 0;
       }
-      owner = DumpJson(Json(parts));
+      verdict = DumpJson(Json{{"owner", parts}, {"ranged", ranged}});
     }
-    TFDIST_ASSIGN_OR_RETURN(owner, cluster::Broadcast(std::move(owner)));
-    split.owner = ParseJson(owner).get<std::vector<int>>();
+    TFDIST_ASSIGN_OR_RETURN(verdict, cluster::Broadcast(std::move(verdict)));
+    const Json shared = ParseJson(verdict);
+    split.owner = shared["owner"].get<std::vector<int>>();
+    for (const Json& r : shared["ranged"]) {
+      split.ranged.push_back(r[0].get<size_t>());
+      split.ranged_sizes.push_back(r[1].get<uint64_t>());
+    }
   }
   for (size_t i = 0; i < split.owner.size(); ++i) {
     if (split.owner[i] == cluster::Rank()) split.mine.push_back(i);
@@ -216,66 +349,86 @@ std::vector<std::string> MyFiles(const SplitFiles& split) {
   return files;
 }
 
-Result<std::vector<FileScan>> GatherScans(const SplitFiles& split, std::vector<FileScan> mine) {
+Result<std::vector<FileScan>> GatherScans(const SplitFiles& split, std::vector<FileScan> mine,
+                                          const io::RecordReaderOptions& options) {
   if (cluster::Size() == 1) return mine;
-  Json out = Json::array();
+  Json files = Json::array();
   for (const FileScan& s : mine) {
-    Json j;
-    j["records"] = s.count.records;
-    j["bytes"] = s.count.payload_bytes;
-    j["compression"] = static_cast<int>(s.count.compression);
-    j["status"] = StatusToJson(s.count.status);
-    j["error_offset"] = OptionalJson(s.count.error_offset);
+    Json j = RecordCountJson(s.count);
     j["source"] = static_cast<int>(s.source);
     j["stale_index"] = s.stale_index;
     j["file_bytes"] = OptionalJson(s.file_bytes);
-    out.push_back(std::move(j));
+    files.push_back(std::move(j));
   }
-  TFDIST_ASSIGN_OR_RETURN(std::vector<Json> all, GatherInOrder(split, out));
-  std::vector<FileScan> scans(all.size());
-  for (size_t i = 0; i < all.size(); ++i) {
-    const Json& j = all[i];
+  io::RecordReaderOptions uncompressed = options;
+  uncompressed.compression = io::Compression::kNone;
+  Json ranges = Json::array();
+  for (size_t k = 0; k < split.ranged.size(); ++k) {
+    const auto [from, to] = MyRange(split, k);
+    const io::RangeCount range =
+        io::CountFileRange(split.resolved.files[split.ranged[k]], uncompressed, from, to);
+    ranges.push_back(RangeJson(range, RecordCountJson(range.count)));
+  }
+  TFDIST_ASSIGN_OR_RETURN(Gathered all, GatherInOrder(split, std::move(files), std::move(ranges)));
+  if (!cluster::IsRoot()) return std::vector<FileScan>();
+  std::vector<FileScan> scans(all.files.size());
+  for (size_t i = 0; i < all.files.size(); ++i) {
+    const Json& j = all.files[i];
     FileScan& s = scans[i];
     s.path = split.resolved.files[i];
-    s.count.records = j["records"];
-    s.count.payload_bytes = j["bytes"];
-    s.count.compression = static_cast<io::Compression>(j["compression"].get<int>());
-    s.count.status = StatusFrom(j["status"]);
-    s.count.error_offset = OptionalFromJson(j["error_offset"]);
+    if (j.is_null()) continue;  // read by ranges
+    s.count = RecordCountFromJson(j);
     s.source = static_cast<io::CountSource>(j["source"].get<int>());
     s.stale_index = j["stale_index"];
     s.file_bytes = OptionalFromJson(j["file_bytes"]);
+  }
+  for (size_t k = 0; k < split.ranged.size(); ++k) {
+    std::vector<io::RangeCount> counted;
+    for (const Json& j : all.ranges[k]) {
+      io::RangeCount& range = counted.emplace_back();
+      range.begin = OptionalFromJson(j["begin"]);
+      range.end = j["end"];
+      range.count = RecordCountFromJson(j["result"]);
+    }
+    FileScan& s = scans[split.ranged[k]];
+    s.count = io::JoinCountedRanges(s.path, uncompressed, counted);
+    s.source = io::CountSource::kScan;
+    s.file_bytes = split.ranged_sizes[k];
   }
   return scans;
 }
 
 Result<std::vector<io::FileDigest>> GatherDigests(const SplitFiles& split,
-                                                  std::vector<io::FileDigest> mine) {
+                                                  std::vector<io::FileDigest> mine,
+                                                  const io::RecordReaderOptions& options) {
   if (cluster::Size() == 1) return mine;
-  Json out = Json::array();
-  for (const io::FileDigest& f : mine) {
-    Json j;
-    j["records"] = f.digest.records;
-    j["bytes"] = f.digest.payload_bytes;
-    j["unordered"] = f.digest.unordered;
-    j["ordered"] = f.digest.ordered;
-    j["compression"] = static_cast<int>(f.compression);
-    j["status"] = StatusToJson(f.status);
-    j["error_offset"] = OptionalJson(f.error_offset);
-    out.push_back(std::move(j));
+  Json files = Json::array();
+  for (const io::FileDigest& f : mine) files.push_back(DigestJson(f));
+  io::RecordReaderOptions uncompressed = options;
+  uncompressed.compression = io::Compression::kNone;
+  Json ranges = Json::array();
+  for (size_t k = 0; k < split.ranged.size(); ++k) {
+    const auto [from, to] = MyRange(split, k);
+    const io::RangeDigest range =
+        io::DigestFileRange(split.resolved.files[split.ranged[k]], uncompressed, from, to);
+    ranges.push_back(RangeJson(range, DigestJson(range.digest)));
   }
-  TFDIST_ASSIGN_OR_RETURN(std::vector<Json> all, GatherInOrder(split, out));
-  std::vector<io::FileDigest> digests(all.size());
-  for (size_t i = 0; i < all.size(); ++i) {
-    const Json& j = all[i];
-    io::FileDigest& f = digests[i];
-    f.digest.records = j["records"];
-    f.digest.payload_bytes = j["bytes"];
-    f.digest.unordered = j["unordered"];
-    f.digest.ordered = j["ordered"];
-    f.compression = static_cast<io::Compression>(j["compression"].get<int>());
-    f.status = StatusFrom(j["status"]);
-    f.error_offset = OptionalFromJson(j["error_offset"]);
+  TFDIST_ASSIGN_OR_RETURN(Gathered all, GatherInOrder(split, std::move(files), std::move(ranges)));
+  if (!cluster::IsRoot()) return std::vector<io::FileDigest>();
+  std::vector<io::FileDigest> digests(all.files.size());
+  for (size_t i = 0; i < all.files.size(); ++i) {
+    if (!all.files[i].is_null()) digests[i] = DigestFromJson(all.files[i]);
+  }
+  for (size_t k = 0; k < split.ranged.size(); ++k) {
+    std::vector<io::RangeDigest> digested;
+    for (const Json& j : all.ranges[k]) {
+      io::RangeDigest& range = digested.emplace_back();
+      range.begin = OptionalFromJson(j["begin"]);
+      range.end = j["end"];
+      range.digest = DigestFromJson(j["result"]);
+    }
+    digests[split.ranged[k]] =
+        io::JoinDigestedRanges(split.resolved.files[split.ranged[k]], uncompressed, digested);
   }
   return digests;
 }
@@ -302,8 +455,8 @@ Result<std::vector<std::optional<Result<io::IndexedCount>>>> GatherIndexes(
     results.resize(split.owner.size());
     return results;
   }
-  TFDIST_ASSIGN_OR_RETURN(std::vector<Json> all, GatherInOrder(split, out));
-  for (const Json& j : all) {
+  TFDIST_ASSIGN_OR_RETURN(Gathered gathered, GatherInOrder(split, std::move(out), Json::array()));
+  for (const Json& j : gathered.files) {
     if (j.contains("reached")) {
       results.emplace_back(std::nullopt);
     } else if (j.contains("status")) {

@@ -10,12 +10,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "file_args.h"
 #include "tfdist/base/result.h"
 #include "tfdist/io/file_index.h"
 #include "tfdist/io/record_digest.h"
+#include "tfdist/io/record_reader.h"
 
 namespace tfdist::cli {
 
@@ -44,11 +46,17 @@ int EndJob(int rc);
 // The files of a command whose ranks share them.
 struct SplitFiles {
   ResolvedFiles resolved;    // every file, as at rank 0
-  std::vector<size_t> mine;  // this rank's, indexes into resolved.files, ascending
-  std::vector<int> owner;    // each file's rank
+  std::vector<size_t> mine;  // this rank's whole files, indexes into resolved.files, ascending
+  std::vector<int> owner;    // each file's rank; -1 for a file read in byte ranges
+  // The files read in byte ranges, one range per rank (indexes into
+  // resolved.files, ascending), and their sizes.
+  std::vector<size_t> ranged;
+  std::vector<uint64_t> ranged_sizes;
 };
-// This rank's files of `split`, in their order.
+// This rank's whole files of `split`, in their order.
 std::vector<std::string> MyFiles(const SplitFiles& split);
+// This rank's byte range [from, to) of the k-th file read in ranges.
+std::pair<uint64_t, uint64_t> MyRange(const SplitFiles& split, size_t k);
 
 // Every rank's expansion of the same file arguments, `files`: rank 0
 // checks that every rank found the same files (the inputs must be on
@@ -58,16 +66,22 @@ Status CheckSameFiles(const Result<std::vector<std::string>>& files);
 
 // Every rank expands `args`; rank 0 checks that every rank found the same
 // files (the inputs must be on storage they all see) and splits them,
-// balanced by their bytes, each file whole. Without a job: every file,
-// this process's. nullopt at the other ranks when rank 0 stopped (it
-// reports why); an error is this rank's to report (ReportJobError).
-Result<std::optional<SplitFiles>> SplitFileArgs(const FileArgs& args);
+// balanced by their bytes, each file whole, but with `by_ranges` (a command
+// that reads every byte of its files) a local uncompressed file of 64 MiB
+// or more that is larger than a rank's share: that one is read in byte
+// ranges, one per rank. Without a job: every file, this process's. nullopt
+// at the other ranks when rank 0 stopped (it reports why); an error is this
+// rank's to report (ReportJobError).
+Result<std::optional<SplitFiles>> SplitFileArgs(const FileArgs& args, bool by_ranges = false);
 
-// Every rank's scans (ScanFiles of its files), at rank 0 in the files'
-// order; empty at the other ranks.
-Result<std::vector<FileScan>> GatherScans(const SplitFiles& split, std::vector<FileScan> mine);
+// Every rank's scans (ScanFiles of its whole files, and of its ranges of
+// the others, read here with `options`), at rank 0 in the files' order,
+// each file's as one process finds it; empty at the other ranks.
+Result<std::vector<FileScan>> GatherScans(const SplitFiles& split, std::vector<FileScan> mine,
+                                          const io::RecordReaderOptions& options);
 Result<std::vector<io::FileDigest>> GatherDigests(const SplitFiles& split,
-                                                  std::vector<io::FileDigest> mine);
+                                                  std::vector<io::FileDigest> mine,
+                                                  const io::RecordReaderOptions& options);
 
 // This rank's WriteIndex results (its files in order, up to its first
 // error), at rank 0 by file: nullopt for the files after a rank's error.

@@ -3,6 +3,7 @@
 
 #include "tfdist/io/record_digest.h"
 
+#include <fmt/format.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <xxhash.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <thread>
 #include <type_traits>
 
 #include "record_scan.h"
@@ -93,20 +95,13 @@ FileDigest DigestFile(const std::string& path, const RecordReaderOptions& option
   if (plan.num_parts < 2) {
     return DigestRange(path, options, std::numeric_limits<uint64_t>::max(), &end);
   }
-  FileDigest total;
-  total.compression = Compression::kNone;
-  ReadInParts(
-      path, plan.options, *plan.size, plan.num_parts,
-      [&path](const RecordReaderOptions& o, uint64_t stop, uint64_t* part_end) {
-        return DigestRange(path, o, stop, part_end);
-      },
-      [&total](const FileDigest& part) {
-        total.digest.Append(part.digest);
-        total.status = part.status;
-        total.error_offset = part.error_offset;
-        return total.status.ok();
-      });
-  return total;
+  return DigestFileRange(path, plan.options, 0, *plan.size, min_part_size, plan.num_parts).digest;
+}
+
+void Add(FileDigest& total, const FileDigest& part) {
+  total.digest.Append(part.digest);
+  total.status = part.status;
+  total.error_offset = part.error_offset;
 }
 
 }  // namespace
@@ -128,6 +123,53 @@ void RecordDigest::Append(const RecordDigest& next) {
   payload_bytes += next.payload_bytes;
   unordered += next.unordered;
   ordered = AddMod(MulMod(ordered, PowMod(kOrderedBase, next.records)), next.ordered);
+}
+
+RangeDigest DigestFileRange(const std::string& path, const RecordReaderOptions& options,
+                            uint64_t from, uint64_t to, uint64_t min_part_size, size_t max_parts) {
+  RangeDigest range;
+  range.digest.compression = Compression::kNone;
+  if (options.compression != Compression::kNone) {
+    range.digest.status = Status::InvalidArgument(
+        fmt::format("{}: only an uncompressed file is read by byte ranges", path));
+    return range;
+  }
+  if (max_parts == 0) max_parts = std::max(1u, std::thread::hardware_concurrency());
+  const size_t parts = static_cast<size_t>(
+      std::clamp<uint64_t>((to - from) / std::max<uint64_t>(min_part_size, 1), 1, max_parts));
+  range.begin = ReadInParts(
+      path, options, from, to, parts,
+      [&path](const RecordReaderOptions& o, uint64_t stop, uint64_t* part_end) {
+        return DigestRange(path, o, stop, part_end);
+      },
+      [&range](const FileDigest& part) {
+        Add(range.digest, part);
+        return range.digest.status.ok();
+      },
+      &range.end);
+  return range;
+}
+
+FileDigest JoinDigestedRanges(const std::string& path, const RecordReaderOptions& options,
+                              std::span<const RangeDigest> ranges) {
+  FileDigest total;
+  total.compression = Compression::kNone;
+  uint64_t position = 0;
+  for (const RangeDigest& range : ranges) {
+    if (range.begin != position) {
+      // A range that does not go on from the last: the rest, from here.
+      RecordReaderOptions o = options;
+      o.compression = Compression::kNone;
+      o.start_offset = position;
+      uint64_t end;
+      Add(total, DigestRange(path, o, std::numeric_limits<uint64_t>::max(), &end));
+      return total;
+    }
+    Add(total, range.digest);
+    if (!total.status.ok()) return total;
+    position = range.end;
+  }
+  return total;
 }
 
 std::vector<FileDigest> DigestFiles(std::span<const std::string> files,

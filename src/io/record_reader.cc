@@ -573,17 +573,58 @@ RecordCount CountRecords(const std::string& path, const RecordReaderOptions& opt
   // halves beat one core reading while another checks.
   opts.read_ahead = 0;
   opts.block_size = 256 * 1024;
-  RecordCount total;
-  total.compression = Compression::kNone;
-  ReadInParts(
-      path, opts, *plan.size, plan.num_parts,
+  return CountFileRange(path, opts, 0, *plan.size, min_part_size, plan.num_parts).count;
+}
+
+RangeCount CountFileRange(const std::string& path, const RecordReaderOptions& options,
+                          uint64_t from, uint64_t to, uint64_t min_part_size, size_t max_parts) {
+  RangeCount range;
+  range.count.compression = Compression::kNone;
+  if (options.compression != Compression::kNone) {
+    range.count.status = Status::InvalidArgument(
+        fmt::format("{}: only an uncompressed file is read by byte ranges", path));
+    return range;
+  }
+  if (max_parts == 0) max_parts = std::max(1u, std::thread::hardware_concurrency());
+  const size_t parts = static_cast<size_t>(
+      std::clamp<uint64_t>((to - from) / std::max<uint64_t>(min_part_size, 1), 1, max_parts));
+  // Each part reads blocks that stay in its core's cache; two cores scanning
+  // halves beat one core reading while another checks.
+  RecordReaderOptions opts = options;
+  opts.read_ahead = 0;
+  opts.block_size = 256 * 1024;
+  range.begin = ReadInParts(
+      path, opts, from, to, parts,
       [&path](const RecordReaderOptions& o, uint64_t stop, uint64_t* part_end) {
         return ScanRange(path, o, stop, part_end);
       },
-      [&total](const RecordCount& part) {
-        Add(total, part);
-        return total.status.ok();
-      });
+      [&range](const RecordCount& part) {
+        Add(range.count, part);
+        return range.count.status.ok();
+      },
+      &range.end);
+  return range;
+}
+
+RecordCount JoinCountedRanges(const std::string& path, const RecordReaderOptions& options,
+                              std::span<const RangeCount> ranges) {
+  RecordCount total;
+  total.compression = Compression::kNone;
+  uint64_t position = 0;
+  for (const RangeCount& range : ranges) {
+    if (range.begin != position) {
+      // A range that does not go on from the last: the rest, from here.
+      RecordReaderOptions o = options;
+      o.compression = Compression::kNone;
+      o.start_offset = position;
+      uint64_t end;
+      Add(total, ScanRange(path, o, std::numeric_limits<uint64_t>::max(), &end));
+      return total;
+    }
+    Add(total, range.count);
+    if (!total.status.ok()) return total;
+    position = range.end;
+  }
   return total;
 }
 

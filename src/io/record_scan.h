@@ -6,6 +6,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -69,49 +70,58 @@ struct PartsPlan {
 PartsPlan PlanParts(const std::string& path, const RecordReaderOptions& options,
                     uint64_t min_part_size, size_t max_parts);
 
-// Reads the uncompressed file `path` of `size` bytes in `num_parts` (2 or
-// more) parallel parts, with the result of one sequential read: part k is
-// read from the first whole valid record at or after its cut (FindRecordStart)
-// up to the first record starting at or after the next cut, by
+// Reads the records of the uncompressed file `path` that start in its byte
+// range [from, to) in `num_parts` (1 or more) parallel parts, with the
+// result of one sequential read from the first of them: part k is read
+// from the first whole valid record at or after its cut (FindRecordStart;
+// offset 0 for the first part of a range from 0) up to the first record
+// starting at or after the next cut (`to` for the last part), by
 // `read(options, stop, &end)` (a range reader: a Result of the records from
 // options.start_offset that start before `stop`, and in `end` the position
 // after the last). The parts are handed to `join(result)` in order, which
 // returns false to stop (an error). Where a part does not start where the
 // one before it ended (a wrong guess of FindRecordStart, a damaged region),
-// the rest of the file is read sequentially from there and joined instead.
+// the rest of the range is read sequentially from there and joined
+// instead. Returns where the range's first record starts, nullopt when
+// none was found (then nothing is joined), and sets `*end` to the position
+// after its last record.
 template <typename ReadRange, typename Join>
-void ReadInParts(const std::string& path, const RecordReaderOptions& options, uint64_t size,
-                 size_t num_parts, ReadRange read, Join join) {
+std::optional<uint64_t> ReadInParts(const std::string& path, const RecordReaderOptions& options,
+                                    uint64_t from, uint64_t to, size_t num_parts, ReadRange read,
+                                    Join join, uint64_t* end) {
   using PartResult = decltype(read(options, uint64_t{0}, static_cast<uint64_t*>(nullptr)));
   struct Part {
     std::optional<uint64_t> begin;
     uint64_t end = 0;
     PartResult result{};
   };
-  constexpr uint64_t kToTheEnd = std::numeric_limits<uint64_t>::max();
+  num_parts = std::max<size_t>(num_parts, 1);
   std::vector<Part> parts(num_parts);
-  auto cut = [&](size_t k) { return size / num_parts * k; };
+  auto cut = [&](size_t k) { return from + (to - from) / num_parts * k; };
   tbb::parallel_for(size_t{0}, num_parts, [&](size_t k) {
     Part& part = parts[k];
-    part.begin =
-        k == 0 ? std::optional<uint64_t>(0) : FindRecordStart(path, options, cut(k), cut(k + 1));
+    part.begin = k == 0 && from == 0 ? std::optional<uint64_t>(0)
+                                     : FindRecordStart(path, options, cut(k), cut(k + 1));
     if (!part.begin) return;
     RecordReaderOptions o = options;
     o.start_offset = *part.begin;
-    part.result = read(o, k + 1 == num_parts ? kToTheEnd : cut(k + 1), &part.end);
+    part.result = read(o, k + 1 == num_parts ? to : cut(k + 1), &part.end);
   });
-  uint64_t position = 0;
+  *end = from;
+  if (!parts[0].begin) return std::nullopt;
+  uint64_t position = *parts[0].begin;
   for (Part& part : parts) {
     if (part.begin != position) {
       RecordReaderOptions o = options;
       o.start_offset = position;
-      uint64_t end;
-      join(read(o, kToTheEnd, &end));
-      return;
+      join(read(o, to, end));
+      return parts[0].begin;
     }
-    if (!join(part.result)) return;
     position = part.end;
+    if (!join(part.result)) break;
   }
+  *end = position;
+  return parts[0].begin;
 }
 
 }  // namespace tfdist::io

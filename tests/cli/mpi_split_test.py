@@ -3,7 +3,8 @@
 # count, verify and digest under mpirun -n 2, 3 and 4 (--oversubscribe):
 # the ranks share the files and rank 0 prints what one process prints,
 # byte for byte, text and JSON, with a corrupt file among them (exit 3 on
-# every rank) and with GZIP files; the other ranks print nothing. Ranks that
+# every rank) and with GZIP files; the other ranks print nothing. A large
+# file (intact, and damaged) is read in byte ranges across the ranks. Ranks that
 # find other files stop the job (exit 2) naming the rank. A command that
 # does not split (cat) runs on rank 0 alone, and layout keeps each rank's
 # worker (launcher_test.py).
@@ -77,6 +78,35 @@ def main():
                             if line.startswith("tfdist:")]
                 check(errors == expected,
                       f"{what}: stderr {errors}, expected one process's {expected}")
+
+        # A file larger than a rank's share (and than 64 MiB) is read in byte
+        # ranges, one per rank, and joined at rank 0: the same answers, the
+        # same first error at the same offset in a damaged copy.
+        os.makedirs(f"{tmp}/big")
+        tfdist("gen", "-o", f"{tmp}/big/large.tfrecord", "--records", "9000", "--size",
+               "100-16000", "--kind", "random", "--seed", "9")
+        tfdist("gen", "-o", f"{tmp}/big/small", "--files", "2", "--records", "20")
+        with open(f"{tmp}/big/large.tfrecord", "rb") as f:
+            data = bytearray(f.read())
+        check(len(data) > 64 << 20, f"the large file is {len(data)} bytes")
+        data[len(data) * 3 // 5] ^= 0x08
+        os.makedirs(f"{tmp}/bigbad")
+        with open(f"{tmp}/bigbad/large.tfrecord", "wb") as f:
+            f.write(data)
+        for folder in ("big", "bigbad"):
+            code = 0 if folder == "big" else 3
+            for args in (["verify"], ["verify", "--json"], ["digest"], ["digest", "--json"],
+                         ["count", "--no-index"], ["count", "--no-index", "--json"]):
+                args = args + [f"{tmp}/{folder}/*"]
+                one = subprocess.run([checks.TFDIST, *args], capture_output=True, text=True,
+                                     timeout=120)
+                for n in (2, 3):
+                    job = mpirun(n, *args)
+                    what = f"mpirun -n {n} {' '.join(args)}"
+                    check(job.returncode == one.returncode == code and job.stdout == one.stdout,
+                          f"{what}: exit {job.returncode}, the output differs from one "
+                          f"process's (exit {one.returncode})\n{one.stdout}\n{job.stdout}\n"
+                          f"{job.stderr[-2000:]}")
 
         # index: each rank writes its share into --index-dir, which every rank
         # must see; rank 0 prints what one process prints.

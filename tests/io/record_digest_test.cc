@@ -129,5 +129,33 @@ TEST_CASE("A file digested in parallel parts gives the sequential digest, errors
   }
 }
 
+TEST_CASE("byte ranges digested apart and joined give the sequential digest, errors included") {
+  testing::TempDir dir;
+  std::vector<std::string> records;
+  for (size_t i = 0; i < 700; ++i) records.push_back(std::string(i % 53, 'a' + i % 26));
+  const std::string framed = testing::Frame(records);
+  const std::string good = dir.File("good"), bad = dir.File("bad");
+  testing::WriteFile(good, framed);
+  testing::WriteFile(bad, testing::FlipByte(framed, framed.size() / 2));
+  for (const std::string& path : {good, bad}) {
+    CAPTURE(path);
+    const FileDigest want = DigestFiles({&path, 1}, {}, uint64_t{1} << 40, 1)[0];
+    for (size_t ranges : {1, 2, 3, 5}) {
+      CAPTURE(ranges);
+      std::vector<RangeDigest> parts;
+      for (size_t r = 0; r < ranges; ++r) {
+        // Cuts at 37-byte steps off the records' boundaries.
+        const uint64_t from = framed.size() / ranges * r + (r ? 37 : 0);
+        const uint64_t to = r + 1 == ranges ? framed.size() : framed.size() / ranges * (r + 1) + 37;
+        parts.push_back(DigestFileRange(path, {}, from, to, 256, 4));
+      }
+      const FileDigest got = JoinDigestedRanges(path, {}, parts);
+      CHECK(got.digest == want.digest);
+      CHECK(got.status.message() == want.status.message());
+      CHECK(got.error_offset == want.error_offset);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tfdist::io

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <string>
@@ -720,6 +721,41 @@ TEST_CASE("the tight scan and the parallel scan agree with one record at a time"
     CHECK((*reader)->records_read() == want.records);
     CHECK((*reader)->status() == want.status);
   }
+}
+
+TEST_CASE("byte ranges counted apart and joined give the sequential count, errors included") {
+  testing::TempDir dir;
+  Rng rng(77);
+  for (int trial = 0; trial < 60; ++trial) {
+    CAPTURE(trial);
+    std::string bytes = Frame(TrickyRecords(rng, rng.Uniform(0, 150)));
+    const uint64_t damage = rng.Uniform(0, 3);
+    if (!bytes.empty() && damage == 1) bytes = FlipByte(bytes, rng.Uniform(0, bytes.size() - 1));
+    if (damage == 2) bytes.resize(rng.Uniform(0, bytes.size()));
+    const std::string path = dir.File(fmt::format("f{}", trial));
+    testing::WriteFile(path, bytes);
+    const RecordCount want = Sequential(path);
+    for (size_t ranges : {size_t{1}, size_t{2}, size_t{3}, size_t{8}}) {
+      CAPTURE(ranges);
+      // Cuts anywhere, in records or between them, some ranges empty.
+      std::vector<uint64_t> cuts = {0, bytes.size()};
+      for (size_t r = 1; r < ranges; ++r) cuts.push_back(rng.Uniform(0, bytes.size()));
+      std::sort(cuts.begin(), cuts.end());
+      std::vector<RangeCount> counted;
+      for (size_t r = 0; r + 1 < cuts.size(); ++r) {
+        counted.push_back(CountFileRange(path, {}, cuts[r], cuts[r + 1], 512, 3));
+      }
+      const RecordCount got = JoinCountedRanges(path, {}, counted);
+      CHECK(got.records == want.records);
+      CHECK(got.payload_bytes == want.payload_bytes);
+      CHECK(got.status == want.status);
+      CHECK(got.error_offset == want.error_offset);
+    }
+  }
+  RecordReaderOptions gzip;
+  gzip.compression = Compression::kGzip;
+  CHECK(CountFileRange(dir.File("f0"), gzip, 0, 10).count.status.code() ==
+        StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("SkipRecords stops before the first record at or after the stop offset") {

@@ -58,6 +58,25 @@ struct FileDigest {
   std::optional<uint64_t> error_offset;          // the record offset the error names
 };
 
+// A byte range of an uncompressed file digested apart (by one process of
+// several), for JoinDigestedRanges: as RangeCount (record_reader.h).
+struct RangeDigest {
+  std::optional<uint64_t> begin;
+  uint64_t end = 0;
+  FileDigest digest;
+};
+
+// The digest of the records of the uncompressed file `path` that start in
+// [from, to), as CountFileRange counts them. REQUIRES: options.compression
+// kNone (else the digest's status is InvalidArgument).
+RangeDigest DigestFileRange(const std::string& path, const RecordReaderOptions& options,
+                            uint64_t from, uint64_t to, uint64_t min_part_size = uint64_t{32} << 20,
+                            size_t max_parts = 0);
+
+// The digest of the whole file from its `ranges`, as JoinCountedRanges.
+FileDigest JoinDigestedRanges(const std::string& path, const RecordReaderOptions& options,
+                              std::span<const RangeDigest> ranges);
+
 // Reads every record of each of `files` ("-": standard input), checking
 // both CRCs as `options` say, files in parallel, and a large uncompressed
 // file in parallel parts as CountRecords scans one (parts of at least

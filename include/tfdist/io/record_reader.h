@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -213,6 +214,32 @@ struct RecordCount : FileRecords {
 // number of hardware threads); tests lower both to exercise the joins.
 RecordCount CountRecords(const std::string& path, const RecordReaderOptions& options,
                          uint64_t min_part_size = uint64_t{32} << 20, size_t max_parts = 0);
+
+// A byte range of a file counted apart (by one process of several), for
+// JoinCountedRanges: the records that start in it.
+struct RangeCount {
+  // Where its first record starts: 0 for a range from 0, else the first
+  // whole valid record at or after its start; nullopt when none was found.
+  std::optional<uint64_t> begin;
+  uint64_t end = 0;   // the position after its last record
+  RecordCount count;  // its records, and its first error
+};
+
+// Counts the records of the uncompressed file `path` that start in the
+// byte range [from, to), as CountRecords counts a file (in parallel parts
+// of at least `min_part_size` bytes, at most `max_parts`, 0: the CPUs).
+// REQUIRES: options.compression kNone (else the count's status is
+// InvalidArgument).
+RangeCount CountFileRange(const std::string& path, const RecordReaderOptions& options,
+                          uint64_t from, uint64_t to, uint64_t min_part_size = uint64_t{32} << 20,
+                          size_t max_parts = 0);
+
+// The count of the whole file from its `ranges` (in order, from 0, to its
+// end): the result of one sequential scan. Where a range does not start
+// where the one before it ended (a wrong guess of where records start, a
+// damaged region), the rest of the file is scanned here, from there.
+RecordCount JoinCountedRanges(const std::string& path, const RecordReaderOptions& options,
+                              std::span<const RangeCount> ranges);
 
 }  // namespace tfdist::io
 
