@@ -145,14 +145,46 @@ io::FileDigest DigestFromJson(const Json& j) {
   return f;
 }
 
-// A range's bounds, then its result.
-template <typename Range>
-Json RangeJson(const Range& range, Json result) {
-  Json j;
-  j["begin"] = OptionalJson(range.begin);
-  j["end"] = range.end;
-  j["result"] = std::move(result);
-  return j;
+// The options of a read by byte ranges: of an uncompressed file.
+io::RecordReaderOptions ForRanges(io::RecordReaderOptions options) {
+  options.compression = io::Compression::kNone;
+  return options;
+}
+
+// This rank's range of each file read by ranges, read by `read` (with
+// `options`), as JSON: its bounds, and its `result` by `to_json`.
+template <typename Range, typename R>
+Json ReadMyRanges(const SplitFiles& split, const io::RecordReaderOptions& options,
+                  Range (*read)(const std::string&, const io::RecordReaderOptions&, uint64_t,
+                                uint64_t, uint64_t, size_t),
+                  R Range::*result, Json (*to_json)(const R&)) {
+  Json ranges = Json::array();
+  for (size_t k = 0; k < split.ranged.size(); ++k) {
+    const auto [from, to] = MyRange(split, k);
+    const Range range = read(split.resolved.files[split.ranged[k]], ForRanges(options), from, to,
+                             uint64_t{32} << 20, 0);
+    ranges.push_back({{"begin", OptionalJson(range.begin)},
+                      {"end", range.end},
+                      {"result", to_json(range.*result)}});
+  }
+  return ranges;
+}
+
+// The result for `path` of every rank's range of it (ReadMyRanges), by
+// `join`.
+template <typename Range, typename R>
+R JoinGathered(const std::string& path, const io::RecordReaderOptions& options,
+               const std::vector<Json>& gathered, R Range::*result, R (*from_json)(const Json&),
+               R (*join)(const std::string&, const io::RecordReaderOptions&,
+                         std::span<const Range>)) {
+  std::vector<Range> ranges;
+  for (const Json& j : gathered) {
+    Range& range = ranges.emplace_back();
+    range.begin = OptionalFromJson(j["begin"]);
+    range.end = j["end"];
+    range.*result = from_json(j["result"]);
+  }
+  return join(path, ForRanges(options), ranges);
 }
 
 // Whether `path`, read with `compression`, is an uncompressed file: declared
@@ -360,15 +392,8 @@ Result<std::vector<FileScan>> GatherScans(const SplitFiles& split, std::vector<F
     j["file_bytes"] = OptionalJson(s.file_bytes);
     files.push_back(std::move(j));
   }
-  io::RecordReaderOptions uncompressed = options;
-  uncompressed.compression = io::Compression::kNone;
-  Json ranges = Json::array();
-  for (size_t k = 0; k < split.ranged.size(); ++k) {
-    const auto [from, to] = MyRange(split, k);
-    const io::RangeCount range =
-        io::CountFileRange(split.resolved.files[split.ranged[k]], uncompressed, from, to);
-    ranges.push_back(RangeJson(range, RecordCountJson(range.count)));
-  }
+  Json ranges =
+      ReadMyRanges(split, options, io::CountFileRange, &io::RangeCount::count, RecordCountJson);
   TFDIST_ASSIGN_OR_RETURN(Gathered all, GatherInOrder(split, std::move(files), std::move(ranges)));
   if (!cluster::IsRoot()) return std::vector<FileScan>();
   std::vector<FileScan> scans(all.files.size());
@@ -383,15 +408,9 @@ Result<std::vector<FileScan>> GatherScans(const SplitFiles& split, std::vector<F
     s.file_bytes = OptionalFromJson(j["file_bytes"]);
   }
   for (size_t k = 0; k < split.ranged.size(); ++k) {
-    std::vector<io::RangeCount> counted;
-    for (const Json& j : all.ranges[k]) {
-      io::RangeCount& range = counted.emplace_back();
-      range.begin = OptionalFromJson(j["begin"]);
-      range.end = j["end"];
-      range.count = RecordCountFromJson(j["result"]);
-    }
     FileScan& s = scans[split.ranged[k]];
-    s.count = io::JoinCountedRanges(s.path, uncompressed, counted);
+    s.count = JoinGathered(s.path, options, all.ranges[k], &io::RangeCount::count,
+                           RecordCountFromJson, io::JoinCountedRanges);
     s.source = io::CountSource::kScan;
     s.file_bytes = split.ranged_sizes[k];
   }
@@ -404,15 +423,8 @@ Result<std::vector<io::FileDigest>> GatherDigests(const SplitFiles& split,
   if (cluster::Size() == 1) return mine;
   Json files = Json::array();
   for (const io::FileDigest& f : mine) files.push_back(DigestJson(f));
-  io::RecordReaderOptions uncompressed = options;
-  uncompressed.compression = io::Compression::kNone;
-  Json ranges = Json::array();
-  for (size_t k = 0; k < split.ranged.size(); ++k) {
-    const auto [from, to] = MyRange(split, k);
-    const io::RangeDigest range =
-        io::DigestFileRange(split.resolved.files[split.ranged[k]], uncompressed, from, to);
-    ranges.push_back(RangeJson(range, DigestJson(range.digest)));
-  }
+  Json ranges =
+      ReadMyRanges(split, options, io::DigestFileRange, &io::RangeDigest::digest, DigestJson);
   TFDIST_ASSIGN_OR_RETURN(Gathered all, GatherInOrder(split, std::move(files), std::move(ranges)));
   if (!cluster::IsRoot()) return std::vector<io::FileDigest>();
   std::vector<io::FileDigest> digests(all.files.size());
@@ -420,15 +432,9 @@ Result<std::vector<io::FileDigest>> GatherDigests(const SplitFiles& split,
     if (!all.files[i].is_null()) digests[i] = DigestFromJson(all.files[i]);
   }
   for (size_t k = 0; k < split.ranged.size(); ++k) {
-    std::vector<io::RangeDigest> digested;
-    for (const Json& j : all.ranges[k]) {
-      io::RangeDigest& range = digested.emplace_back();
-      range.begin = OptionalFromJson(j["begin"]);
-      range.end = j["end"];
-      range.digest = DigestFromJson(j["result"]);
-    }
-    digests[split.ranged[k]] =
-        io::JoinDigestedRanges(split.resolved.files[split.ranged[k]], uncompressed, digested);
+    const size_t f = split.ranged[k];
+    digests[f] = JoinGathered(split.resolved.files[f], options, all.ranges[k],
+                              &io::RangeDigest::digest, DigestFromJson, io::JoinDigestedRanges);
   }
   return digests;
 }

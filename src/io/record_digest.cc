@@ -104,6 +104,8 @@ void Add(FileDigest& total, const FileDigest& part) {
   total.error_offset = part.error_offset;
 }
 
+bool Failed(const FileDigest& total) { return !total.status.ok(); }
+
 }  // namespace
 
 uint64_t RecordHash(std::string_view payload) {
@@ -134,42 +136,23 @@ RangeDigest DigestFileRange(const std::string& path, const RecordReaderOptions& 
         fmt::format("{}: only an uncompressed file is read by byte ranges", path));
     return range;
   }
-  if (max_parts == 0) max_parts = std::max(1u, std::thread::hardware_concurrency());
-  const size_t parts = static_cast<size_t>(
-      std::clamp<uint64_t>((to - from) / std::max<uint64_t>(min_part_size, 1), 1, max_parts));
-  range.begin = ReadInParts(
-      path, options, from, to, parts,
+  range.begin = ReadFileRange(
+      path, options, from, to, min_part_size, max_parts,
       [&path](const RecordReaderOptions& o, uint64_t stop, uint64_t* part_end) {
         return DigestRange(path, o, stop, part_end);
       },
-      [&range](const FileDigest& part) {
-        Add(range.digest, part);
-        return range.digest.status.ok();
-      },
-      &range.end);
+      Add, Failed, &range.digest, &range.end);
   return range;
 }
 
 FileDigest JoinDigestedRanges(const std::string& path, const RecordReaderOptions& options,
                               std::span<const RangeDigest> ranges) {
-  FileDigest total;
-  total.compression = Compression::kNone;
-  uint64_t position = 0;
-  for (const RangeDigest& range : ranges) {
-    if (range.begin != position) {
-      // A range that does not go on from the last: the rest, from here.
-      RecordReaderOptions o = options;
-      o.compression = Compression::kNone;
-      o.start_offset = position;
-      uint64_t end;
-      Add(total, DigestRange(path, o, std::numeric_limits<uint64_t>::max(), &end));
-      return total;
-    }
-    Add(total, range.digest);
-    if (!total.status.ok()) return total;
-    position = range.end;
-  }
-  return total;
+  return JoinRanges(
+      ranges, &RangeDigest::digest, options,
+      [&path](const RecordReaderOptions& o, uint64_t stop, uint64_t* end) {
+        return DigestRange(path, o, stop, end);
+      },
+      Add, Failed);
 }
 
 std::vector<FileDigest> DigestFiles(std::span<const std::string> files,

@@ -474,6 +474,8 @@ void Add(RecordCount& total, const RecordCount& part) {
   total.error_offset = part.error_offset;
 }
 
+bool Failed(const RecordCount& total) { return !total.status.ok(); }
+
 }  // namespace
 
 std::optional<uint64_t> FindRecordStart(const std::string& path, const RecordReaderOptions& options,
@@ -585,47 +587,28 @@ RangeCount CountFileRange(const std::string& path, const RecordReaderOptions& op
         fmt::format("{}: only an uncompressed file is read by byte ranges", path));
     return range;
   }
-  if (max_parts == 0) max_parts = std::max(1u, std::thread::hardware_concurrency());
-  const size_t parts = static_cast<size_t>(
-      std::clamp<uint64_t>((to - from) / std::max<uint64_t>(min_part_size, 1), 1, max_parts));
   // Each part reads blocks that stay in its core's cache; two cores scanning
   // halves beat one core reading while another checks.
   RecordReaderOptions opts = options;
   opts.read_ahead = 0;
   opts.block_size = 256 * 1024;
-  range.begin = ReadInParts(
-      path, opts, from, to, parts,
+  range.begin = ReadFileRange(
+      path, opts, from, to, min_part_size, max_parts,
       [&path](const RecordReaderOptions& o, uint64_t stop, uint64_t* part_end) {
         return ScanRange(path, o, stop, part_end);
       },
-      [&range](const RecordCount& part) {
-        Add(range.count, part);
-        return range.count.status.ok();
-      },
-      &range.end);
+      Add, Failed, &range.count, &range.end);
   return range;
 }
 
 RecordCount JoinCountedRanges(const std::string& path, const RecordReaderOptions& options,
                               std::span<const RangeCount> ranges) {
-  RecordCount total;
-  total.compression = Compression::kNone;
-  uint64_t position = 0;
-  for (const RangeCount& range : ranges) {
-    if (range.begin != position) {
-      // A range that does not go on from the last: the rest, from here.
-      RecordReaderOptions o = options;
-      o.compression = Compression::kNone;
-      o.start_offset = position;
-      uint64_t end;
-      Add(total, ScanRange(path, o, std::numeric_limits<uint64_t>::max(), &end));
-      return total;
-    }
-    Add(total, range.count);
-    if (!total.status.ok()) return total;
-    position = range.end;
-  }
-  return total;
+  return JoinRanges(
+      ranges, &RangeCount::count, options,
+      [&path](const RecordReaderOptions& o, uint64_t stop, uint64_t* end) {
+        return ScanRange(path, o, stop, end);
+      },
+      Add, Failed);
 }
 
 }  // namespace tfdist::io

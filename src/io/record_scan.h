@@ -12,7 +12,9 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tfdist/base/status.h"
@@ -122,6 +124,55 @@ std::optional<uint64_t> ReadInParts(const std::string& path, const RecordReaderO
   }
   *end = position;
   return parts[0].begin;
+}
+
+// A byte range [from, to) of a file read by ReadInParts in parts of at
+// least `min_part_size` bytes, at most `max_parts` (0: the CPUs), each
+// part's result added to `*total` by `add(total, part)` until an error
+// (`failed(total)`). Returns where the range's first record starts, and
+// sets `*end` after its last (see ReadInParts).
+template <typename Total, typename ReadRange, typename Add, typename Failed>
+std::optional<uint64_t> ReadFileRange(const std::string& path, const RecordReaderOptions& options,
+                                      uint64_t from, uint64_t to, uint64_t min_part_size,
+                                      size_t max_parts, ReadRange read, Add add, Failed failed,
+                                      Total* total, uint64_t* end) {
+  if (max_parts == 0) max_parts = std::max(1u, std::thread::hardware_concurrency());
+  const size_t parts = static_cast<size_t>(
+      std::clamp<uint64_t>((to - from) / std::max<uint64_t>(min_part_size, 1), 1, max_parts));
+  return ReadInParts(
+      path, options, from, to, parts, read,
+      [&](const Total& part) {
+        add(*total, part);
+        return !failed(*total);
+      },
+      end);
+}
+
+// The result of a whole file from ranges read apart (each with `begin`,
+// `end` and its result, `range.*result`), in order from 0: where a range
+// does not start where the one before ended, the rest of the file is read
+// by `read(options, stop, &end)` from there. Results are added up by
+// `add(total, part)`, up to the first error (`failed(total)`).
+template <typename Range, typename Total, typename ReadRange, typename Add, typename Failed>
+Total JoinRanges(std::span<const Range> ranges, Total Range::*result,
+                 const RecordReaderOptions& options, ReadRange read, Add add, Failed failed) {
+  Total total;
+  total.compression = Compression::kNone;
+  uint64_t position = 0;
+  for (const Range& range : ranges) {
+    if (range.begin != position) {
+      RecordReaderOptions o = options;
+      o.compression = Compression::kNone;
+      o.start_offset = position;
+      uint64_t end;
+      add(total, read(o, std::numeric_limits<uint64_t>::max(), &end));
+      return total;
+    }
+    add(total, range.*result);
+    if (failed(total)) return total;
+    position = range.end;
+  }
+  return total;
 }
 
 }  // namespace tfdist::io
