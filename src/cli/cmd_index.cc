@@ -101,9 +101,13 @@ int RunIndex(const IndexOptions& o) {
       return ReportJobError(shared, json);
     }
   }
-  Result<std::optional<SplitFiles>> split = SplitFileArgs(FileArgs{o.patterns, "auto"});
+  Result<std::optional<SplitFiles>> split =
+      SplitFileArgs(FileArgs{o.patterns, "auto"}, /*by_ranges=*/true);
   if (!split.ok()) return ReportJobError(split.status(), json);
   if (!split->has_value()) return 0;  // rank 0 stopped the job, and says why
+  // Large files first, every rank a byte range of each.
+  Result<std::vector<Result<io::IndexedCount>>> ranged = IndexRanges(**split, o.force);
+  if (!ranged.ok()) return ReportJobError(ranged.status(), json);
   const std::vector<std::string> mine = MyFiles(**split);
   io::PrefetchObjects(mine);
   // This rank's files, each indexed or its error, up to the first error.
@@ -116,6 +120,9 @@ int RunIndex(const IndexOptions& o) {
       GatherIndexes(**split, std::move(written));
   if (!all.ok()) return ReportJobError(all.status(), json);
   if (!cluster::IsRoot()) return 0;
+  for (size_t k = 0; k < ranged->size(); ++k) {
+    (*all)[(*split)->ranged[k]].emplace(std::move((*ranged)[k]));
+  }
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   nlohmann::ordered_json old = nlohmann::ordered_json::array();  // "indexes", of the last release
   for (size_t i = 0; i < all->size(); ++i) {

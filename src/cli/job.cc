@@ -22,6 +22,7 @@
 #include "tfdist/base/json.h"
 #include "tfdist/cluster/cluster.h"
 #include "tfdist/io/byte_stream.h"
+#include "tfdist/io/file_index.h"
 #include "tfdist/io/file_list.h"
 #include "tfdist/io/record_reader.h"
 #include "tfdist/io/storage.h"
@@ -461,9 +462,13 @@ Result<std::vector<std::optional<Result<io::IndexedCount>>>> GatherIndexes(
     results.resize(split.owner.size());
     return results;
   }
-  TFDIST_ASSIGN_OR_RETURN(Gathered gathered, GatherInOrder(split, std::move(out), Json::array()));
+  // The files read in ranges are IndexRanges'.
+  Json ranges = Json::array();
+  for (size_t k = 0; k < split.ranged.size(); ++k) ranges.push_back(nullptr);
+  TFDIST_ASSIGN_OR_RETURN(Gathered gathered,
+                          GatherInOrder(split, std::move(out), std::move(ranges)));
   for (const Json& j : gathered.files) {
-    if (j.contains("reached")) {
+    if (j.is_null() || j.contains("reached")) {  // read by ranges (IndexRanges), or not reached
       results.emplace_back(std::nullopt);
     } else if (j.contains("status")) {
       results.emplace_back(Result<io::IndexedCount>(StatusFrom(j["status"])));
@@ -474,6 +479,68 @@ Result<std::vector<std::optional<Result<io::IndexedCount>>>> GatherIndexes(
       c.index_path = j["index"];
       results.emplace_back(std::move(c));
     }
+  }
+  return results;
+}
+
+Result<std::vector<Result<io::IndexedCount>>> IndexRanges(const SplitFiles& split, bool overwrite) {
+  std::vector<Result<io::IndexedCount>> results;
+  if (split.ranged.empty()) return results;
+  // Rank 0 stamps each file before any rank scans it, and says which to scan.
+  std::vector<std::unique_ptr<io::IndexInParts>> indexes(split.ranged.size());
+  std::string go;
+  if (cluster::IsRoot()) {
+    Json flags = Json::array();
+    for (size_t k = 0; k < split.ranged.size(); ++k) {
+      Result<std::unique_ptr<io::IndexInParts>> begun =
+          io::IndexInParts::Begin(split.resolved.files[split.ranged[k]], overwrite);
+      if (begun.ok()) {
+        indexes[k] = std::move(*begun);
+        results.emplace_back(io::IndexedCount{});
+      } else {
+        results.emplace_back(begun.status());
+      }
+      flags.push_back(begun.ok());
+    }
+    go = DumpJson(flags);
+  }
+  TFDIST_ASSIGN_OR_RETURN(go, cluster::Broadcast(std::move(go)));
+  const Json flags = ParseJson(go);
+  // Each rank writes the index lines of its range into a file of its own
+  // beside the index (in --index-dir, which every rank sees).
+  Json parts = Json::array();
+  const std::string suffix = fmt::format(".part-{}-{}", cluster::Rank(), getpid());
+  for (size_t k = 0; k < split.ranged.size(); ++k) {
+    if (!flags[k].get<bool>()) {
+      parts.push_back(nullptr);
+      continue;
+    }
+    const std::string& path = split.resolved.files[split.ranged[k]];
+    const auto [from, to] = MyRange(split, k);
+    const io::RangeCount part = io::WriteIndexPart(path, from, to, io::IndexPathFor(path) + suffix);
+    parts.push_back({{"begin", OptionalJson(part.begin)},
+                     {"end", part.end},
+                     {"result", RecordCountJson(part.count)},
+                     {"suffix", suffix}});
+  }
+  TFDIST_ASSIGN_OR_RETURN(std::vector<std::string> all, cluster::Gather(DumpJson(parts)));
+  if (!cluster::IsRoot()) return results;
+  std::vector<Json> ranks;
+  for (std::string& r : all) ranks.push_back(ParseJson(std::move(r)));
+  for (size_t k = 0; k < split.ranged.size(); ++k) {
+    if (!indexes[k]) continue;
+    const std::string& path = split.resolved.files[split.ranged[k]];
+    std::vector<io::RangeCount> counted;
+    std::vector<std::string> files;
+    for (const Json& rank : ranks) {
+      const Json& j = rank[k];
+      io::RangeCount& range = counted.emplace_back();
+      range.begin = OptionalFromJson(j["begin"]);
+      range.end = j["end"];
+      range.count = RecordCountFromJson(j["result"]);
+      files.push_back(io::IndexPathFor(path) + j["suffix"].get<std::string>());
+    }
+    results[k] = indexes[k]->Finish(counted, files);
   }
   return results;
 }

@@ -88,6 +88,13 @@ Result<std::vector<io::FileDigest>> GatherDigests(const SplitFiles& split,
 Result<std::vector<std::optional<Result<io::IndexedCount>>>> GatherIndexes(
     const SplitFiles& split, std::vector<Result<io::IndexedCount>> mine);
 
+// index of the files read in byte ranges (split.ranged): rank 0 stamps
+// each (io::IndexInParts::Begin) before any rank scans it, every rank
+// writes the index lines of its range beside the index (the index folder
+// must be one every rank sees), and rank 0 joins them into the index. At
+// rank 0, each such file's result, by split.ranged; empty elsewhere.
+Result<std::vector<Result<io::IndexedCount>>> IndexRanges(const SplitFiles& split, bool overwrite);
+
 // Whether the folder `folder` is the same at every rank: rank 0 writes a
 // probe file in it, which every other rank must find. Error:
 // FailedPrecondition naming the first rank (and host) that does not.

@@ -13,6 +13,8 @@
 #include <charconv>
 #include <cstring>
 #include <functional>
+#include <limits>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -20,6 +22,7 @@
 #include "file_stamp.h"
 #include "fs_util.h"
 #include "record_format.h"
+#include "record_scan.h"
 #include "tfdist/io/atomic_file.h"
 #include "tfdist/io/crc32c.h"
 #include "tfdist/io/index_location.h"
@@ -355,8 +358,13 @@ std::optional<IndexedCount> ReadIndexOf(const std::string& path, std::string* st
 // No fsync: an index is derived data, and one torn by a crash no longer
 // matches its stamp, so ReadIndex ignores it. (An fsync per file made
 // indexing 100,000 small files take a minute.)
+// The lines come from `fill(emit, count)`, which hands them to `emit` in
+// order and adds their records to `count`.
+using IndexLines =
+    std::function<Status(const std::function<Status(std::string_view)>& emit, FileRecords& count)>;
+
 Result<IndexedCount> WriteIndexAndStamp(
-    const std::string& path, RecordReader& reader, bool overwrite,
+    const std::string& path, bool overwrite, const IndexLines& fill,
     const std::function<std::string(uint64_t index_bytes, uint32_t index_crc)>& stamp) {
   TFDIST_RETURN_IF_ERROR(MakeIndexFolderFor(DirName(path)));
   IndexedCount out;
@@ -365,25 +373,15 @@ Result<IndexedCount> WriteIndexAndStamp(
   TFDIST_ASSIGN_OR_RETURN(auto stamp_file,
                           AtomicFile::Create(out.index_path + kIndexStampSuffix, true));
   std::unique_ptr<ByteSink> sink = file->TakeSink(/*sync=*/false);
-  std::string lines;
   uint64_t index_bytes = 0;
   uint32_t index_crc = 0;
-  auto flush = [&]() -> Status {
-    index_bytes += lines.size();
-    index_crc = crc32c::Extend(index_crc, lines.data(), lines.size());
-    TFDIST_RETURN_IF_ERROR(sink->Write(lines));
-    lines.clear();
-    return Status::OK();
-  };
-  while (reader.SkipRecord()) {
-    lines += fmt::format("{} {}\n", reader.last_record_offset(),
-                         reader.last_record_size() + kRecordFramingBytes);
-    ++out.count.records;
-    out.count.payload_bytes += reader.last_record_size();
-    if (lines.size() >= (1 << 16)) TFDIST_RETURN_IF_ERROR(flush());
-  }
-  TFDIST_RETURN_IF_ERROR(reader.status());
-  TFDIST_RETURN_IF_ERROR(flush());
+  TFDIST_RETURN_IF_ERROR(fill(
+      [&](std::string_view lines) {
+        index_bytes += lines.size();
+        index_crc = crc32c::Extend(index_crc, lines.data(), lines.size());
+        return sink->Write(lines);
+      },
+      out.count));
   TFDIST_RETURN_IF_ERROR(sink->Finish());
   sink.reset();
   std::unique_ptr<ByteSink> stamp_sink = stamp_file->TakeSink(/*sync=*/false);
@@ -393,6 +391,33 @@ Result<IndexedCount> WriteIndexAndStamp(
   TFDIST_RETURN_IF_ERROR(file->Commit());
   TFDIST_RETURN_IF_ERROR(stamp_file->Commit());
   return out;
+}
+
+// The index lines of the records `reader` reads from where it is, up to the
+// first that starts at or after `stop`, handed to `emit` in blocks of about
+// 64 KiB. Error: the reader's.
+Status IndexLinesOf(RecordReader& reader, uint64_t stop,
+                    const std::function<Status(std::string_view)>& emit, FileRecords& count) {
+  std::string lines;
+  while (reader.position() < stop && reader.SkipRecord()) {
+    lines += fmt::format("{} {}\n", reader.last_record_offset(),
+                         reader.last_record_size() + kRecordFramingBytes);
+    ++count.records;
+    count.payload_bytes += reader.last_record_size();
+    if (lines.size() >= (1 << 16)) {
+      TFDIST_RETURN_IF_ERROR(emit(lines));
+      lines.clear();
+    }
+  }
+  TFDIST_RETURN_IF_ERROR(reader.status());
+  return lines.empty() ? Status::OK() : emit(lines);
+}
+
+// A reader's lines to its end, for WriteIndexAndStamp.
+IndexLines AllLinesOf(RecordReader& reader) {
+  return [&reader](const std::function<Status(std::string_view)>& emit, FileRecords& count) {
+    return IndexLinesOf(reader, std::numeric_limits<uint64_t>::max(), emit, count);
+  };
 }
 
 // A reader of the file (or object) `path` to index; InvalidArgument when it
@@ -415,9 +440,9 @@ Result<std::unique_ptr<RecordReader>> OpenToIndex(const std::string& path) {
 Result<IndexedCount> WriteObjectIndex(const std::string& path, bool overwrite) {
   TFDIST_ASSIGN_OR_RETURN(const ObjectInfo object, StatObject(path));
   TFDIST_ASSIGN_OR_RETURN(auto reader, OpenToIndex(path));
-  return WriteIndexAndStamp(path, *reader, overwrite, [&](uint64_t bytes, uint32_t crc) {
-    return FormatObjectStamp(object, bytes, crc);
-  });
+  return WriteIndexAndStamp(
+      path, overwrite, AllLinesOf(*reader),
+      [&](uint64_t bytes, uint32_t crc) { return FormatObjectStamp(object, bytes, crc); });
 }
 
 }  // namespace
@@ -496,15 +521,20 @@ Status StampIndex(const std::string& path, std::optional<bool> fingerprint) {
   return file->Commit();
 }
 
-Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
-  if (IsRemote(path)) return WriteObjectIndex(path, overwrite);
+namespace {
+
+// The stamp of the local file `path` as it is now, before its scan (a
+// change during or after it moves the change time, and then the index no
+// longer fits); InvalidArgument when it is compressed.
+Result<IndexStamp> StampBeforeScan(const std::string& path) {
   struct stat before;
   if (stat(path.c_str(), &before) != 0) {
     return ErrnoError(errno, StatusCode::kNotFound, path);
   }
-  TFDIST_ASSIGN_OR_RETURN(auto reader, OpenToIndex(path));
-  // The file as it is before the scan: a change during or after it moves
-  // the change time, and then the index no longer fits.
+  {
+    // A compressed file is refused before anything is written.
+    TFDIST_ASSIGN_OR_RETURN(const std::unique_ptr<RecordReader> reader, OpenToIndex(path));
+  }
   const UniqueFd file_fd(open(path.c_str(), kReadFlags));
   if (file_fd.get() < 0 || fstat(file_fd.get(), &before) != 0) {
     return ErrnoError(errno, StatusCode::kNotFound, path);
@@ -517,11 +547,102 @@ Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
       return ErrnoError(errno, StatusCode::kDataLoss, fmt::format("{}: cannot be read", path));
     }
   }
-  return WriteIndexAndStamp(path, *reader, overwrite, [&](uint64_t bytes, uint32_t crc) {
+  return stamp;
+}
+
+Result<IndexedCount> WriteStampedIndex(const std::string& path, bool overwrite, IndexStamp stamp,
+                                       const IndexLines& fill) {
+  return WriteIndexAndStamp(path, overwrite, fill, [&](uint64_t bytes, uint32_t crc) {
     stamp.index_bytes = bytes;
     stamp.index_crc = crc;
     return FormatStamp(stamp);
   });
+}
+
+}  // namespace
+
+Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
+  if (IsRemote(path)) return WriteObjectIndex(path, overwrite);
+  TFDIST_ASSIGN_OR_RETURN(IndexStamp stamp, StampBeforeScan(path));
+  TFDIST_ASSIGN_OR_RETURN(auto reader, OpenToIndex(path));
+  return WriteStampedIndex(path, overwrite, stamp, AllLinesOf(*reader));
+}
+
+RangeCount WriteIndexPart(const std::string& path, uint64_t from, uint64_t to,
+                          const std::string& part_path) {
+  RangeCount part;
+  RecordReaderOptions options;  // uncompressed, both CRCs checked, as WriteIndex
+  part.begin = from == 0 ? std::optional<uint64_t>(0) : FindRecordStart(path, options, from, to);
+  part.end = from;
+  if (!part.begin) return part;
+  options.start_offset = *part.begin;
+  auto fail = [&](Status s) {
+    part.count.status = std::move(s);
+    return part;
+  };
+  Result<std::unique_ptr<RecordReader>> reader = RecordReader::Open(path, options);
+  if (!reader.ok()) return fail(reader.status());
+  Result<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(part_path, /*overwrite=*/true);
+  if (!file.ok()) return fail(file.status());
+  std::unique_ptr<ByteSink> sink = (*file)->TakeSink(/*sync=*/false);
+  Status s = IndexLinesOf(
+      **reader, to, [&](std::string_view lines) { return sink->Write(lines); }, part.count);
+  part.count.error_offset = (*reader)->error_offset();
+  if (s.ok()) s = sink->Finish();
+  sink.reset();
+  if (s.ok()) s = (*file)->Commit();  // the leader removes it (IndexInParts::Finish)
+  if (!s.ok()) return fail(s);
+  part.end = (*reader)->position();
+  return part;
+}
+
+struct IndexInParts::Stamp : IndexStamp {};
+
+IndexInParts::IndexInParts(std::string path, bool overwrite, std::unique_ptr<Stamp> stamp)
+    : path_(std::move(path)), overwrite_(overwrite), stamp_(std::move(stamp)) {}
+
+IndexInParts::~IndexInParts() = default;
+
+Result<std::unique_ptr<IndexInParts>> IndexInParts::Begin(const std::string& path, bool overwrite) {
+  TFDIST_ASSIGN_OR_RETURN(const IndexStamp stamp, StampBeforeScan(path));
+  auto held = std::make_unique<Stamp>();
+  static_cast<IndexStamp&>(*held) = stamp;
+  return std::unique_ptr<IndexInParts>(new IndexInParts(path, overwrite, std::move(held)));
+}
+
+Result<IndexedCount> IndexInParts::Finish(std::span<const RangeCount> parts,
+                                          std::span<const std::string> part_paths) {
+  auto remove_parts = [&] {
+    for (const std::string& p : part_paths) unlink(p.c_str());
+  };
+  Result<IndexedCount> written = WriteStampedIndex(
+      path_, overwrite_, *stamp_,
+      [&](const std::function<Status(std::string_view)>& emit, FileRecords& count) -> Status {
+        uint64_t position = 0;
+        for (size_t k = 0; k < parts.size(); ++k) {
+          if (parts[k].begin != position) {
+            // A part that does not go on from the last: the rest, from here.
+            RecordReaderOptions o;
+            o.start_offset = position;
+            TFDIST_ASSIGN_OR_RETURN(auto reader, RecordReader::Open(path_, o));
+            return IndexLinesOf(*reader, std::numeric_limits<uint64_t>::max(), emit, count);
+          }
+          TFDIST_RETURN_IF_ERROR(parts[k].count.status);
+          TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> lines, OpenFileSource(part_paths[k]));
+          std::string block(1 << 16, '\0');
+          for (;;) {
+            TFDIST_ASSIGN_OR_RETURN(const size_t n, lines->Read(block));
+            if (n == 0) break;
+            TFDIST_RETURN_IF_ERROR(emit(std::string_view(block.data(), n)));
+          }
+          count.records += parts[k].count.records;
+          count.payload_bytes += parts[k].count.payload_bytes;
+          position = parts[k].end;
+        }
+        return Status::OK();
+      });
+  remove_parts();
+  return written;
 }
 
 }  // namespace tfdist::io

@@ -108,6 +108,36 @@ def main():
                           f"process's (exit {one.returncode})\n{one.stdout}\n{job.stdout}\n"
                           f"{job.stderr[-2000:]}")
 
+        # index of the large file: each rank writes the lines of its range
+        # beside the index, and rank 0 joins them into one process's index.
+        os.makedirs(f"{tmp}/bigidx-one")
+        one = tfdist("index", "--json", "--index-dir", f"{tmp}/bigidx-one", f"{tmp}/big/*")
+        for n in (2, 3):
+            shutil.rmtree(f"{tmp}/bigidx-job", ignore_errors=True)
+            os.makedirs(f"{tmp}/bigidx-job")
+            job = mpirun(n, "index", "--json", "--index-dir", f"{tmp}/bigidx-job", f"{tmp}/big/*")
+            check(job.returncode == 0 and
+                  job.stdout == one.stdout.replace("bigidx-one", "bigidx-job"),
+                  f"mpirun -n {n} index of a large file: exit {job.returncode}\n{one.stdout}\n"
+                  f"{job.stdout}\n{job.stderr[-2000:]}")
+            names = sorted(os.listdir(f"{tmp}/bigidx-one"))
+            check(names == sorted(os.listdir(f"{tmp}/bigidx-job")),
+                  f"mpirun -n {n} index: the files one process writes, no part left: "
+                  f"{sorted(os.listdir(f'{tmp}/bigidx-job'))}")
+            for name in names:
+                with open(f"{tmp}/bigidx-one/{name}", "rb") as a, \
+                        open(f"{tmp}/bigidx-job/{name}", "rb") as b:
+                    check(a.read() == b.read(), f"mpirun -n {n} index: {name} differs")
+        bad_one = subprocess.run([checks.TFDIST, "index", "--index-dir", f"{tmp}/bigidx-one",
+                                  "--force", f"{tmp}/bigbad/*"], capture_output=True, text=True)
+        job = mpirun(3, "index", "--index-dir", f"{tmp}/bigidx-job", "--force", f"{tmp}/bigbad/*")
+        check(bad_one.returncode == job.returncode == 3 and
+              [line for line in job.stderr.splitlines() if line.startswith("tfdist:")] ==
+              bad_one.stderr.splitlines() and
+              not [n for n in os.listdir(f"{tmp}/bigidx-job") if ".part-" in n],
+              f"index of a damaged large file: exit {job.returncode}, as one process "
+              f"({bad_one.returncode}):\n{bad_one.stderr}\n{job.stderr[-2000:]}")
+
         # index: each rank writes its share into --index-dir, which every rank
         # must see; rank 0 prints what one process prints.
         os.makedirs(f"{tmp}/idx-one")

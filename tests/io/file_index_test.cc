@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,57 @@ Read ReadAll(const testing::TempDir& dir, const std::string& name) {
     CHECK(sum == c->count);
   }
   return by_path;
+}
+
+TEST_CASE("an index written in parts at any cuts is WriteIndex's, byte for byte") {
+  testing::TempDir dir;
+  testing::IndexesIn indexes_here(dir.path());
+  std::vector<std::string> records;
+  for (size_t i = 0; i < 400; ++i) records.push_back(std::string((i * 37) % 900, 'a' + i % 26));
+  const std::string framed = testing::Frame(records);
+  const std::string path = dir.File("f.tfrecord");
+  testing::WriteFile(path, framed);
+  REQUIRE(WriteIndex(path, false).ok());
+  const std::string want = testing::ReadFile(path + ".idx");
+  const std::string want_stamp = testing::ReadFile(path + ".idx.stamp");
+  for (size_t parts : {1, 2, 3, 7}) {
+    CAPTURE(parts);
+    auto index = IndexInParts::Begin(path, /*overwrite=*/true);
+    REQUIRE(index.ok());
+    std::vector<RangeCount> counted;
+    std::vector<std::string> files;
+    for (size_t k = 0; k < parts; ++k) {
+      // Cuts 5 bytes past an even split: inside records.
+      const uint64_t from = k == 0 ? 0 : framed.size() / parts * k + 5;
+      const uint64_t to = k + 1 == parts ? framed.size() : framed.size() / parts * (k + 1) + 5;
+      files.push_back(dir.File(fmt::format("part-{}", k)));
+      counted.push_back(WriteIndexPart(path, from, to, files.back()));
+    }
+    auto written = (*index)->Finish(counted, files);
+    REQUIRE(written.ok());
+    CHECK(written->count.records == records.size());
+    CHECK(testing::ReadFile(path + ".idx") == want);
+    CHECK(testing::ReadFile(path + ".idx.stamp") == want_stamp);
+    for (const std::string& f : files) CHECK_FALSE(std::filesystem::exists(f));
+  }
+  // A damaged record: WriteIndex's error, and no index.
+  const std::string bad = dir.File("bad.tfrecord");
+  testing::WriteFile(bad, testing::FlipByte(framed, framed.size() * 2 / 3));
+  const Status alone = WriteIndex(bad, false).status();
+  REQUIRE(alone.code() == StatusCode::kDataLoss);
+  auto index = IndexInParts::Begin(bad, false);
+  REQUIRE(index.ok());
+  std::vector<RangeCount> counted;
+  std::vector<std::string> files;
+  for (size_t k = 0; k < 3; ++k) {
+    files.push_back(dir.File(fmt::format("bad-part-{}", k)));
+    counted.push_back(WriteIndexPart(bad, framed.size() / 3 * k,
+                                     k == 2 ? framed.size() : framed.size() / 3 * (k + 1),
+                                     files.back()));
+  }
+  CHECK((*index)->Finish(counted, files).status() == alone);
+  CHECK_FALSE(std::filesystem::exists(bad + ".idx"));
+  for (const std::string& f : files) CHECK_FALSE(std::filesystem::exists(f));
 }
 
 TEST_CASE("an index lists each record's offset and framed size, as tfrecord2idx does") {

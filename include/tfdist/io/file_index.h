@@ -7,7 +7,9 @@
 #define TFDIST_IO_FILE_INDEX_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -95,6 +97,44 @@ std::optional<std::vector<RecordExtent>> ReadRecordExtents(const std::string& pa
 // index folder (MakeIndexFolderFor); DataLoss for a damaged record (no
 // index is written).
 Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite);
+
+// WriteIndex of a local file by several processes (the ranks of a job),
+// each scanning a byte range of it: the leader takes the stamp of the file
+// before any range is scanned (Begin), each process writes the index lines
+// of the records that start in its range to a file of its own
+// (WriteIndexPart), and the leader joins them into the index (Finish),
+// which is WriteIndex's, byte for byte.
+class IndexInParts {
+ public:
+  // Error: as WriteIndex's before its scan (a missing or compressed file).
+  static Result<std::unique_ptr<IndexInParts>> Begin(const std::string& path, bool overwrite);
+  ~IndexInParts();
+  IndexInParts(const IndexInParts&) = delete;
+  IndexInParts& operator=(const IndexInParts&) = delete;
+
+  // Writes the index from `parts` (WriteIndexPart's, in order from offset 0
+  // to the end of the file) and their files `part_paths`, which it removes.
+  // Where a part does not start where the one before it ended, the rest of
+  // the file is scanned here, from there. Error: as WriteIndex (the first
+  // damaged record's DataLoss: no index is written).
+  Result<IndexedCount> Finish(std::span<const RangeCount> parts,
+                              std::span<const std::string> part_paths);
+
+ private:
+  struct Stamp;
+  IndexInParts(std::string path, bool overwrite, std::unique_ptr<Stamp> stamp);
+  std::string path_;
+  bool overwrite_;
+  std::unique_ptr<Stamp> stamp_;
+};
+
+// The index lines of the records of the uncompressed local file `path` that
+// start in its byte range [from, to) (from the first whole valid record at
+// or after `from`; both CRCs checked), written to `part_path`, a file of
+// its own for IndexInParts::Finish. On error (the count's status) nothing is
+// left at `part_path`.
+RangeCount WriteIndexPart(const std::string& path, uint64_t from, uint64_t to,
+                          const std::string& part_path);
 
 }  // namespace tfdist::io
 
