@@ -27,6 +27,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tfdist/base/interrupt.h"
@@ -63,21 +64,67 @@ class Budget {
   uint64_t used_ = 0;
 };
 
-// The bytes of one range, mapped for it alone and unmapped when freed, so
-// that what the budget gives back leaves the process at once: from the
-// heap, blocks of megabytes may stay resident after they are freed
-// (glibc's dynamic mmap threshold moves them into its arenas after the
-// first free, and an arena keeps what it once held).
+// Unmapped range buffers kept for reuse, at most kKeptBytes of them: many
+// small objects map and unmap a buffer of one size per object, and a kept
+// buffer saves the mapping, its page faults and the unmapping's TLB
+// shootdown. Bounded, so that memory still leaves the process.
+class KeptBuffers {
+ public:
+  static constexpr size_t kKeptBytes = size_t{8} << 20;
+
+  static KeptBuffers& Get() {
+    static KeptBuffers* k = new KeptBuffers();  // never destroyed, as Budget
+    return *k;
+  }
+
+  // A kept buffer of exactly `size` bytes, or nullptr.
+  char* Take(size_t size) {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < kept_.size(); ++i) {
+      if (kept_[i].second == size) {
+        char* p = kept_[i].first;
+        kept_[i] = kept_.back();
+        kept_.pop_back();
+        bytes_ -= size;
+        return p;
+      }
+    }
+    return nullptr;
+  }
+
+  // Keeps `p` (of `size` bytes) if it fits; false if the caller unmaps it.
+  bool Keep(char* p, size_t size) {
+    std::lock_guard lock(mu_);
+    if (size > kKeptBytes - bytes_) return false;
+    kept_.emplace_back(p, size);
+    bytes_ += size;
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<char*, size_t>> kept_;
+  size_t bytes_ = 0;
+};
+
+// The bytes of one range, mapped for it alone and unmapped when freed
+// (beyond the few KeptBuffers holds), so that what the budget gives back
+// leaves the process at once: from the heap, blocks of megabytes may stay
+// resident after they are freed (glibc's dynamic mmap threshold moves them
+// into its arenas after the first free, and an arena keeps what it once
+// held).
 class RangeBuffer {
  public:
   explicit RangeBuffer(size_t size) : size_(size) {
     if (size_ == 0) return;
+    data_ = KeptBuffers::Get().Take(size_);
+    if (data_ != nullptr) return;
     void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     data_ = static_cast<char*>(p);
   }
   ~RangeBuffer() {
-    if (data_ != nullptr) munmap(data_, size_);
+    if (data_ != nullptr && !KeptBuffers::Get().Keep(data_, size_)) munmap(data_, size_);
   }
   RangeBuffer(const RangeBuffer&) = delete;
   RangeBuffer& operator=(const RangeBuffer&) = delete;
