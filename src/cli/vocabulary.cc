@@ -17,7 +17,7 @@ namespace tfdist::cli {
 
 void AddFormatOptions(CLI::App& cmd, FormatArgs* args, std::string_view text_help,
                       std::string_view json_help, std::string_view summary_help,
-                      std::string_view text_alias) {
+                      std::string_view text_alias, std::string_view html_help) {
   std::vector<std::string> names = {"text", "json"};
   std::string help = fmt::format(
       "text (default{}): {}; json: {}",
@@ -26,6 +26,10 @@ void AddFormatOptions(CLI::App& cmd, FormatArgs* args, std::string_view text_hel
   if (!summary_help.empty()) {
     names.push_back("summary");
     help += fmt::format("; summary: {}", summary_help);
+  }
+  if (!html_help.empty()) {
+    names.push_back("html");
+    help += fmt::format("; html: {}", html_help);
   }
   CLI::Option* format = cmd.add_option("--format", args->format, help);
   if (!text_alias.empty()) {

@@ -23,6 +23,7 @@ struct FormatArgs {
   // a summary, printed as JSON).
   bool json() const { return json_flag || format == "json"; }
   bool summary() const { return format == "summary"; }
+  bool html() const { return format == "html"; }
 };
 
 // One form of --format: its name and what it prints.
@@ -33,10 +34,11 @@ struct FormatForm {
 
 // Adds --format with text (the default, `text_help`), json (`json_help`,
 // else "one JSON object") and, when `summary_help` is given, summary; and
-// --json. `text_alias` is another name of text (layout's "table").
+// --json. `text_alias` is another name of text (layout's "table"); html
+// (`html_help`) where given.
 void AddFormatOptions(CLI::App& cmd, FormatArgs* args, std::string_view text_help,
                       std::string_view json_help = {}, std::string_view summary_help = {},
-                      std::string_view text_alias = {});
+                      std::string_view text_alias = {}, std::string_view html_help = {});
 
 // "tfdist: note: OLD is deprecated here; it means CURRENT (the old spelling
 // goes in the next release)" on standard error, once per spelling.
