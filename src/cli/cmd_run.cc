@@ -18,6 +18,7 @@
 #include "report.h"
 #include "tfdist/base/text.h"
 #include "tfdist/cluster/cluster.h"
+#include "tfdist/io/atomic_file.h"
 #include "tfdist/io/byte_stream.h"
 #include "tfdist/proto/synthetic.h"
 #include "tfdist/run/runner.h"
@@ -45,7 +46,39 @@ struct RunArgs {
   int64_t pack_threads = -1;
   bool sync = false;
   uint64_t allreduce_bytes = 0;
+  std::string timeline;  // --timeline FILE, or empty
+  std::string timeline_steps = "1:1000";
 };
+
+// "A:B" of --timeline-steps: the first and last global step, 1-based.
+Result<std::pair<int64_t, int64_t>> ParseStepWindow(const std::string& text) {
+  const size_t colon = text.find(':');
+  int64_t a = 0, b = 0;
+  auto number = [](std::string_view s, int64_t& out) {
+    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != s.npos) return false;
+    out = std::stoll(std::string(s));
+    return true;
+  };
+  if (colon == std::string::npos || !number(std::string_view(text).substr(0, colon), a) ||
+      !number(std::string_view(text).substr(colon + 1), b) || a < 1 || b < a) {
+    return Status::InvalidArgument(fmt::format(
+        "--timeline-steps: '{}' is not FIRST:LAST, global steps from 1 with FIRST <= LAST",
+        TerminalText(text)));
+  }
+  return std::pair<int64_t, int64_t>(a, b);
+}
+
+// Where a rank of a job writes its timeline: FILE with ".worker-W" before
+// its extension, so that the ranks' files do not collide.
+std::string TimelinePath(const std::string& path, std::optional<int64_t> worker) {
+  if (!worker) return path;
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.rfind('.');
+  const size_t at = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1)
+                        ? dot
+                        : path.size();
+  return path.substr(0, at) + fmt::format(".worker-{}", *worker) + path.substr(at);
+}
 
 // A worker's part in a job of several ranks (mpirun, srun): its all-reduces
 // and what it sends rank 0.
@@ -539,6 +572,20 @@ int RunWorker(const RunArgs& o, JobWorker* job) {
     return ReportError(Status::InvalidArgument("--pack-threads must be at least 0"), json);
   }
   options.pack_threads = o.pack_threads;
+  // The timeline's file is made before the run (a bad path fails first) and
+  // committed after it: a failed run leaves none.
+  std::optional<run::Timeline> timeline;
+  std::unique_ptr<io::AtomicFile> timeline_file;
+  if (!o.timeline.empty()) {
+    Result<std::pair<int64_t, int64_t>> window = ParseStepWindow(o.timeline_steps);
+    if (!window.ok()) return ReportError(window.status(), json);
+    Result<std::unique_ptr<io::AtomicFile>> file = io::AtomicFile::Create(
+        TimelinePath(o.timeline, job != nullptr ? d.worker : std::nullopt), /*overwrite=*/true);
+    if (!file.ok()) return ReportError(file.status(), json);
+    timeline_file = std::move(*file);
+    timeline.emplace(window->first, window->second);
+    options.timeline = &*timeline;
+  }
 
   const bool tty = isatty(STDERR_FILENO);
   bool progress_shown = false;
@@ -569,6 +616,20 @@ int RunWorker(const RunArgs& o, JobWorker* job) {
   Result<run::RunReport> report = run::Run(*pipeline, options);
   if (progress_shown) fmt::print(stderr, "\r\033[K");
   if (!report.ok()) return ReportPipelineError(report.status(), pipeline->text, json);
+  if (timeline) {
+    const std::string other = fmt::format(
+        "\"tool\":\"tfdist run\",\"steps\":{},\"timeline_steps\":[{},{}],\"workers\":{},"
+        "\"replicas\":{},\"device\":\"{}\"",
+        report->steps, timeline->first_step(), timeline->last_step(),
+        DumpJson(nlohmann::ordered_json(report->workers)), report->topology.replicas,
+        report->device);
+    std::unique_ptr<io::ByteSink> sink = timeline_file->TakeSink(/*sync=*/false);
+    Status written = sink->Write(timeline->Json(other));
+    if (written.ok()) written = sink->Finish();
+    sink.reset();
+    if (written.ok()) written = timeline_file->Commit();
+    if (!written.ok()) return ReportError(written, json);
+  }
   // The pipeline's own notes (fewer reader threads than asked) first.
   std::vector<std::string> thread_notes = data::ThreadNotes(*pipeline, options.build);
   report->notes.insert(report->notes.begin(), thread_notes.begin(), thread_notes.end());
@@ -925,6 +986,18 @@ void AddRunCommand(CLI::App& app, Action* action) {
             return n.ok() ? std::string() : std::string(n.status().message());
           },
           "");
+  cmd->add_option("--timeline", o->timeline,
+                  "Write the run as a Chrome trace (trace-event JSON, for Perfetto or "
+                  "chrome://tracing) to FILE: a process per worker with a track for its reads "
+                  "and one per replica (slot wait, pack or parse, copy), the training loop's "
+                  "input wait, receive and step, and the staging rings' fill; under mpirun "
+                  "each rank writes FILE with .worker-W before its extension")
+      ->type_name("FILE");
+  cmd->add_option("--timeline-steps", o->timeline_steps,
+                  "With --timeline: the global steps FIRST:LAST whose time it records; the "
+                  "file and its memory grow with the window")
+      ->default_str("1:1000")
+      ->type_name("FIRST:LAST");
   AddFormatOptions(*cmd, &o->format, "the report", "the report as one JSON object");
   cmd->add_option("--corrupt-replica-for-testing", o->corrupt_replica)->group("");
   cmd->add_option("--fail-pinned-for-testing", o->fail_pinned_replica)->group("");

@@ -57,6 +57,12 @@ class Channel {
     }
   }
 
+  // Items waiting now.
+  size_t size() {
+    std::lock_guard lock(mu_);
+    return items_.size();
+  }
+
   void Close() {
     std::lock_guard lock(mu_);
     closed_ = true;

@@ -203,6 +203,7 @@ struct Replica {
   Replica(int64_t w, int64_t r, size_t depth) : worker(w), local(r), packed(depth + 1) {}
   int64_t worker;
   int64_t local;
+  Timeline::Track* track = nullptr;  // its slot waits, packs and copies
   Channel<Packed> packed;
   double pack_seconds = 0;     // written by its packer, read after join
   std::optional<Packed> head;  // the consumer's next item
@@ -229,6 +230,8 @@ struct Worker {
   std::vector<std::unique_ptr<Replica>> replicas;
   std::thread producer;
   std::vector<std::unique_ptr<Packer>> packers;  // none: the producer packs
+  Timeline::Track* read_track = nullptr;         // its reads
+  Timeline::Track* ring_track = nullptr;         // its replicas' rings, by the loop
   double read_seconds = 0;                       // written by the producer, read after join
   double split_seconds = 0;                      // of read_seconds, the split
   uint64_t fetched_bytes = 0;                    // payloads fetched by offset (DATA read by index)
@@ -302,6 +305,8 @@ class Runner {
   // for it, up to every replica's end of epoch.
   Status DropStep(RunReport& report);
   void ShowProgress(const RunReport& report, Clock::time_point start) const;
+  // With a timeline: how many batches each replica has ready.
+  void RecordRings(Clock::time_point at);
   void Stop();
 
   const RunOptions& options_;
@@ -321,6 +326,7 @@ class Runner {
   // With a simulated step: its sleep, and the length of each step.
   std::optional<SimulatedStep> step_;
   std::optional<StepLengths> step_lengths_;
+  Timeline::Track* loop_track_ = nullptr;  // with RunOptions::timeline
 };
 
 device::StagingOptions Runner::StagingFor(int64_t w) const {
@@ -354,18 +360,35 @@ Status Runner::SetUp() {
     if (options_.fail_pinned_replica_for_testing) {
       worker->staging->FailPinnedForTesting(*options_.fail_pinned_replica_for_testing);
     }
+    Timeline* timeline = options_.timeline;
+    if (timeline != nullptr) {
+      timeline->NameProcess(w + 1, fmt::format("worker {}", w));
+      worker->read_track = timeline->AddTrack(w + 1, "read (and decompress, split)");
+      std::vector<std::string> series;
+      for (int64_t r = 0; r < ex_.topology().replicas; ++r) series.push_back(fmt::format("r{}", r));
+      worker->ring_track =
+          timeline->AddTrack(w + 1, "staging rings (batches ready)", std::move(series));
+    }
     const size_t depth = static_cast<size_t>(worker->staging->depth());
     for (int64_t r = 0; r < ex_.topology().replicas; ++r) {
       auto replica = std::make_unique<Replica>(w, r, depth);
       replica->report.worker = w;
       replica->report.replica = r;
       replica->report.device = worker->staging->ReplicaDevice(r);
+      if (timeline != nullptr) {
+        replica->track = timeline->AddTrack(
+            w + 1, fmt::format("replica {}: slot wait, {}, copy", r, parser_ ? "parse" : "pack"));
+      }
       replicas_.push_back(replica.get());
       worker->replicas.push_back(std::move(replica));
     }
     workers_.push_back(std::move(worker));
   }
   received_.reserve(replicas_.size());
+  if (options_.timeline != nullptr) {
+    options_.timeline->NameProcess(0, "training loop");
+    loop_track_ = options_.timeline->AddTrack(0, "loop: input wait, receive, step");
+  }
   return Status::OK();
 }
 
@@ -408,6 +431,7 @@ Status Runner::Run(RunReport& report) {
   }
   Status consumed = Consume(report);
   report.seconds = Since(start);
+  if (options_.timeline != nullptr) options_.timeline->Close();
   step_.reset();  // on this thread, which set its timer slack
   Stop();
   for (auto& w : workers_) {
@@ -454,7 +478,12 @@ void Runner::Produce(Worker& w) {
       bool end = false;
       const auto start = Clock::now();
       Status s = (*stream)->Next(batch, end);
-      w.read_seconds += Since(start);
+      const auto done = Clock::now();
+      w.read_seconds += std::chrono::duration<double>(done - start).count();
+      if (w.read_track != nullptr && !end) {
+        w.read_track->Complete("read", start, done, {"batch", static_cast<int64_t>(i)},
+                               {"elements", static_cast<int64_t>(batch.size())});
+      }
       if (!s.ok()) return failure_.Set(std::move(s));
       w.fetched_bytes = fetched_before + (*stream)->fetched_bytes();
       for (const std::string& note : (*stream)->fetch_notes()) {
@@ -504,12 +533,17 @@ bool Runner::PackJob(Worker& w, Replica& r, Job job) {
     packed.bytes = data::PayloadBytes(job.elements);
     const uint64_t bound = parser_ ? parser_->MaxBatchBytes(packed.records, packed.bytes)
                                    : RecordsWire(packed.records, packed.bytes);
+    const auto asked = r.track != nullptr ? Clock::now() : Clock::time_point();
     Result<device::Staging::Slot*> slot = w.staging->Acquire(r.local, bound);
     if (!slot.ok()) {
       if (slot.status().code() != StatusCode::kCancelled) failure_.Set(slot.status());
       return false;
     }
     const auto start = Clock::now();
+    // A wait for a slot: the ring was full (not the instant of a free one).
+    if (r.track != nullptr && start - asked >= std::chrono::microseconds(2)) {
+      r.track->Complete("slot wait", asked, start);
+    }
     if (parser_) {
       Result<proto::ColumnLayout> layout =
           parser_->ParseBatch(job.elements, std::span<char>((*slot)->data, bound));
@@ -522,8 +556,16 @@ bool Runner::PackJob(Worker& w, Replica& r, Job job) {
       PackRecords(job.elements, (*slot)->data);
       packed.wire_bytes = bound;
     }
-    r.pack_seconds += Since(start);
+    const auto packed_at = Clock::now();
+    r.pack_seconds += std::chrono::duration<double>(packed_at - start).count();
     Status s = w.staging->Submit(r.local, *slot, packed.wire_bytes);
+    if (r.track != nullptr) {
+      r.track->Complete(parser_ ? "parse" : "pack", start, packed_at,
+                        {"records", static_cast<int64_t>(packed.records)},
+                        {"bytes", static_cast<int64_t>(packed.bytes)});
+      r.track->Complete("copy", packed_at, Clock::now(),
+                        {"wire_bytes", static_cast<int64_t>(packed.wire_bytes)});
+    }
     if (!s.ok()) {
       // Cancelled: the loop stopped (max_steps, an error elsewhere) while this
       // batch was being packed; that is no failure of its own.
@@ -576,6 +618,7 @@ Result<device::Staging::Delivery> Runner::Receive(Worker& w, Replica& r, RunRepo
 Status Runner::Step(RunReport& report) {
   ++report.steps;
   const int64_t step = static_cast<int64_t>(report.steps);
+  const auto receiving = loop_track_ != nullptr ? Clock::now() : Clock::time_point();
   for (auto& w : workers_) {
     for (auto& rp : w->replicas) {
       Replica& r = *rp;
@@ -596,10 +639,17 @@ Status Runner::Step(RunReport& report) {
       r.head.reset();
     }
   }
+  if (loop_track_ != nullptr) {
+    loop_track_->Complete("receive", receiving, Clock::now(), {"step", step});
+  }
   if (step_) {
+    const auto stepping = Clock::now();
     const double seconds = step_->Run();
     report.step_seconds += seconds;
     step_lengths_->Add(seconds);
+    if (loop_track_ != nullptr) {
+      loop_track_->Complete("step", stepping, Clock::now(), {"step", step});
+    }
   }
   // The slots of the step's batches go back once it is over.
   for (Received& x : received_) x.worker->staging->Release(x.replica->local, x.delivery);
@@ -621,6 +671,16 @@ Status Runner::DropStep(RunReport& report) {
     }
   }
   return Status::OK();
+}
+
+void Runner::RecordRings(Clock::time_point at) {
+  for (auto& w : workers_) {
+    std::vector<int64_t> ready;
+    for (auto& r : w->replicas) {
+      ready.push_back(static_cast<int64_t>(r->packed.size()) + (r->head ? 1 : 0));
+    }
+    w->ring_track->Count("ready", at, std::move(ready));
+  }
 }
 
 void Runner::ShowProgress(const RunReport& report, Clock::time_point start) const {
@@ -674,6 +734,12 @@ Status Runner::Consume(RunReport& report) {
       // so the loop is woken once a step rather than once a replica.
       bool any_batch = false, any_end = false;
       double waited = 0;
+      Clock::time_point filling;
+      if (loop_track_ != nullptr) {
+        options_.timeline->SetStep(static_cast<int64_t>(report.steps) + 1);
+        filling = Clock::now();
+        RecordRings(filling);
+      }
       for (auto it = replicas_.rbegin(); it != replicas_.rend(); ++it) {
         Replica* r = *it;
         if (!Fill(*r, waited)) return failure_.status();
@@ -681,6 +747,10 @@ Status Runner::Consume(RunReport& report) {
         any_end = any_end || r->head->end_of_epoch;
       }
       report.wait_seconds += waited;
+      if (loop_track_ != nullptr) {
+        loop_track_->Complete("input wait", filling, Clock::now(),
+                              {"step", static_cast<int64_t>(report.steps) + 1});
+      }
       if (options_.agree_step) {
         TFDIST_ASSIGN_OR_RETURN(std::tie(any_batch, any_end),
                                 options_.agree_step(any_batch, any_end));

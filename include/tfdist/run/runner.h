@@ -19,6 +19,7 @@
 #include "tfdist/data/pipeline.h"
 #include "tfdist/device/staging.h"
 #include "tfdist/distribute/decide.h"
+#include "tfdist/run/timeline.h"
 
 namespace tfdist::run {
 
@@ -78,6 +79,11 @@ struct RunOptions {
   // as many as cores; for raw records, the cores less two (0 on two cores).
   // REQUIRES: >= -1.
   int64_t pack_threads = -1;
+  // Where the run's threads record what they do (nullptr: nowhere): the
+  // training loop (input wait, receive, step, the staging rings' fill),
+  // each worker's reading, and each replica's slot wait, pack (or parse)
+  // and copy. Must outlive Run, which closes it.
+  Timeline* timeline = nullptr;
   // Tests: corrupt one staged batch of this local replica (of every worker)
   // after its checksum is taken, so verification must fail.
   std::optional<int64_t> corrupt_replica_for_testing;
