@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "file_args.h"
+#include "html_page.h"
 #include "job.h"
 #include "report.h"
 #include "tfdist/base/text.h"
@@ -24,6 +25,9 @@ struct CountOptions {
 };
 
 int RunCount(const CountOptions& o) {
+  if (o.format.html() && o.format.json_flag) {
+    return ReportError(Status::InvalidArgument("--json and --format html: choose one"), false);
+  }
   const bool json = o.format.json();
   // In a job of several ranks each counts its share; rank 0 prints them all.
   // A file counted from its index is read by one rank: only a count that
@@ -56,7 +60,7 @@ int RunCount(const CountOptions& o) {
     file_bytes += s.file_bytes.value_or(0);
   }
 
-  if (json) {
+  if (json || o.format.html()) {
     nlohmann::ordered_json out;
     out["files"] = nlohmann::ordered_json::array();
     for (const FileScan& s : scans) out["files"].push_back(FileScanJson(s));
@@ -65,7 +69,14 @@ int RunCount(const CountOptions& o) {
     out["file_bytes"] = file_bytes;
     AddWarningsJson(out, inputs->warnings);
     if (Status e = FirstScanError(scans); !e.ok()) out["error"] = ErrorJson(e);
-    PrintJson(out);
+    if (o.format.html()) {
+      fmt::print("{}", FilesPage("tfdist count",
+                                 "the records and payload bytes of each file, "
+                                 "in the order listed",
+                                 out));
+    } else {
+      PrintJson(out);
+    }
   } else {
     const size_t w_rec = std::max<size_t>(7, fmt::formatted_size("{}", records));
     const size_t w_bytes = std::max<size_t>(5, fmt::formatted_size("{}", bytes));
@@ -101,7 +112,9 @@ void AddCountCommand(CLI::App& app, Action* action) {
   CLI::App* cmd = app.add_subcommand(
       "count", "Count the records and payload bytes of TFRecord files (CRCs checked)");
   AddFileArgs(*cmd, &o->inputs);
-  AddFormatOptions(*cmd, &o->format, "a table: a line per file, then the total");
+  AddFormatOptions(*cmd, &o->format, "a table: a line per file, then the total", {}, {}, {},
+                   "one self-contained page: each file's records and bytes as columns, so "
+                   "uneven files show, and a table; the JSON it draws embedded");
   cmd->add_flag("--no-crc", o->no_crc,
                 "Do not check the payload CRCs (framing only: each length is still checked "
                 "against its CRC)");

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "file_args.h"
+#include "html_page.h"
 #include "job.h"
 #include "report.h"
 #include "tfdist/base/text.h"
@@ -66,7 +67,10 @@ CLI::Option* AddRewriteArgs(CLI::App& cmd, RewriteArgs* a, std::string_view what
                "Scan every input, even one with an up-to-date index (by default the index "
                "plans the copy, and the CRCs are checked while copying)");
   AddIndexDirOption(cmd);
-  AddFormatOptions(cmd, &a->format, "a line per file written, then the total");
+  AddFormatOptions(cmd, &a->format, "a line per file written, then the total", {}, {}, {},
+                   "one self-contained page: each file written's records and bytes as "
+                   "columns, so an unbalanced set shows, and a table; the JSON it draws "
+                   "embedded");
   return output;
 }
 
@@ -93,9 +97,9 @@ Result<std::vector<std::string>> ResolveRewriteArgs(const RewriteArgs& a, io::Re
 
 // `old_key`: the list of files under the name of the last release too
 // ("shards"), which goes in the next.
-void PrintSummary(const io::RewriteSummary& s, const std::string& what, bool json,
+void PrintSummary(const io::RewriteSummary& s, const std::string& what, const FormatArgs& format,
                   const char* old_key = nullptr) {
-  if (json) {
+  if (format.json() || format.html()) {
     nlohmann::ordered_json out;
     out["files"] = nlohmann::ordered_json::array();
     for (const io::OutputSummary& o : s.outputs) {
@@ -107,7 +111,11 @@ void PrintSummary(const io::RewriteSummary& s, const std::string& what, bool jso
     if (old_key) out[old_key] = out["files"];
     out["records"] = s.total.records;
     out["bytes"] = s.total.payload_bytes;
-    PrintJson(out);
+    if (format.html()) {
+      fmt::print("{}", FilesPage(old_key ? "tfdist reshard" : "tfdist convert", what, out));
+    } else {
+      PrintJson(out);
+    }
     return;
   }
   uint64_t file_bytes = 0;
@@ -127,6 +135,9 @@ void PrintSummary(const io::RewriteSummary& s, const std::string& what, bool jso
 
 int RunReshard(const ReshardArgs& a) {
   const bool json = a.format.json();
+  if (a.format.html() && a.format.json_flag) {
+    return ReportUsageError(Status::InvalidArgument("--json and --format html: choose one"), false);
+  }
   if (Status s = CheckOutputName(a.output, "a prefix of file names, such as out/part"); !s.ok()) {
     return ReportUsageError(s, json);
   }
@@ -152,12 +163,15 @@ int RunReshard(const ReshardArgs& a) {
   PrintSummary(*s,
                fmt::format("{} shards, {}, balanced by {}, {}", s->outputs.size(), order, a.balance,
                            io::CompressionName(o.output_compression)),
-               json, "shards");
+               a.format, "shards");
   return 0;
 }
 
 int RunConvert(const ConvertArgs& a) {
   const bool json = a.format.json();
+  if (a.format.html() && a.format.json_flag) {
+    return ReportUsageError(Status::InvalidArgument("--json and --format html: choose one"), false);
+  }
   if (a.output_compression.empty()) {
     return ReportUsageError(
         Status::InvalidArgument("convert needs --output-compression none, gzip or zlib"), json);
@@ -189,7 +203,7 @@ int RunConvert(const ConvertArgs& a) {
                fmt::format("{} {} converted to {}", s->outputs.size(),
                            s->outputs.size() == 1 ? "file" : "files",
                            io::CompressionName(o.output_compression)),
-               json);
+               a.format);
   return 0;
 }
 

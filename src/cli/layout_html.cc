@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "distribute_args.h"
+#include "html_page.h"
 #include "layout_render.h"
 
 namespace tfdist::cli {
@@ -25,50 +26,6 @@ namespace {
 // Runs of equal cells drawn, at most: each is a <rect> of about 100 bytes.
 // Past it the map gathers more steps into a column.
 constexpr size_t kMaxRuns = 8000;
-
-std::string Escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-// JSON inside <script>: "<" written as \u003c, so that no "</script>" or
-// "<!--" in a string ends or changes the element; the value parsed is
-// the same.
-std::string ScriptJson(std::string_view json) {
-  std::string out;
-  out.reserve(json.size());
-  for (char c : json) {
-    if (c == '<') {
-      out += "\\u003c";
-    } else {
-      out += c;
-    }
-  }
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
 
 // A colour of a sequential scale (viridis' ends and midpoints), for t in [0, 1].
 std::string ScaleColour(double t) {
@@ -116,28 +73,6 @@ bool Duplicated(const dist::LayoutSummary& l, dist::Api api) {
   if (api == dist::Api::kDistribute) return l.decision.applied == dist::AutoShardPolicy::kOff;
   return l.reads && l.reads->shared > 0;
 }
-
-constexpr std::string_view kStyle = R"(
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
-h1 { font-size: 1.4em; margin: 0 0 .5em; }
-h2 { font-size: 1.1em; margin: 1.5em 0 .4em; }
-pre { background: #f6f6f6; padding: .6em; white-space: pre-wrap; font-size: 12px; }
-.note { color: #7a4b00; background: #fff4e0; padding: .4em .6em; }
-.recommend { background: #e8f4e8; padding: .5em .7em; font-weight: 600; }
-table { border-collapse: collapse; font-size: 12px; }
-td, th { padding: 2px 8px; text-align: right; border-bottom: 1px solid #ddd; }
-th { background: #f0f0f0; }
-td.zero { color: #c00; font-weight: 600; }
-.map { overflow-x: auto; }
-.map svg { display: block; width: 100%; height: auto; max-width: none; }
-.legend span { display: inline-block; margin-right: 1.2em; }
-.swatch { display: inline-block; width: 12px; height: 12px; vertical-align: middle; margin-right: 4px; border: 1px solid #999; }
-.bars { display: inline-block; vertical-align: top; margin-right: 2em; }
-.bars text, .map text { font-size: 11px; fill: #333; }
-.bars .zero text.label { fill: #c00; font-weight: 600; }
-#tip { position: fixed; display: none; background: #fff; border: 1px solid #888; padding: 4px 6px; font-size: 12px; max-width: 40em; pointer-events: none; white-space: pre-wrap; box-shadow: 1px 1px 4px #0003; }
-button { margin-right: .4em; }
-)";
 
 // The script: hover on the heat map and zoom. The page is whole without it.
 constexpr std::string_view kScript = R"(
@@ -219,26 +154,10 @@ constexpr std::string_view kScript = R"(
     document.getElementById('zoom-in').addEventListener('click', function () { set(zoom * 2); });
     document.getElementById('zoom-out').addEventListener('click', function () { set(zoom / 2); });
   }
-  document.documentElement.setAttribute('data-ready', '1');
 })();
 )";
 
-std::string PageStart(std::string_view title) {
-  return fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-      "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>{}</title>\n<style>{}</style></head>\n<body>\n<h1>{}</h1>\n",
-      Escape(title), kStyle, Escape(title));
-}
-
-std::string PageEnd(std::string_view json) {
-  return fmt::format(
-      "<script type=\"application/json\" id=\"tfdist-layout\">{}</script>\n"
-      "<script>{}</script>\n</body></html>\n",
-      ScriptJson(json), kScript);
-}
+std::string PageEnd(std::string_view json) { return HtmlPageEnd(json, kScript); }
 
 // A bar of a horizontal bar chart.
 struct Bar {
@@ -261,8 +180,8 @@ std::string BarChart(std::string_view title, std::string_view metric, std::vecto
   std::string out = fmt::format(
       "<div class=\"bars\"><div><b>{}</b></div>\n<svg data-metric=\"{}\" width=\"{}\" "
       "height=\"{}\" role=\"img\" aria-label=\"{}\">\n",
-      Escape(title), Escape(metric), kLabel + kWidth + kValue, kRow * bars.size() + 4,
-      Escape(title));
+      HtmlEscape(title), HtmlEscape(metric), kLabel + kWidth + kValue, kRow * bars.size() + 4,
+      HtmlEscape(title));
   for (size_t i = 0; i < bars.size(); ++i) {
     const Bar& b = bars[i];
     const double w = most > 0 ? b.value / most * kWidth : 0;
@@ -272,9 +191,9 @@ std::string BarChart(std::string_view title, std::string_view metric, std::vecto
                    "<text class=\"label\" x=\"0\" y=\"{}\">{}</text>"
                    "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>"
                    "<text x=\"{:.1f}\" y=\"{}\">{}</text></g>\n",
-                   alarm && b.value == 0 ? " zero" : "", Escape(b.id), Escape(b.value_text), y + 10,
-                   Escape(b.label), kLabel, y, w, kRow - 3, "#4a78b5", kLabel + w + 4, y + 10,
-                   Escape(b.value_text));
+                   alarm && b.value == 0 ? " zero" : "", HtmlEscape(b.id), HtmlEscape(b.value_text),
+                   y + 10, HtmlEscape(b.label), kLabel, y, w, kRow - 3, "#4a78b5", kLabel + w + 4,
+                   y + 10, HtmlEscape(b.value_text));
   }
   out += "</svg></div>\n";
   return out;
@@ -580,14 +499,14 @@ std::string LayoutPage(const LayoutPageInput& in) {
   const dist::LayoutSummary& l = *in.summary;
   const dist::Topology& t = l.topology;
   std::string out =
-      PageStart(fmt::format("tfdist layout: {} worker{} x {} replica{}", t.workers,
-                            t.workers == 1 ? "" : "s", t.replicas, t.replicas == 1 ? "" : "s"));
+      HtmlPageStart(fmt::format("tfdist layout: {} worker{} x {} replica{}", t.workers,
+                                t.workers == 1 ? "" : "s", t.replicas, t.replicas == 1 ? "" : "s"));
   fmt::format_to(std::back_inserter(out),
-                 "<pre id=\"header\">{}</pre>\n<pre id=\"totals\">{}</pre>\n", Escape(in.header),
-                 Escape(TotalsText(l, in.api)));
+                 "<pre id=\"header\">{}</pre>\n<pre id=\"totals\">{}</pre>\n",
+                 HtmlEscape(in.header), HtmlEscape(TotalsText(l, in.api)));
   if (!in.aggregate.empty()) {
     fmt::format_to(std::back_inserter(out), "<p class=\"note\" id=\"aggregate\">{}</p>\n",
-                   Escape(in.aggregate));
+                   HtmlEscape(in.aggregate));
   }
   if (in.map != nullptr && in.map->steps() > 0) {
     out += fmt::format(
@@ -609,20 +528,20 @@ std::string ComparisonPage(const Comparison& c, const dist::DistributeOptions& d
                            const HeaderNotes& notes) {
   const dist::Topology& t = d.topology;
   std::string out =
-      PageStart(fmt::format("tfdist layout --compare: {} worker{} x {} replica{}", t.workers,
-                            t.workers == 1 ? "" : "s", t.replicas, t.replicas == 1 ? "" : "s"));
+      HtmlPageStart(fmt::format("tfdist layout --compare: {} worker{} x {} replica{}", t.workers,
+                                t.workers == 1 ? "" : "s", t.replicas, t.replicas == 1 ? "" : "s"));
   std::string header = TopologyText(t, notes);
   if (!notes.autotune.empty()) header += notes.autotune + "\n";
   for (const std::string& n : notes.threads) header += "note:     " + n + "\n";
-  fmt::format_to(std::back_inserter(out), "<pre id=\"header\">{}</pre>\n", Escape(header));
+  fmt::format_to(std::back_inserter(out), "<pre id=\"header\">{}</pre>\n", HtmlEscape(header));
   if (c.recommended) {
     fmt::format_to(std::back_inserter(out),
                    "<p class=\"recommend\" id=\"recommend\">recommend: {}</p>\n",
-                   Escape(c.recommend_text));
+                   HtmlEscape(c.recommend_text));
   }
   if (c.picked) {
     fmt::format_to(std::back_inserter(out), "<p id=\"auto\">AUTO applies {}: {}</p>\n",
-                   dist::PolicyName(c.picked->applied), Escape(c.picked->reason));
+                   dist::PolicyName(c.picked->applied), HtmlEscape(c.picked->reason));
   }
   std::vector<Bar> steps, dropped, read, amplification, imbalance;
   std::vector<std::string> counted;  // policies whose bytes were counted, not read
@@ -668,7 +587,7 @@ std::string ComparisonPage(const Comparison& c, const dist::DistributeOptions& d
       fmt::format_to(std::back_inserter(out),
                      "<tr data-policy=\"{}\"><td>{}</td><td colspan=\"8\" "
                      "style=\"text-align:left\">cannot: {}</td></tr>\n",
-                     name, name, Escape(r.summary.status().message()));
+                     name, name, HtmlEscape(r.summary.status().message()));
       continue;
     }
     const dist::LayoutSummary& l = *r.summary;
@@ -699,7 +618,7 @@ std::string ComparisonPage(const Comparison& c, const dist::DistributeOptions& d
   }
   if (!warnings.empty()) {
     fmt::format_to(std::back_inserter(out), "<h2>Warnings</h2>\n<pre id=\"warnings\">{}</pre>\n",
-                   Escape(warnings));
+                   HtmlEscape(warnings));
   }
   out += PageEnd(DumpJson(ComparisonJson(c, d, notes)));
   return out;

@@ -36,6 +36,7 @@ class Page(html.parser.HTMLParser):
         self.map = None  # the <svg id="heatmap"> attributes
         self.rows = []  # [(row id, [(c, n, [values])])]
         self.bars = {}  # metric -> [(id, value text)]
+        self.columns = {}  # metric -> [(first, n, min, max)]
         self.tables = {}  # table id -> [(row attrs, [(cell attrs, text)])]
         self.ready = None
         self.external = []
@@ -61,6 +62,9 @@ class Page(html.parser.HTMLParser):
         elif tag == "rect" and "data-v" in a:
             self.rows[-1][1].append(
                 (int(a["data-c"]), int(a["data-n"]), [int(x) for x in a["data-v"].split(",")]))
+        elif tag == "rect" and "data-first" in a and self._metric:
+            self.columns.setdefault(self._metric, []).append(
+                (int(a["data-first"]), int(a["data-n"]), int(a["data-min"]), int(a["data-max"])))
         elif tag == "svg" and "data-metric" in a:
             self._metric = a["data-metric"]
             self.bars[self._metric] = []
@@ -69,7 +73,8 @@ class Page(html.parser.HTMLParser):
         elif tag == "table":
             self._table = a.get("id")
             self.tables[self._table] = []
-        elif tag == "tr" and self._table and ("data-worker" in a or "data-policy" in a):
+        elif tag == "tr" and self._table and ("data-worker" in a or "data-policy" in a or
+                                              "data-file" in a):
             self.tables[self._table].append((a, []))
         elif tag == "td" and self._table and self.tables[self._table]:
             self._cell = (a, [])
@@ -234,6 +239,31 @@ def check_compare_page(name, text, expect_json):
     return page
 
 
+def check_files_page(name, text, expect_json):
+    """count's and reshard's page: the columns and the table equal the JSON's files."""
+    page = Page(text)
+    check(not page.external, f"{name}: refers outside itself")
+    check(len(text.encode()) <= PAGE_LIMIT, f"{name}: {len(text.encode())} bytes")
+    check(page.embedded == expect_json, f"{name}: the embedded JSON differs from --json")
+    files = (page.embedded or {}).get("files", [])
+    for metric in ("records", "bytes"):
+        drawn = []
+        for first, n, lo, hi in page.columns.get(metric, []):
+            want = [f.get(metric, 0) for f in files[first:first + n]]
+            check(want and lo == min(want) and hi == max(want),
+                  f"{name}: {metric} of files {first}..{first + n - 1}: drawn {lo}..{hi}, "
+                  f"JSON {want[:5]}")
+            drawn.extend(range(first, first + n))
+        check(drawn == list(range(len(files))), f"{name}: {metric}: not every file drawn once")
+    rows = page.tables.get("files-table", [])
+    check(len(rows) == min(len(files), 1000), f"{name}: {len(rows)} table rows")
+    for (attrs, cells), f in zip(rows, files):
+        fields = {c.get("data-field"): t for c, t in cells if c.get("data-field")}
+        check(fields == {k: str(f[k]) for k in ("records", "bytes", "file_bytes")},
+              f"{name}: file {attrs['data-file']}: drawn {fields}, JSON {f}")
+    return page
+
+
 def chromium():
     for exe in ("chromium", "chromium-browser"):
         path = shutil.which(exe)
@@ -323,6 +353,27 @@ def main():
             with open(path, "w") as f:
                 f.write(proc.stdout)
             pages.append((name, path, "compare", want, True))
+        # count and reshard: each file's records and bytes.
+        proc = tfdist("count", "--format", "html", f"{tmp}/big-*")
+        want = json.loads(tfdist("count", "--json", f"{tmp}/big-*").stdout)
+        check_files_page("count-2000", proc.stdout, want)
+        pages.append(("count-2000", f"{tmp}/count-2000.html", "files", want, True))
+        os.makedirs(f"{tmp}/rs")
+        proc = tfdist("reshard", "--num-shards", "7", "-o", f"{tmp}/rs/part", "--format", "html",
+                      f"{tmp}/u-*")
+        want = json.loads(tfdist("count", "--json", f"{tmp}/rs/part-*").stdout)
+        page = Page(proc.stdout)
+        # reshard's JSON names its outputs as it wrote them; count's the same files.
+        check([f["records"] for f in (page.embedded or {}).get("files", [])] ==
+              [f["records"] for f in want["files"]], "reshard: the shards' records")
+        check_files_page("reshard-7", proc.stdout, page.embedded)
+        pages.append(("reshard-7", f"{tmp}/reshard-7.html", "files", page.embedded, True))
+        for pname, ptext in (("count-2000", None), ("reshard-7", proc.stdout)):
+            if ptext is None:
+                ptext = tfdist("count", "--format", "html", f"{tmp}/big-*").stdout
+            with open(f"{tmp}/{pname}.html", "w") as f:
+                f.write(ptext)
+        tfdist("count", "--format", "html", "--json", f"{tmp}/u-*", expect=2)
         # An error leaves no page; --json with --format html is refused.
         proc = tfdist("layout", "--format", "html", f'tfrecord("{tmp}/missing").batch(2)',
                       expect=3)
@@ -337,6 +388,8 @@ def main():
                 check(not console, f"{name}: console messages: {console[:5]}")
                 if kind == "layout":
                     page = check_layout_page(f"{name} (chromium)", dom, want, full)
+                elif kind == "files":
+                    page = check_files_page(f"{name} (chromium)", dom, want)
                 else:
                     page = check_compare_page(f"{name} (chromium)", dom, want)
                 check(page.ready == "1", f"{name}: the page's script did not run to its end")

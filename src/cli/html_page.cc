@@ -1,0 +1,223 @@
+// Copyright 2026 The tfdist Authors. SPDX-License-Identifier: Apache-2.0
+
+#include "html_page.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <vector>
+
+namespace tfdist::cli {
+namespace {
+
+constexpr std::string_view kStyle = R"(
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.4em; margin: 0 0 .5em; }
+h2 { font-size: 1.1em; margin: 1.5em 0 .4em; }
+pre { background: #f6f6f6; padding: .6em; white-space: pre-wrap; font-size: 12px; }
+.note { color: #7a4b00; background: #fff4e0; padding: .4em .6em; }
+.recommend { background: #e8f4e8; padding: .5em .7em; font-weight: 600; }
+table { border-collapse: collapse; font-size: 12px; }
+td, th { padding: 2px 8px; text-align: right; border-bottom: 1px solid #ddd; }
+th { background: #f0f0f0; }
+td.zero { color: #c00; font-weight: 600; }
+.map { overflow-x: auto; }
+.map svg { display: block; width: 100%; height: auto; max-width: none; }
+.legend span { display: inline-block; margin-right: 1.2em; }
+.swatch { display: inline-block; width: 12px; height: 12px; vertical-align: middle; margin-right: 4px; border: 1px solid #999; }
+.bars { display: inline-block; vertical-align: top; margin-right: 2em; }
+.bars text, .map text { font-size: 11px; fill: #333; }
+.bars .zero text.label { fill: #c00; font-weight: 600; }
+#tip { position: fixed; display: none; background: #fff; border: 1px solid #888; padding: 4px 6px; font-size: 12px; max-width: 40em; pointer-events: none; white-space: pre-wrap; box-shadow: 1px 1px 4px #0003; }
+button { margin-right: .4em; }
+.columns svg { display: block; width: 100%; max-width: 1000px; height: auto; }
+.columns text { font-size: 11px; fill: #333; }
+)";
+
+// Files drawn as a column each, at most; beyond, a column gathers several
+// (its highest and lowest file drawn).
+constexpr size_t kMaxFileColumns = 4000;
+// Files listed in the table, at most (the JSON lists every one).
+constexpr size_t kMaxTableFiles = 1000;
+
+// One metric of every file as columns: a column per file (or per run of
+// `per` files: the highest as the bar, the lowest as a mark), each a
+// <rect> with data-first, data-n, data-min, data-max.
+std::string ColumnChart(std::string_view title, std::string_view metric,
+                        const std::vector<uint64_t>& values) {
+  const size_t n = values.size();
+  const size_t per = std::max<size_t>(1, (n + kMaxFileColumns - 1) / kMaxFileColumns);
+  const size_t columns = (n + per - 1) / per;
+  uint64_t most = 0;
+  for (uint64_t v : values) most = std::max(most, v);
+  constexpr int kHeight = 160, kLeft = 70;
+  const double cw = columns == 0 ? 1 : 900.0 / static_cast<double>(columns);
+  std::string out;
+  auto o = std::back_inserter(out);
+  fmt::format_to(o,
+                 "<div class=\"columns\"><div><b>{}</b> (the most: {})</div>\n"
+                 "<svg data-metric=\"{}\" data-per=\"{}\" viewBox=\"0 0 {} {}\" "
+                 "shape-rendering=\"crispEdges\" role=\"img\" aria-label=\"{}\">\n"
+                 "<text x=\"0\" y=\"12\">{}</text><text x=\"0\" y=\"{}\">0</text>\n",
+                 HtmlEscape(title), most, HtmlEscape(metric), per, kLeft + 904, kHeight + 20,
+                 HtmlEscape(title), most, kHeight);
+  for (size_t c = 0; c < columns; ++c) {
+    const size_t first = c * per;
+    const size_t count = std::min(per, n - first);
+    uint64_t lo = values[first], hi = values[first];
+    for (size_t i = first; i < first + count; ++i) {
+      lo = std::min(lo, values[i]);
+      hi = std::max(hi, values[i]);
+    }
+    const double h = most > 0 ? static_cast<double>(hi) / static_cast<double>(most) * kHeight : 0;
+    const double x = kLeft + static_cast<double>(c) * cw;
+    fmt::format_to(o,
+                   "<rect x=\"{:.5g}\" y=\"{:.5g}\" width=\"{:.5g}\" height=\"{:.5g}\" "
+                   "fill=\"{}\" data-first=\"{}\" data-n=\"{}\" data-min=\"{}\" "
+                   "data-max=\"{}\"/>\n",
+                   x, kHeight - h, std::max(cw * 0.9, 0.5), h, hi == 0 ? "#c00" : "#4a78b5", first,
+                   count, lo, hi);
+    if (per > 1 && lo < hi) {
+      const double l = most > 0 ? static_cast<double>(lo) / static_cast<double>(most) * kHeight : 0;
+      fmt::format_to(o,
+                     "<rect class=\"mark\" x=\"{:.5g}\" y=\"{:.5g}\" width=\"{:.5g}\" "
+                     "height=\"1\" fill=\"#222\"/>\n",
+                     x, kHeight - l, std::max(cw * 0.9, 0.5));
+    }
+  }
+  fmt::format_to(o,
+                 "<text x=\"{}\" y=\"{}\">file 0</text><text x=\"{}\" y=\"{}\" "
+                 "text-anchor=\"end\">file {}</text>\n</svg></div>\n",
+                 kLeft, kHeight + 16, kLeft + 900, kHeight + 16, n == 0 ? 0 : n - 1);
+  return out;
+}
+
+// JSON inside <script>: "<" written as \u003c, so that no "</script>" or
+// "<!--" in a string ends or changes the element; the value parsed is
+// the same.
+std::string ScriptJson(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  for (char c : json) {
+    if (c == '<') {
+      out += "\\u003c";
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::string HtmlEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string HtmlPageStart(std::string_view title) {
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>{}</title>\n<style>{}</style></head>\n<body>\n<h1>{}</h1>\n",
+      HtmlEscape(title), kStyle, HtmlEscape(title));
+}
+
+std::string HtmlPageEnd(std::string_view json, std::string_view script) {
+  std::string out = fmt::format(
+      "<script type=\"application/json\" id=\"tfdist-layout\">{}</script>\n", ScriptJson(json));
+  // A page without a script of its own still says that it loaded whole.
+  out += fmt::format(
+      "<script>{}\ndocument.documentElement.setAttribute('data-ready', '1');\n"
+      "</script>\n</body></html>\n",
+      script);
+  return out;
+}
+
+std::string FilesPage(std::string_view title, std::string_view what,
+                      const nlohmann::ordered_json& doc) {
+  std::string out = HtmlPageStart(title);
+  auto o = std::back_inserter(out);
+  const nlohmann::ordered_json& files = doc["files"];
+  std::vector<uint64_t> records, bytes;
+  uint64_t least = 0, most = 0;
+  size_t errors = 0;
+  for (const auto& f : files) {
+    const bool ok = f.contains("records") && f["records"].is_number();
+    if (!ok) ++errors;
+    records.push_back(ok ? f["records"].get<uint64_t>() : 0);
+    bytes.push_back(ok && f["bytes"].is_number() ? f["bytes"].get<uint64_t>() : 0);
+  }
+  if (!records.empty()) {
+    least = *std::min_element(records.begin(), records.end());
+    most = *std::max_element(records.begin(), records.end());
+  }
+  const double mean = records.empty() ? 0
+                                      : static_cast<double>(doc.value("records", uint64_t{0})) /
+                                            static_cast<double>(records.size());
+  fmt::format_to(o,
+                 "<pre id=\"totals\">{}\n{} files: {} records, {} payload bytes\n"
+                 "records per file: {} to {} (max/mean {:.2f})</pre>\n",
+                 HtmlEscape(what), files.size(), doc.value("records", uint64_t{0}),
+                 doc.value("bytes", uint64_t{0}), least, most, mean > 0 ? most / mean : 1.0);
+  if (errors > 0) {
+    fmt::format_to(o,
+                   "<p class=\"note\">{} file{} could not be read (drawn as 0, in red; the "
+                   "JSON says why).</p>\n",
+                   errors, errors == 1 ? "" : "s");
+  }
+  out += ColumnChart("records per file", "records", records);
+  out += ColumnChart("payload bytes per file", "bytes", bytes);
+  if (files.size() > kMaxTableFiles) {
+    fmt::format_to(o,
+                   "<p class=\"note\">{} files: the table lists the first {}; the JSON "
+                   "embedded lists every one.</p>\n",
+                   files.size(), kMaxTableFiles);
+  }
+  out +=
+      "<table id=\"files-table\"><thead><tr><th>#</th><th>records</th><th>bytes</th>"
+      "<th>file bytes</th><th style=\"text-align:left\">file</th></tr></thead><tbody>\n";
+  for (size_t i = 0; i < files.size() && i < kMaxTableFiles; ++i) {
+    const auto& f = files[i];
+    auto cell = [&](const char* key) {
+      return f.contains(key) && f[key].is_number() ? fmt::format("{}", f[key].dump()) : "-";
+    };
+    fmt::format_to(o,
+                   "<tr data-file=\"{}\"><td>{}</td><td data-field=\"records\">{}</td>"
+                   "<td data-field=\"bytes\">{}</td><td data-field=\"file_bytes\">{}</td>"
+                   "<td style=\"text-align:left\">{}</td></tr>\n",
+                   i, i, cell("records"), cell("bytes"), cell("file_bytes"),
+                   HtmlEscape(f.value("path", std::string())));
+  }
+  out += "</tbody></table>\n";
+  out += HtmlPageEnd(DumpJson(doc), "");
+  return out;
+}
+
+}  // namespace tfdist::cli
