@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "distribute_args.h"
 #include "file_args.h"
+#include "html_page.h"
 #include "pipeline_args.h"
 #include "report.h"
 #include "tfdist/base/text.h"
@@ -145,16 +146,22 @@ nlohmann::ordered_json ResultJson(const dist::CheckResult& r, const dist::CheckC
   return out;
 }
 
+// The traced input's lines, the verdict and the job: the text output's head.
+std::string HeadText(const dist::CheckResult& r, const dist::CheckContext& ctx,
+                     const dist::DistributeOptions& d, const std::string& trace,
+                     const std::string& source) {
+  return fmt::format(
+      "{}check: {}\njob:   {}{}, loop {}{}{}, TF 2.{} (Keras {})\n", trace, Verdict(r),
+      StrategyText(ctx.strategy, d.topology), TerminalText(source), dist::LoopName(ctx.loop),
+      ctx.steps_per_epoch ? fmt::format(", steps_per_epoch {}", *ctx.steps_per_epoch) : "",
+      ctx.epochs > 1 ? fmt::format(", {} epochs", ctx.epochs) : "", ctx.version.minor,
+      ctx.version.Keras3() ? 3 : 2);
+}
+
 void PrintResult(const dist::CheckResult& r, const dist::CheckContext& ctx,
                  const dist::DistributeOptions& d, const std::string& trace,
                  const std::string& source) {
-  fmt::print("{}", trace);
-  fmt::print("check: {}\n", Verdict(r));
-  fmt::print("job:   {}{}, loop {}{}{}, TF 2.{} (Keras {})\n",
-             StrategyText(ctx.strategy, d.topology), TerminalText(source), dist::LoopName(ctx.loop),
-             ctx.steps_per_epoch ? fmt::format(", steps_per_epoch {}", *ctx.steps_per_epoch) : "",
-             ctx.epochs > 1 ? fmt::format(", {} epochs", ctx.epochs) : "", ctx.version.minor,
-             ctx.version.Keras3() ? 3 : 2);
+  fmt::print("{}", HeadText(r, ctx, d, trace, source));
   for (const dist::Finding& f : r.findings) {
     fmt::print("\n{}: {}\n", dist::SeverityName(f.severity), dist::FindingName(f.kind));
     fmt::print("  tensorflow: {}\n", TerminalText(f.tensorflow));
@@ -261,6 +268,9 @@ Status CheckCombination(const dist::CheckContext& ctx, const dist::DistributeOpt
 
 int RunCheck(const CheckOptions& o) {
   const bool json = o.format.json();
+  if (o.format.html() && o.format.json_flag) {
+    return ReportError(Status::InvalidArgument("--json and --format html: choose one"), false);
+  }
   dist::CheckContext ctx;
   Result<dist::Loop> loop = dist::ParseLoop(o.loop);
   if (!loop.ok()) return ReportError(loop.status(), json);
@@ -310,7 +320,7 @@ int RunCheck(const CheckOptions& o) {
   const data::BuildOptions build = o.pipeline.build_options(*loaded);
   Result<dist::CheckResult> result = dist::Check(pipeline, d, build, ctx);
   if (!result.ok()) return ReportPipelineError(result.status(), pipeline.text, json);
-  if (json) {
+  if (json || o.format.html()) {
     nlohmann::ordered_json out = ResultJson(*result, ctx, as_given);
     out["topology_source"] = resolved->source;
     // As layout's: the traced input and the assumptions beside the result.
@@ -319,7 +329,12 @@ int RunCheck(const CheckOptions& o) {
       out["input"] = trace["input"];
       out["assumptions"] = trace["assumptions"];
     }
-    PrintJson(out);
+    if (o.format.html()) {
+      fmt::print("{}", CheckPage(out, HeadText(*result, ctx, as_given, TraceHeader(*loaded),
+                                               resolved->source_text)));
+    } else {
+      PrintJson(out);
+    }
   } else {
     PrintResult(*result, ctx, as_given, TraceHeader(*loaded), resolved->source_text);
   }
@@ -342,9 +357,11 @@ void AddCheckCommand(CLI::App& app, Action* action) {
   // to show or a number of steps to plan mean nothing here.
   cmd->remove_option(cmd->get_option("--worker"));
   cmd->remove_option(cmd->get_option("--steps"));
-  AddFormatOptions(*cmd, &o->format,
-                   "the verdict, a block per finding, then the steps_per_epoch values",
-                   "one object: result, findings, steps_per_epoch (the contract for scripts)");
+  AddFormatOptions(
+      *cmd, &o->format, "the verdict, a block per finding, then the steps_per_epoch values",
+      "one object: result, findings, steps_per_epoch (the contract for scripts)", {}, {},
+      "one self-contained page: the verdict, a card per finding, the "
+      "steps_per_epoch values; the JSON it draws embedded");
   cmd->add_option("--loop", o->loop,
                   "How the training loop consumes the dataset: for (for x in dist_dataset, "
                   "eager), for-tf (the same loop in a tf.function), next (--steps-per-epoch "

@@ -31,6 +31,13 @@ td.zero { color: #c00; font-weight: 600; }
 .bars .zero text.label { fill: #c00; font-weight: 600; }
 #tip { position: fixed; display: none; background: #fff; border: 1px solid #888; padding: 4px 6px; font-size: 12px; max-width: 40em; pointer-events: none; white-space: pre-wrap; box-shadow: 1px 1px 4px #0003; }
 button { margin-right: .4em; }
+.verdict { font-size: 1.1em; font-weight: 600; padding: .5em .7em; }
+.verdict.ok { background: #e8f4e8; } .verdict.warn { background: #fff4e0; }
+.verdict.fail { background: #fde8e8; }
+.finding { border-left: 6px solid #999; padding: .2em .8em; margin: 1em 0; background: #fafafa; }
+.finding.error { border-color: #c00; } .finding.warning { border-color: #e0a000; }
+.finding h3 { margin: .3em 0; font-size: 1em; }
+.finding dt { font-weight: 600; } .finding dd { margin: 0 0 .4em 1.5em; }
 .columns svg { display: block; width: 100%; max-width: 1000px; height: auto; }
 .columns text { font-size: 11px; fill: #333; }
 )";
@@ -216,6 +223,58 @@ std::string FilesPage(std::string_view title, std::string_view what,
                    HtmlEscape(f.value("path", std::string())));
   }
   out += "</tbody></table>\n";
+  out += HtmlPageEnd(DumpJson(doc), "");
+  return out;
+}
+
+std::string CheckPage(const nlohmann::ordered_json& doc, std::string_view job) {
+  const std::string result = doc.value("result", std::string());
+  std::string out = HtmlPageStart(fmt::format("tfdist check: {}", result));
+  auto o = std::back_inserter(out);
+  const auto& findings = doc["findings"];
+  size_t errors = 0, warnings = 0;
+  for (const auto& f : findings) {
+    const std::string severity = f.value("severity", std::string());
+    errors += severity == "error";
+    warnings += severity == "warning";
+  }
+  fmt::format_to(o,
+                 "<p class=\"verdict {}\" id=\"verdict\" data-result=\"{}\">{}: {} error{}, "
+                 "{} warning{}</p>\n<pre id=\"job\">{}</pre>\n",
+                 HtmlEscape(result), HtmlEscape(result), HtmlEscape(result), errors,
+                 errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s", HtmlEscape(job));
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const auto& f = findings[i];
+    const std::string severity = f.value("severity", std::string());
+    fmt::format_to(o,
+                   "<section class=\"finding {}\" data-finding=\"{}\" data-kind=\"{}\" "
+                   "data-severity=\"{}\"><h3>{}: {}</h3><dl>\n",
+                   HtmlEscape(severity), i, HtmlEscape(f.value("kind", std::string())),
+                   HtmlEscape(severity), HtmlEscape(severity),
+                   HtmlEscape(f.value("kind", std::string())));
+    for (const char* key : {"tensorflow", "other_versions", "evidence", "fix"}) {
+      const std::string text = f.value(key, std::string());
+      if (text.empty()) continue;
+      fmt::format_to(o, "<dt>{}</dt><dd data-field=\"{}\">{}</dd>\n",
+                     std::string_view(key) == "other_versions" ? "other versions" : key, key,
+                     HtmlEscape(text));
+    }
+    for (const auto& flags : f["fix_flags"]) {
+      fmt::format_to(o, "<dt>fix here</dt><dd data-field=\"fix_flags\"><code>{}</code></dd>\n",
+                     HtmlEscape(flags.get<std::string>()));
+    }
+    out += "</dl></section>\n";
+  }
+  if (doc.contains("steps_per_epoch") && doc["steps_per_epoch"].is_object()) {
+    const auto& s = doc["steps_per_epoch"];
+    fmt::format_to(o,
+                   "<h2>steps_per_epoch</h2>\n<table id=\"steps-per-epoch\"><tr><th>min</th>"
+                   "<td data-field=\"min\">{}</td><td style=\"text-align:left\">{}</td></tr>"
+                   "<tr><th>max</th><td data-field=\"max\">{}</td>"
+                   "<td style=\"text-align:left\">{}</td></tr></table>\n",
+                   s["min"].dump(), HtmlEscape(s.value("at_min", std::string())), s["max"].dump(),
+                   HtmlEscape(s.value("at_max", std::string())));
+  }
   out += HtmlPageEnd(DumpJson(doc), "");
   return out;
 }

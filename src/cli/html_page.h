@@ -31,6 +31,10 @@ std::string HtmlPageEnd(std::string_view json, std::string_view script);
 std::string FilesPage(std::string_view title, std::string_view what,
                       const nlohmann::ordered_json& doc);
 
+// check's page, from its JSON (`doc`: result, findings, steps_per_epoch)
+// and the text output's first lines (`job`: the traced input and the job).
+std::string CheckPage(const nlohmann::ordered_json& doc, std::string_view job);
+
 }  // namespace tfdist::cli
 
 #endif  // TFDIST_CLI_HTML_PAGE_H_

@@ -264,6 +264,52 @@ def check_files_page(name, text, expect_json):
     return page
 
 
+class Findings(html.parser.HTMLParser):
+    """check's page: per finding section, its kind, severity and fields' texts."""
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.found = []
+        self._field = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "section" and "data-finding" in a:
+            self.found.append({"kind": a["data-kind"], "severity": a["data-severity"],
+                               "fix_flags": []})
+        elif tag == "dd" and self.found:
+            self._field = (a["data-field"], [])
+
+    def handle_endtag(self, tag):
+        if tag == "dd" and self._field:
+            key, parts = self._field
+            if key == "fix_flags":
+                self.found[-1]["fix_flags"].append("".join(parts))
+            else:
+                self.found[-1][key] = "".join(parts)
+            self._field = None
+
+    def handle_data(self, data):
+        if self._field:
+            self._field[1].append(data)
+
+
+def check_check_page(name, text, expect_json):
+    page = Page(text)
+    check(not page.external, f"{name}: refers outside itself")
+    check(page.embedded == expect_json, f"{name}: the embedded JSON differs from --json")
+    drawn = Findings(text).found
+    want = []
+    for f in (page.embedded or {}).get("findings", []):
+        w = {k: f[k] for k in ("kind", "severity", "tensorflow", "evidence", "fix", "fix_flags")}
+        if f.get("other_versions"):
+            w["other_versions"] = f["other_versions"]
+        want.append(w)
+    check(drawn == want, f"{name}: the findings drawn differ from the JSON's\n{drawn}\n{want}")
+    return page
+
+
 def chromium():
     for exe in ("chromium", "chromium-browser"):
         path = shutil.which(exe)
@@ -374,6 +420,16 @@ def main():
             with open(f"{tmp}/{pname}.html", "w") as f:
                 f.write(ptext)
         tfdist("count", "--format", "html", "--json", f"{tmp}/u-*", expect=2)
+        # check: the verdict and a card per finding.
+        args = ["--workers", "4", "--replicas", "2", small + ".batch(16)"]
+        proc = tfdist("check", "--format", "html", *args)
+        want = json.loads(tfdist("check", "--json", *args).stdout)
+        check(want["findings"], "check: the case has findings")
+        check_check_page("check-4x2", proc.stdout, want)
+        with open(f"{tmp}/check-4x2.html", "w") as f:
+            f.write(proc.stdout)
+        pages.append(("check-4x2", f"{tmp}/check-4x2.html", "check", want, True))
+        tfdist("check", "--format", "html", "--json", *args, expect=2)
         # An error leaves no page; --json with --format html is refused.
         proc = tfdist("layout", "--format", "html", f'tfrecord("{tmp}/missing").batch(2)',
                       expect=3)
@@ -390,6 +446,8 @@ def main():
                     page = check_layout_page(f"{name} (chromium)", dom, want, full)
                 elif kind == "files":
                     page = check_files_page(f"{name} (chromium)", dom, want)
+                elif kind == "check":
+                    page = check_check_page(f"{name} (chromium)", dom, want)
                 else:
                     page = check_compare_page(f"{name} (chromium)", dom, want)
                 check(page.ready == "1", f"{name}: the page's script did not run to its end")
