@@ -78,6 +78,15 @@ std::string ReadPerWorker(const dist::LayoutSummary& l) {
   return most ? fmt::format("{}", *most) : "-";
 }
 
+EmptyAndIdle EmptyAndIdleOf(const dist::LayoutSummary& l) {
+  EmptyAndIdle out;
+  for (const auto& w : l.workers) {
+    out.empty_batches += w.empty_batches;
+    out.idle_steps += w.idle_steps;
+  }
+  return out;
+}
+
 const dist::LayoutSummary& Comparison::AnySummary() const {
   return *std::find_if(rows.begin(), rows.end(), [](const Row& r) {
             return r.summary.ok();

@@ -452,16 +452,7 @@ bool HeatMap::Coarsen() {
   if (!wider) return false;
   for (auto& row : cells_) {
     std::vector<Cell> merged((row.size() + 1) / 2);
-    for (size_t i = 0; i < row.size(); ++i) {
-      Cell& into = merged[i / 2];
-      const Cell& c = row[i];
-      into.records += c.records;
-      into.batches += c.batches;
-      into.empty += c.empty;
-      into.idle += c.idle;
-      into.dropped += c.dropped;
-      into.steps += c.steps;
-    }
+    for (size_t i = 0; i < row.size(); ++i) merged[i / 2] += row[i];
     row = std::move(merged);
   }
   per_column_ *= 2;
@@ -591,11 +582,7 @@ std::string ComparisonPage(const Comparison& c, const dist::DistributeOptions& d
       continue;
     }
     const dist::LayoutSummary& l = *r.summary;
-    uint64_t empty = 0, idle = 0;
-    for (const auto& w : l.workers) {
-      empty += w.empty_batches;
-      idle += w.idle_steps;
-    }
+    const auto [empty, idle] = EmptyAndIdleOf(l);
     fmt::format_to(std::back_inserter(out),
                    "<tr data-policy=\"{}\"><td>{}</td><td data-field=\"steps\">{}</td>"
                    "<td data-field=\"records\">{}</td><td data-field=\"dropped_records\">{}</td>"

@@ -59,6 +59,13 @@ nlohmann::ordered_json FactorJson(double f);
 // The most bytes one worker read, or "-" where records were counted, not read.
 std::string ReadPerWorker(const dist::LayoutSummary& l);
 
+// Empty per-replica batches and idle worker-steps, over every worker.
+struct EmptyAndIdle {
+  uint64_t empty_batches = 0;
+  uint64_t idle_steps = 0;
+};
+EmptyAndIdle EmptyAndIdleOf(const dist::LayoutSummary& l);
+
 // FILE, DATA and OFF side by side, the policy AUTO applies and the one to
 // use (cmd_layout.cc's Compare fills it in).
 struct Comparison {
@@ -205,6 +212,15 @@ class HeatMap : public dist::LayoutSink {
     uint64_t dropped = 0;  // records in dropped steps
     uint64_t steps = 0;    // steps in the cell
     bool operator==(const Cell&) const = default;
+    Cell& operator+=(const Cell& c) {
+      records += c.records;
+      batches += c.batches;
+      empty += c.empty;
+      idle += c.idle;
+      dropped += c.dropped;
+      steps += c.steps;
+      return *this;
+    }
   };
 
   // One worker shown (or one in all): its replicas are the rows.

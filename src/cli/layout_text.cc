@@ -336,11 +336,7 @@ void PrintComparison(const Comparison& c, const dist::DistributeOptions& d,
       continue;
     }
     const dist::LayoutSummary& l = *r.summary;
-    uint64_t empty = 0, idle = 0;
-    for (const auto& w : l.workers) {
-      empty += w.empty_batches;
-      idle += w.idle_steps;
-    }
+    const auto [empty, idle] = EmptyAndIdleOf(l);
     fmt::print("{:<6}  {:>7}  {:>9}  {:>9}  {:>13}  {:>12}x  {:>9.2f}  {:>13}  {:>10}\n",
                dist::PolicyName(r.policy), l.decision.batched ? fmt::format("{}", l.steps) : "-",
                l.ReceivedRecords(), l.DroppedRecords(), ReadPerWorker(l),
