@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <memory>
 
 #include "commands.h"
 #include "distribute_args.h"
 #include "file_args.h"
+#include "html_page.h"
 #include "job.h"
 #include "pipeline_args.h"
 #include "report.h"
@@ -49,6 +51,70 @@ struct RunArgs {
   std::string timeline;  // --timeline FILE, or empty
   std::string timeline_steps = "1:1000";
 };
+
+// The events drawn on run's page, at most: the earliest of the window.
+constexpr size_t kMaxDrawnEvents = 6000;
+
+// The timeline and the input-wait histogram, as run's page draws them:
+// doc["timeline"] {first_step, last_step, origin_us, events_recorded,
+// events_listed, tracks: [{process, name, events: [[name, start_us,
+// duration_us], ...]}]} (times from the timeline's start, the earliest
+// kMaxDrawnEvents events), and doc["input_wait_histogram"]: the loop's
+// waits for each step's input after the first, [{below_us, steps}], the
+// last bucket's below_us null (every "input wait" event of the window but
+// the first).
+void AddTimelineJson(const run::Timeline& timeline, nlohmann::ordered_json& doc) {
+  std::vector<run::Timeline::TrackSpans> tracks = timeline.Spans();
+  std::vector<int64_t> starts;
+  for (const auto& t : tracks) {
+    for (const auto& e : t.spans) starts.push_back(e.start_ns);
+  }
+  const size_t recorded = starts.size();
+  int64_t cut =
+      std::numeric_limits<int64_t>::max();  // events starting at or after it are not listed
+  if (starts.size() > kMaxDrawnEvents) {
+    std::nth_element(starts.begin(), starts.begin() + kMaxDrawnEvents, starts.end());
+    cut = starts[kMaxDrawnEvents];
+  }
+  nlohmann::ordered_json out;
+  out["first_step"] = timeline.first_step();
+  out["last_step"] = timeline.last_step();
+  out["events_recorded"] = recorded;
+  size_t listed = 0;
+  std::vector<double> waits;
+  out["tracks"] = nlohmann::ordered_json::array();
+  for (const auto& t : tracks) {
+    nlohmann::ordered_json events = nlohmann::ordered_json::array();
+    for (const auto& e : t.spans) {
+      if (t.process == "training loop" && e.name == "input wait") {
+        waits.push_back(static_cast<double>(e.duration_ns) / 1e3);
+      }
+      if (e.start_ns >= cut) continue;
+      ++listed;
+      events.push_back({e.name, static_cast<double>(e.start_ns) / 1e3,
+                        static_cast<double>(e.duration_ns) / 1e3});
+    }
+    out["tracks"].push_back({{"process", t.process}, {"name", t.name}, {"events", events}});
+  }
+  out["events_listed"] = listed;
+  doc["timeline"] = std::move(out);
+  // The first wait is the warm-up (files opened, buffers filled), which the
+  // report's p50 and p99 leave out too; a wait that found an epoch's end
+  // is counted (the loop waited for it as for a step).
+  if (!waits.empty()) waits.erase(waits.begin());
+  nlohmann::ordered_json histogram = nlohmann::ordered_json::array();
+  double below = 1;
+  for (int b = 0; b < 7; ++b, below *= 10) {
+    const bool last = b == 6;
+    const double from = b == 0 ? 0 : below / 10;
+    const auto n = std::count_if(waits.begin(), waits.end(),
+                                 [&](double w) { return w >= from && (last || w < below); });
+    histogram.push_back(
+        {{"below_us", last ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(below)},
+         {"steps", n}});
+  }
+  doc["input_wait_histogram"] = std::move(histogram);
+}
 
 // "A:B" of --timeline-steps: the first and last global step, 1-based.
 Result<std::pair<int64_t, int64_t>> ParseStepWindow(const std::string& text) {
@@ -477,6 +543,13 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
 // --sync.
 int RunWorker(const RunArgs& o, JobWorker* job) {
   const bool json = o.format.json();
+  if (o.format.html() && (o.format.json_flag || job != nullptr)) {
+    return ReportError(
+        Status::InvalidArgument(o.format.json_flag ? "--json and --format html: choose one"
+                                                   : "--format html is for one process; under "
+                                                     "mpirun or srun give --timeline FILE"),
+        false);
+  }
   Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute, o.all_workers);
   if (!resolved.ok()) return ReportError(resolved.status(), json);
   run::RunOptions options;
@@ -576,13 +649,15 @@ int RunWorker(const RunArgs& o, JobWorker* job) {
   // committed after it: a failed run leaves none.
   std::optional<run::Timeline> timeline;
   std::unique_ptr<io::AtomicFile> timeline_file;
-  if (!o.timeline.empty()) {
+  if (!o.timeline.empty() || o.format.html()) {
     Result<std::pair<int64_t, int64_t>> window = ParseStepWindow(o.timeline_steps);
     if (!window.ok()) return ReportError(window.status(), json);
-    Result<std::unique_ptr<io::AtomicFile>> file = io::AtomicFile::Create(
-        TimelinePath(o.timeline, job != nullptr ? d.worker : std::nullopt), /*overwrite=*/true);
-    if (!file.ok()) return ReportError(file.status(), json);
-    timeline_file = std::move(*file);
+    if (!o.timeline.empty()) {
+      Result<std::unique_ptr<io::AtomicFile>> file = io::AtomicFile::Create(
+          TimelinePath(o.timeline, job != nullptr ? d.worker : std::nullopt), /*overwrite=*/true);
+      if (!file.ok()) return ReportError(file.status(), json);
+      timeline_file = std::move(*file);
+    }
     timeline.emplace(window->first, window->second);
     options.timeline = &*timeline;
   }
@@ -616,7 +691,7 @@ int RunWorker(const RunArgs& o, JobWorker* job) {
   Result<run::RunReport> report = run::Run(*pipeline, options);
   if (progress_shown) fmt::print(stderr, "\r\033[K");
   if (!report.ok()) return ReportPipelineError(report.status(), pipeline->text, json);
-  if (timeline) {
+  if (timeline_file) {
     const std::string other = fmt::format(
         "\"tool\":\"tfdist run\",\"steps\":{},\"timeline_steps\":[{},{}],\"workers\":{},"
         "\"replicas\":{},\"device\":\"{}\"",
@@ -639,7 +714,11 @@ int RunWorker(const RunArgs& o, JobWorker* job) {
     job->run = std::move(*report);
     return 0;
   }
-  if (json) {
+  if (o.format.html()) {
+    nlohmann::ordered_json doc = ReportJson(*report, resolved->source, TraceJson(*loaded), verdict);
+    AddTimelineJson(*timeline, doc);
+    fmt::print("{}", RunPage(doc));
+  } else if (json) {
     PrintJson(ReportJson(*report, resolved->source, TraceJson(*loaded), verdict));
   } else {
     PrintReport(*report, verdict, resolved->source_text, TraceHeader(*loaded));
@@ -998,7 +1077,10 @@ void AddRunCommand(CLI::App& app, Action* action) {
                   "file and its memory grow with the window")
       ->default_str("1:1000")
       ->type_name("FIRST:LAST");
-  AddFormatOptions(*cmd, &o->format, "the report", "the report as one JSON object");
+  AddFormatOptions(*cmd, &o->format, "the report", "the report as one JSON object", {}, {},
+                   "one self-contained page: the report, the timeline of --timeline-steps "
+                   "drawn (its first 6,000 events) and a histogram of the loop's input waits; "
+                   "what it draws embedded as JSON");
   cmd->add_option("--corrupt-replica-for-testing", o->corrupt_replica)->group("");
   cmd->add_option("--fail-pinned-for-testing", o->fail_pinned_replica)->group("");
   cmd->callback([o, action] { *action = [o] { return RunRun(*o); }; });

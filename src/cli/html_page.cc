@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <iterator>
+#include <string>
 #include <vector>
 
 namespace tfdist::cli {
@@ -223,6 +225,120 @@ std::string FilesPage(std::string_view title, std::string_view what,
                    HtmlEscape(f.value("path", std::string())));
   }
   out += "</tbody></table>\n";
+  out += HtmlPageEnd(DumpJson(doc), "");
+  return out;
+}
+
+std::string RunPage(const nlohmann::ordered_json& doc) {
+  std::string out = HtmlPageStart(
+      fmt::format("tfdist run: {} steps, {} records", doc["steps"].dump(), doc["records"].dump()));
+  auto o = std::back_inserter(out);
+  fmt::format_to(o,
+                 "<pre id=\"totals\">device: {}\nrecords: {} ({} bytes) in {} per-replica batches, "
+                 "{} steps, {} s\nfirst batch after {} s; the loop waited {} s for input</pre>\n",
+                 HtmlEscape(doc.value("device", std::string())), doc["records"].dump(),
+                 doc["bytes"].dump(), doc["batches"].dump(), doc["steps"].dump(),
+                 doc["seconds"].dump(), doc["first_batch_seconds"].dump(),
+                 doc["wait_seconds"].dump());
+  out +=
+      "<table id=\"stages\"><thead><tr><th>stage</th><th>seconds</th><th>bytes</th>"
+      "<th>items</th><th style=\"text-align:left\">what</th></tr></thead><tbody>\n";
+  for (const auto& st : doc["stages"]) {
+    fmt::format_to(o,
+                   "<tr data-stage=\"{}\"><td>{}</td><td data-field=\"seconds\">{}</td>"
+                   "<td data-field=\"bytes\">{}</td><td data-field=\"items\">{}</td>"
+                   "<td style=\"text-align:left\">{}</td></tr>\n",
+                   HtmlEscape(st.value("name", std::string())),
+                   HtmlEscape(st.value("name", std::string())), st["seconds"].dump(),
+                   st["bytes"].dump(), st["items"].dump(),
+                   HtmlEscape(st.value("what", std::string())));
+  }
+  out += "</tbody></table>\n";
+  // The timeline: a row per track, time across.
+  const auto& tl = doc["timeline"];
+  double end = 0;
+  for (const auto& t : tl["tracks"]) {
+    for (const auto& e : t["events"]) {
+      end = std::max(end, e[1].get<double>() + e[2].get<double>());
+    }
+  }
+  const size_t rows = tl["tracks"].size();
+  constexpr int kLabel = 260, kWidth = 900, kRow = 16;
+  const double scale = end > 0 ? kWidth / end : 1;
+  fmt::format_to(o,
+                 "<h2>Timeline, steps {} to {}</h2>\n<p>{} events recorded; the earliest {} "
+                 "drawn (run --timeline FILE writes them all, for Perfetto).</p>\n"
+                 "<div class=\"map\"><svg id=\"timeline\" viewBox=\"0 0 {} {}\" "
+                 "data-end-us=\"{}\" shape-rendering=\"crispEdges\" role=\"img\" "
+                 "aria-label=\"timeline\">\n",
+                 tl["first_step"].dump(), tl["last_step"].dump(), tl["events_recorded"].dump(),
+                 tl["events_listed"].dump(), kLabel + kWidth + 4, rows * kRow + 20, end);
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kColours = {{
+      {"read", "#4a78b5"},
+      {"slot wait", "#d62728"},
+      {"pack", "#2ca02c"},
+      {"parse", "#2ca02c"},
+      {"copy", "#9467bd"},
+      {"input wait", "#d62728"},
+      {"receive", "#8c564b"},
+      {"step", "#7f7f7f"},
+  }};
+  for (size_t r = 0; r < rows; ++r) {
+    const auto& t = tl["tracks"][r];
+    const int y = static_cast<int>(r) * kRow;
+    fmt::format_to(o, "<g data-track=\"{}\"><text x=\"0\" y=\"{}\">{}: {}</text>\n", r, y + 11,
+                   HtmlEscape(t.value("process", std::string())),
+                   HtmlEscape(t.value("name", std::string())));
+    for (size_t i = 0; i < t["events"].size(); ++i) {
+      const auto& e = t["events"][i];
+      const std::string name = e[0].get<std::string>();
+      std::string_view colour = "#999999";
+      for (const auto& [n, c] : kColours) {
+        if (n == name) colour = c;
+      }
+      fmt::format_to(o,
+                     "<rect x=\"{:.6g}\" y=\"{}\" width=\"{:.6g}\" height=\"{}\" "
+                     "fill=\"{}\" data-i=\"{}\"><title>{} {} us</title></rect>\n",
+                     kLabel + e[1].get<double>() * scale, y + 2,
+                     std::max(0.3, e[2].get<double>() * scale), kRow - 4, colour, i,
+                     HtmlEscape(name), e[2].dump());
+    }
+    out += "</g>\n";
+  }
+  fmt::format_to(o,
+                 "<text x=\"{}\" y=\"{}\">0</text><text x=\"{}\" y=\"{}\" "
+                 "text-anchor=\"end\">{:.0f} us</text>\n</svg></div>\n",
+                 kLabel, rows * kRow + 14, kLabel + kWidth, rows * kRow + 14, end);
+  out += "<p class=\"legend\">";
+  for (const auto& [n, c] : kColours) {
+    fmt::format_to(o, "<span><span class=\"swatch\" style=\"background:{}\"></span>{}</span>", c,
+                   n);
+  }
+  out += "</p>\n";
+  // The input-wait histogram.
+  out += "<h2>The loop's wait for each step's input (after the first)</h2>\n";
+  uint64_t most = 0;
+  for (const auto& b : doc["input_wait_histogram"])
+    most = std::max(most, b["steps"].get<uint64_t>());
+  out += "<svg id=\"waits\" width=\"560\" height=\"" +
+         std::to_string(doc["input_wait_histogram"].size() * 16 + 4) + "\">\n";
+  double from = 0;
+  size_t i = 0;
+  for (const auto& b : doc["input_wait_histogram"]) {
+    const uint64_t n = b["steps"].get<uint64_t>();
+    const std::string label =
+        b["below_us"].is_null() ? fmt::format(">= {:g} us", from)
+                                : fmt::format("{:g} to {:g} us", from, b["below_us"].get<double>());
+    const double w = most > 0 ? static_cast<double>(n) / static_cast<double>(most) * 300 : 0;
+    fmt::format_to(o,
+                   "<g data-bucket=\"{}\" data-steps=\"{}\"><text x=\"0\" y=\"{}\">{}</text>"
+                   "<rect x=\"160\" y=\"{}\" width=\"{:.1f}\" height=\"12\" fill=\"#d62728\"/>"
+                   "<text x=\"{:.1f}\" y=\"{}\">{}</text></g>\n",
+                   i, n, i * 16 + 12, HtmlEscape(label), i * 16 + 2, w, 164 + w, i * 16 + 12, n);
+    if (!b["below_us"].is_null()) from = b["below_us"].get<double>();
+    ++i;
+  }
+  out += "</svg>\n";
   out += HtmlPageEnd(DumpJson(doc), "");
   return out;
 }

@@ -35,6 +35,11 @@ std::string FilesPage(std::string_view title, std::string_view what,
 // and the text output's first lines (`job`: the traced input and the job).
 std::string CheckPage(const nlohmann::ordered_json& doc, std::string_view job);
 
+// run's page, from its JSON (the report, with "timeline" and
+// "input_wait_histogram"): the report's figures, the stage table, the
+// timeline drawn (a row per track) and the histogram.
+std::string RunPage(const nlohmann::ordered_json& doc);
+
 }  // namespace tfdist::cli
 
 #endif  // TFDIST_CLI_HTML_PAGE_H_

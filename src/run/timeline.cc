@@ -51,6 +51,21 @@ void Timeline::SetStep(int64_t step) {
   open_.store(step >= first_step_ && step <= last_step_, std::memory_order_relaxed);
 }
 
+std::vector<Timeline::TrackSpans> Timeline::Spans() const {
+  std::vector<TrackSpans> out;
+  for (const auto& [track, name] : tracks_) {
+    TrackSpans& t = out.emplace_back();
+    for (const auto& [pid, process] : processes_) {
+      if (pid == track->pid_) t.process = process;
+    }
+    t.name = name;
+    for (const Track::Event& e : track->events_) {
+      if (e.duration_ns >= 0) t.spans.push_back({e.name, e.start_ns, e.duration_ns});
+    }
+  }
+  return out;
+}
+
 std::string Timeline::Json(const std::string& other) const {
   std::string out = "{\"traceEvents\":[\n";
   auto o = std::back_inserter(out);

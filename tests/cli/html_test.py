@@ -430,6 +430,14 @@ def main():
             f.write(proc.stdout)
         pages.append(("check-4x2", f"{tmp}/check-4x2.html", "check", want, True))
         tfdist("check", "--format", "html", "--json", *args, expect=2)
+        # run: the page loads whole (its numbers are the timeline test's to check).
+        proc = tfdist("run", "--device", "cpu", "--replicas", "2", "--step-time-ms", "0.5",
+                      "--format", "html", small + ".batch(16)")
+        with open(f"{tmp}/run-4x2.html", "w") as f:
+            f.write(proc.stdout)
+        pages.append(("run", f"{tmp}/run-4x2.html", "run", Page(proc.stdout).embedded, True))
+        tfdist("run", "--device", "cpu", "--format", "html", "--json", small + ".batch(16)",
+               expect=2)
         # An error leaves no page; --json with --format html is refused.
         proc = tfdist("layout", "--format", "html", f'tfrecord("{tmp}/missing").batch(2)',
                       expect=3)
@@ -448,6 +456,9 @@ def main():
                     page = check_files_page(f"{name} (chromium)", dom, want)
                 elif kind == "check":
                     page = check_check_page(f"{name} (chromium)", dom, want)
+                elif kind == "run":
+                    page = Page(dom)
+                    check(page.embedded == want, f"{name}: the DOM's JSON differs from the file's")
                 else:
                     page = check_compare_page(f"{name} (chromium)", dom, want)
                 check(page.ready == "1", f"{name}: the page's script did not run to its end")

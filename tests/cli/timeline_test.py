@@ -7,6 +7,7 @@
 # per worker, a track per stage and replica and the training loop's; the
 # window of --timeline-steps bounds it, and a run that fails, or a bad
 # window or path, leaves no file.
+import html.parser
 import json
 import os
 import sys
@@ -69,6 +70,39 @@ def check_trace(name, path):
     return trace, processes, threads, by_track
 
 
+class RunPage(html.parser.HTMLParser):
+    """run's page: the embedded JSON, the rects per timeline track, the
+    histogram's steps."""
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.embedded = None
+        self.track_rects = []
+        self.buckets = []
+        self._script = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "script" and a.get("id") == "tfdist-layout":
+            self._script = []
+        elif tag == "g" and "data-track" in a:
+            self.track_rects.append(0)
+        elif tag == "rect" and "data-i" in a:
+            self.track_rects[-1] += 1
+        elif tag == "g" and "data-bucket" in a:
+            self.buckets.append(int(a["data-steps"]))
+
+    def handle_endtag(self, tag):
+        if tag == "script" and self._script is not None:
+            self.embedded = json.loads("".join(self._script))
+            self._script = None
+
+    def handle_data(self, data):
+        if self._script is not None:
+            self._script.append(data)
+
+
 def main():
     checks.TFDIST = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory() as tmp:
@@ -115,6 +149,24 @@ def main():
         _, aprocs, _, _ = check_trace("2 workers", apath)
         check(sorted(aprocs.values()) == ["training loop", "worker 0", "worker 1"],
               f"processes of 2 workers: {aprocs}")
+        # run --format html: the timeline drawn and the waits' histogram equal its JSON.
+        proc = tfdist("run", "--device", "cpu", "--replicas", "2", "--format", "html",
+                      "--timeline-steps", "1:100", pipeline)
+        page = RunPage(proc.stdout)
+        doc = page.embedded or {}
+        tl = doc.get("timeline", {})
+        check(tl.get("first_step") == 1 and tl.get("last_step") == 100, f"window: {tl}")
+        check([len(t["events"]) for t in tl.get("tracks", [])] == page.track_rects,
+              f"events drawn per track {page.track_rects}")
+        check(sum(page.track_rects) == tl.get("events_listed") and
+              tl.get("events_listed") <= 6000, "events listed")
+        hist = doc.get("input_wait_histogram", [])
+        check([b["steps"] for b in hist] == page.buckets, f"histogram drawn {page.buckets}")
+        check(sum(page.buckets) == 99, f"the waits of steps 2..100: {sum(page.buckets)}")
+        check(doc.get("steps") == 1000 and doc.get("records") == 8000, "the report's figures")
+        check(not os.path.exists(f"{tmp}/timeline.json"), "no file without --timeline")
+        with open(f"{tmp}/run-page.html", "w") as f:
+            f.write(proc.stdout)
         # No file: a bad window, a missing folder, a run that fails.
         for bad in ("0:5", "5:2", "x", "3"):
             tfdist("run", "--device", "cpu", "--timeline", f"{tmp}/bad.json", "--timeline-steps",

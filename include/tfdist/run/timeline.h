@@ -80,6 +80,20 @@ class Timeline {
   int64_t first_step() const { return first_step_; }
   int64_t last_step() const { return last_step_; }
 
+  // What was recorded, for drawing: each track's process, name and complete
+  // events (counters left out), in the order the tracks were made.
+  struct Span {
+    std::string_view name;
+    int64_t start_ns = 0;  // from the timeline's making
+    int64_t duration_ns = 0;
+  };
+  struct TrackSpans {
+    std::string process;
+    std::string name;
+    std::vector<Span> spans;
+  };
+  std::vector<TrackSpans> Spans() const;
+
   // The trace: {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}},
   // times in microseconds from the timeline's making; `other` is written as
   // otherData's members (a JSON object's text without braces, or empty).
