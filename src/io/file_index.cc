@@ -525,16 +525,19 @@ namespace {
 
 // The stamp of the local file `path` as it is now, before its scan (a
 // change during or after it moves the change time, and then the index no
-// longer fits); InvalidArgument when it is compressed.
-Result<IndexStamp> StampBeforeScan(const std::string& path) {
+// longer fits), and a reader of it from its start for that scan;
+// InvalidArgument when it is compressed (refused before anything is
+// written).
+struct StampedReader {
+  IndexStamp stamp;
+  std::unique_ptr<RecordReader> reader;
+};
+Result<StampedReader> StampBeforeScan(const std::string& path) {
   struct stat before;
   if (stat(path.c_str(), &before) != 0) {
     return ErrnoError(errno, StatusCode::kNotFound, path);
   }
-  {
-    // A compressed file is refused before anything is written.
-    TFDIST_ASSIGN_OR_RETURN(const std::unique_ptr<RecordReader> reader, OpenToIndex(path));
-  }
+  TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader, OpenToIndex(path));
   const UniqueFd file_fd(open(path.c_str(), kReadFlags));
   if (file_fd.get() < 0 || fstat(file_fd.get(), &before) != 0) {
     return ErrnoError(errno, StatusCode::kNotFound, path);
@@ -547,7 +550,7 @@ Result<IndexStamp> StampBeforeScan(const std::string& path) {
       return ErrnoError(errno, StatusCode::kDataLoss, fmt::format("{}: cannot be read", path));
     }
   }
-  return stamp;
+  return StampedReader{stamp, std::move(reader)};
 }
 
 Result<IndexedCount> WriteStampedIndex(const std::string& path, bool overwrite, IndexStamp stamp,
@@ -563,9 +566,8 @@ Result<IndexedCount> WriteStampedIndex(const std::string& path, bool overwrite, 
 
 Result<IndexedCount> WriteIndex(const std::string& path, bool overwrite) {
   if (IsRemote(path)) return WriteObjectIndex(path, overwrite);
-  TFDIST_ASSIGN_OR_RETURN(IndexStamp stamp, StampBeforeScan(path));
-  TFDIST_ASSIGN_OR_RETURN(auto reader, OpenToIndex(path));
-  return WriteStampedIndex(path, overwrite, stamp, AllLinesOf(*reader));
+  TFDIST_ASSIGN_OR_RETURN(StampedReader stamped, StampBeforeScan(path));
+  return WriteStampedIndex(path, overwrite, stamped.stamp, AllLinesOf(*stamped.reader));
 }
 
 RangeCount WriteIndexPart(const std::string& path, uint64_t from, uint64_t to,
@@ -604,9 +606,9 @@ IndexInParts::IndexInParts(std::string path, bool overwrite, std::unique_ptr<Sta
 IndexInParts::~IndexInParts() = default;
 
 Result<std::unique_ptr<IndexInParts>> IndexInParts::Begin(const std::string& path, bool overwrite) {
-  TFDIST_ASSIGN_OR_RETURN(const IndexStamp stamp, StampBeforeScan(path));
+  TFDIST_ASSIGN_OR_RETURN(const StampedReader stamped, StampBeforeScan(path));
   auto held = std::make_unique<Stamp>();
-  static_cast<IndexStamp&>(*held) = stamp;
+  static_cast<IndexStamp&>(*held) = stamped.stamp;
   return std::unique_ptr<IndexInParts>(new IndexInParts(path, overwrite, std::move(held)));
 }
 
