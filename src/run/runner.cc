@@ -643,7 +643,7 @@ Status Runner::Step(RunReport& report) {
     loop_track_->Complete("receive", receiving, Clock::now(), {"step", step});
   }
   if (step_) {
-    const auto stepping = Clock::now();
+    const auto stepping = loop_track_ != nullptr ? Clock::now() : Clock::time_point();
     const double seconds = step_->Run();
     report.step_seconds += seconds;
     step_lengths_->Add(seconds);
