@@ -112,10 +112,12 @@ class TeeSink : public dist::LayoutSink {
 };
 
 // FILE summaries come from file names and record counts, without running
-// the pipeline, where its shape allows; else the layout streams.
+// the pipeline, where its shape allows; else the layout streams, or the
+// summary of the layout `streamed` already (with the same options) is it.
 Result<dist::LayoutSummary> Summary(const data::Pipeline& pipeline,
                                     const dist::DistributeOptions& d,
-                                    const data::BuildOptions& build) {
+                                    const data::BuildOptions& build,
+                                    const dist::LayoutSummary* streamed = nullptr) {
   dist::DistributeOptions all = d;
   all.worker.reset();
   const bool tty = isatty(STDERR_FILENO);
@@ -132,7 +134,12 @@ Result<dist::LayoutSummary> Summary(const data::Pipeline& pipeline,
                             dist::SummarizeFiles(pipeline, all, build, progress, &why_run));
     if (fast) return std::move(*fast);
   }
-  TFDIST_ASSIGN_OR_RETURN(dist::LayoutSummary summary, dist::SummarizeLayout(pipeline, d, build));
+  dist::LayoutSummary summary;
+  if (streamed != nullptr) {
+    summary = *streamed;
+  } else {
+    TFDIST_ASSIGN_OR_RETURN(summary, dist::SummarizeLayout(pipeline, d, build));
+  }
   if (!why_run.empty()) summary.records_source += fmt::format(", as {}", why_run);
   return summary;
 }
@@ -272,7 +279,7 @@ int LayoutHtml(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
     in.summary = &*streamed;
   } else {
     // What --format summary --json prints, and the grid drawn.
-    Result<dist::LayoutSummary> summary = Summary(pipeline, d, build);
+    Result<dist::LayoutSummary> summary = Summary(pipeline, d, build, &*streamed);
     if (!summary.ok()) return ReportPipelineError(summary.status(), pipeline.text, false);
     summarized = std::move(*summary);
     nlohmann::ordered_json document = SummaryDocument(*summarized, d, notes);
@@ -292,9 +299,7 @@ int LayoutHtml(const data::Pipeline& pipeline, const dist::DistributeOptions& d,
 
 int RunLayout(const LayoutOptions& o) {
   const bool json = o.format.json();
-  if (o.format.html() && o.format.json_flag) {
-    return ReportError(Status::InvalidArgument("--json and --format html: choose one"), false);
-  }
+  if (Status s = o.format.CheckHtml(); !s.ok()) return ReportError(s, false);
   Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute);
   if (!resolved.ok()) return ReportError(resolved.status(), json);
   dist::DistributeOptions& d = resolved->options;
