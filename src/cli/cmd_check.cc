@@ -268,9 +268,7 @@ Status CheckCombination(const dist::CheckContext& ctx, const dist::DistributeOpt
 
 int RunCheck(const CheckOptions& o) {
   const bool json = o.format.json();
-  if (o.format.html() && o.format.json_flag) {
-    return ReportError(Status::InvalidArgument("--json and --format html: choose one"), false);
-  }
+  if (Status s = o.format.CheckHtml(); !s.ok()) return ReportError(s, false);
   dist::CheckContext ctx;
   Result<dist::Loop> loop = dist::ParseLoop(o.loop);
   if (!loop.ok()) return ReportError(loop.status(), json);

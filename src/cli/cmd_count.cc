@@ -25,9 +25,7 @@ struct CountOptions {
 };
 
 int RunCount(const CountOptions& o) {
-  if (o.format.html() && o.format.json_flag) {
-    return ReportError(Status::InvalidArgument("--json and --format html: choose one"), false);
-  }
+  if (Status s = o.format.CheckHtml(); !s.ok()) return ReportError(s, false);
   const bool json = o.format.json();
   // In a job of several ranks each counts its share; rank 0 prints them all.
   // A file counted from its index is read by one rank: only a count that

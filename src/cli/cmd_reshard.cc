@@ -135,9 +135,7 @@ void PrintSummary(const io::RewriteSummary& s, const std::string& what, const Fo
 
 int RunReshard(const ReshardArgs& a) {
   const bool json = a.format.json();
-  if (a.format.html() && a.format.json_flag) {
-    return ReportUsageError(Status::InvalidArgument("--json and --format html: choose one"), false);
-  }
+  if (Status s = a.format.CheckHtml(); !s.ok()) return ReportUsageError(s, false);
   if (Status s = CheckOutputName(a.output, "a prefix of file names, such as out/part"); !s.ok()) {
     return ReportUsageError(s, json);
   }
@@ -169,9 +167,7 @@ int RunReshard(const ReshardArgs& a) {
 
 int RunConvert(const ConvertArgs& a) {
   const bool json = a.format.json();
-  if (a.format.html() && a.format.json_flag) {
-    return ReportUsageError(Status::InvalidArgument("--json and --format html: choose one"), false);
-  }
+  if (Status s = a.format.CheckHtml(); !s.ok()) return ReportUsageError(s, false);
   if (a.output_compression.empty()) {
     return ReportUsageError(
         Status::InvalidArgument("convert needs --output-compression none, gzip or zlib"), json);

@@ -56,8 +56,8 @@ struct RunArgs {
 constexpr size_t kMaxDrawnEvents = 6000;
 
 // The timeline and the input-wait histogram, as run's page draws them:
-// doc["timeline"] {first_step, last_step, origin_us, events_recorded,
-// events_listed, tracks: [{process, name, events: [[name, start_us,
+// doc["timeline"] {first_step, last_step, events_recorded, tracks,
+// events_listed}, tracks: [{process, name, events: [[name, start_us,
 // duration_us], ...]}]} (times from the timeline's start, the earliest
 // kMaxDrawnEvents events), and doc["input_wait_histogram"]: the loop's
 // waits for each step's input after the first, [{below_us, steps}], the
@@ -543,12 +543,11 @@ void PrintReport(const run::RunReport& r, const Verdict& verdict, const std::str
 // --sync.
 int RunWorker(const RunArgs& o, JobWorker* job) {
   const bool json = o.format.json();
-  if (o.format.html() && (o.format.json_flag || job != nullptr)) {
-    return ReportError(
-        Status::InvalidArgument(o.format.json_flag ? "--json and --format html: choose one"
-                                                   : "--format html is for one process; under "
-                                                     "mpirun or srun give --timeline FILE"),
-        false);
+  if (Status s = o.format.CheckHtml(); !s.ok()) return ReportError(s, false);
+  if (o.format.html() && job != nullptr) {
+    return ReportError(Status::InvalidArgument("--format html is for one process; under mpirun "
+                                               "or srun give --timeline FILE"),
+                       false);
   }
   Result<ResolvedDistribute> resolved = ResolveDistributeArgs(o.distribute, o.all_workers);
   if (!resolved.ok()) return ReportError(resolved.status(), json);

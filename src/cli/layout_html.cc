@@ -3,8 +3,7 @@
 // of records per replica by worker (or replica) and step, the per-worker
 // totals as sorted bars and a table, and the JSON the page draws from,
 // embedded. Static SVG and tables; the script only adds hover and zoom.
-// Every number drawn is one the embedded JSON holds (doc/outputs.md,
-// "Pictures").
+// Every number drawn is one the embedded JSON holds (doc/pictures.md).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -15,6 +15,11 @@
 
 namespace tfdist::cli {
 
+Status FormatArgs::CheckHtml() const {
+  if (html() && json_flag) return Status::InvalidArgument("--json and --format html: choose one");
+  return Status::OK();
+}
+
 void AddFormatOptions(CLI::App& cmd, FormatArgs* args, std::string_view text_help,
                       std::string_view json_help, std::string_view summary_help,
                       std::string_view text_alias, std::string_view html_help) {

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tfdist/base/status.h"
+
 namespace tfdist::cli {
 
 // --format FORM and --json, as every command that prints takes them.
@@ -24,6 +26,8 @@ struct FormatArgs {
   bool json() const { return json_flag || format == "json"; }
   bool summary() const { return format == "summary"; }
   bool html() const { return format == "html"; }
+  // InvalidArgument for --json with --format html; else OK.
+  Status CheckHtml() const;
 };
 
 // One form of --format: its name and what it prints.
