@@ -25,6 +25,7 @@ void AddIndexCommand(CLI::App& app, Action* action);
 void AddRunCommand(CLI::App& app, Action* action);
 void AddReshardCommand(CLI::App& app, Action* action);
 void AddConvertCommand(CLI::App& app, Action* action);
+void AddResumeCommand(CLI::App& app, Action* action);
 
 }  // namespace tfdist::cli
 

@@ -131,6 +131,7 @@ int Run(int argc, char** argv) {
   tfdist::cli::AddLayoutCommand(app, &action);
   tfdist::cli::AddCheckCommand(app, &action);
   tfdist::cli::AddRunCommand(app, &action);
+  tfdist::cli::AddResumeCommand(app, &action);
   tfdist::cli::AddTakeCommand(app, &action);
 
   // CLI11 words an unknown command as "A subcommand is required"; say it plainly.

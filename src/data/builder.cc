@@ -166,7 +166,9 @@ Result<DatasetPtr> Builder::Apply(const InterleaveOp& p, const Op& op, DatasetPt
 
 Result<DatasetPtr> Builder::Apply(const ShuffleOp& p, const Op& op, DatasetPtr in) {
   TFDIST_ASSIGN_OR_RETURN(int64_t size, AtLeast(p.buffer_size, 1, op.name, "buffer_size"));
-  return NewShuffleDataset(std::move(in), size, Seeds(p.seed), p.reshuffle_each_iteration);
+  return NewShuffleDataset(std::move(in), size, Seeds(p.seed), p.reshuffle_each_iteration,
+                           options_.shuffle_watch, op.pos,
+                           options_.counters ? options_.counters->worker : 0);
 }
 
 Result<DatasetPtr> Builder::Apply(const RepeatOp& p, const Op& op, DatasetPtr in) {

@@ -417,20 +417,37 @@ class BatchIterator final : public Iterator {
 // place the oldest element takes; one input refills it.
 class ShuffleDataset final : public Dataset {
  public:
-  ShuffleDataset(DatasetPtr input, int64_t buffer_size, SeedPair seeds, bool reshuffle)
+  ShuffleDataset(DatasetPtr input, int64_t buffer_size, SeedPair seeds, bool reshuffle,
+                 std::shared_ptr<ShuffleWatch> watch, size_t pos, int64_t worker)
       : input_(std::move(input)),
         buffer_size_(buffer_size),
         seeds_(seeds),
         reshuffle_(reshuffle),
+        watch_(std::move(watch)),
+        pos_(pos),
+        worker_(worker),
         generator_(static_cast<uint64_t>(seeds.seed), static_cast<uint64_t>(seeds.seed2)) {}
 
   Result<std::unique_ptr<Iterator>> MakeIterator() const override {
-    class It final : public Iterator {
+    class It final : public Iterator, public ShuffleWatch::Buffer {
      public:
-      It(std::unique_ptr<Iterator> in, size_t capacity, SeedPair seeds)
+      It(std::unique_ptr<Iterator> in, size_t capacity, SeedPair seeds,
+         std::shared_ptr<ShuffleWatch> watch, size_t pos, int64_t worker)
           : in_(std::move(in)),
             capacity_(capacity),
-            rng_(static_cast<uint64_t>(seeds.seed), static_cast<uint64_t>(seeds.seed2)) {}
+            rng_(static_cast<uint64_t>(seeds.seed), static_cast<uint64_t>(seeds.seed2)),
+            watch_(std::move(watch)) {
+        if (watch_) watch_->Register(this, pos, worker);
+      }
+      ~It() override {
+        if (watch_) watch_->Unregister(this);
+      }
+      void CopyTo(std::vector<Element>& out) const override {
+        for (size_t i = 0; i < n_; ++i) {
+          const size_t at = head_ + i;
+          out.push_back(slots_[at < slots_.size() ? at : at - slots_.size()]);
+        }
+      }
       Status GetNext(Element& out, bool& end) override {
         // The buffer is a ring of slots: element i of the n buffered (the
         // oldest first) is in slot (head_ + i) % slots_.size(). It grows to
@@ -475,6 +492,7 @@ class ShuffleDataset final : public Dataset {
       std::unique_ptr<Iterator> in_;
       size_t capacity_;
       Philox rng_;
+      std::shared_ptr<ShuffleWatch> watch_;
       std::vector<Element> slots_;
       size_t head_ = 0;
       size_t n_ = 0;  // elements buffered
@@ -487,8 +505,8 @@ class ShuffleDataset final : public Dataset {
       seeds.seed2 = generator_.Next();
     }
     TFDIST_ASSIGN_OR_RETURN(auto in, input_->MakeIterator());
-    return std::unique_ptr<Iterator>(
-        std::make_unique<It>(std::move(in), static_cast<size_t>(buffer_size_), seeds));
+    return std::unique_ptr<Iterator>(std::make_unique<It>(
+        std::move(in), static_cast<size_t>(buffer_size_), seeds, watch_, pos_, worker_));
   }
 
  private:
@@ -496,6 +514,9 @@ class ShuffleDataset final : public Dataset {
   int64_t buffer_size_;
   SeedPair seeds_;
   bool reshuffle_;
+  std::shared_ptr<ShuffleWatch> watch_;
+  size_t pos_;
+  int64_t worker_;
   mutable std::mutex mu_;
   mutable Philox generator_;  // guarded by mu_
 };
@@ -615,9 +636,32 @@ DatasetPtr NewBatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remai
 }
 
 DatasetPtr NewShuffleDataset(DatasetPtr input, int64_t buffer_size, SeedPair seeds,
-                             bool reshuffle_each_iteration) {
+                             bool reshuffle_each_iteration, std::shared_ptr<ShuffleWatch> watch,
+                             size_t pos, int64_t worker) {
   return std::make_shared<ShuffleDataset>(std::move(input), buffer_size, seeds,
-                                          reshuffle_each_iteration);
+                                          reshuffle_each_iteration, std::move(watch), pos, worker);
+}
+
+void ShuffleWatch::Register(const Buffer* buffer, size_t pos, int64_t worker) {
+  std::lock_guard<std::mutex> lock(mu_);
+  live_.push_back({buffer, pos, worker});
+}
+
+void ShuffleWatch::Unregister(const Buffer* buffer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::erase_if(live_, [buffer](const Entry& e) { return e.buffer == buffer; });
+}
+
+std::vector<ShuffleWatch::State> ShuffleWatch::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<State> out;
+  for (const Entry& e : live_) {
+    State& s = out.emplace_back();
+    s.pos = e.pos;
+    s.worker = e.worker;
+    e.buffer->CopyTo(s.elements);
+  }
+  return out;
 }
 
 }  // namespace tfdist::data

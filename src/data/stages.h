@@ -117,8 +117,12 @@ DatasetPtr NewBatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remai
 // new iterator draws its own pair from the dataset's seed generator when
 // `reshuffle_each_iteration` (TensorFlow's RandomSeedGenerator), else uses
 // `seeds`; see doc/semantics.md, "Seeded shuffles". REQUIRES: buffer_size > 0.
+// With `watch`, each iterator registers its buffer there while it lives, as
+// the shuffle at `pos` of worker `worker`'s pipeline.
 DatasetPtr NewShuffleDataset(DatasetPtr input, int64_t buffer_size, SeedPair seeds,
-                             bool reshuffle_each_iteration);
+                             bool reshuffle_each_iteration,
+                             std::shared_ptr<ShuffleWatch> watch = nullptr, size_t pos = 0,
+                             int64_t worker = 0);
 
 struct InterleaveOptions {
   io::Compression compression = io::Compression::kNone;

@@ -173,41 +173,22 @@ class Streamer {
   // data ended rather than max_steps.
   Status DealEpoch(int64_t epoch, int64_t& k, bool& ended_all) {
     ended_all = false;
-    const int64_t R = options_.topology.replicas;
     StreamOptions so;
     so.audit_split = true;
-    TFDIST_ASSIGN_OR_RETURN(auto streams, ex_.OpenAll(so));
-    std::vector<bool> ended(streams.size(), false);
-    const bool drops_short_step = ex_.drops_short_step();
+    TFDIST_ASSIGN_OR_RETURN(StepDealer dealer, StepDealer::Open(ex_, so));
+    const auto& streams = dealer.streams();
     Step step, shown;
     for (; !options_.max_steps || k <= *options_.max_steps; ++k) {
       // A step costs at least N batches: the flag is cheap beside it.
       if (Interrupted()) return Status::Interrupted();
       step.step = k;
       step.epoch = epoch;
-      step.batches.clear();
-      bool any_batch = false, any_missing = false;
-      for (size_t w = 0; w < streams.size(); ++w) {
-        for (int64_t r = 0; r < R; ++r) {
-          ReplicaBatch& rb = step.batches.emplace_back();
-          rb.worker = ex_.workers()[w];
-          rb.replica = r;
-          if (!ended[w]) {
-            bool end = false;
-            TFDIST_RETURN_IF_ERROR(streams[w]->Next(rb.elements, end));
-            ended[w] = end;
-          }
-          rb.padding = ended[w];
-          any_batch = any_batch || !rb.padding;
-          any_missing = any_missing || rb.padding;
-        }
-      }
-      const StepKind kind = NextStep(any_batch, any_missing, drops_short_step);
-      if (kind == StepKind::kEnd) {
+      bool end = false;
+      TFDIST_RETURN_IF_ERROR(dealer.Next(step, end));
+      if (end) {
         ended_all = true;
         break;
       }
-      step.dropped = kind == StepKind::kDropped;
       Count(step);
       if (options_.worker) {
         shown.step = step.step;
@@ -227,9 +208,7 @@ class Streamer {
         break;
       }
     }
-    if (!ended_all) {
-      ended_all = std::all_of(ended.begin(), ended.end(), [](bool e) { return e; });
-    }
+    if (!ended_all) ended_all = dealer.AllEnded();
     for (size_t w = 0; w < streams.size(); ++w) {
       // Added once: for the first worker whose split differs.
       if (const SplitAudit* audit = streams[w]->audit();
@@ -240,7 +219,7 @@ class Streamer {
       summary_.workers[w].bytes_read =
           summary_.workers[w].bytes_read.value_or(0) + streams[w]->fetched_bytes();
     }
-    streams.clear();  // the readers closed: their bytes are counted
+    dealer.Close();  // the readers closed: their bytes are counted
     return Status::OK();
   }
 
@@ -611,6 +590,52 @@ void AddAccountingWarnings(LayoutSummary& s) {
       WarningKind::kRecordsDropped,
       fmt::format("{} of {} records ({:.1f}%) never reach a replica in an epoch: {}", dropped,
                   total, 100.0 * static_cast<double>(dropped) / static_cast<double>(total), why));
+}
+
+Result<StepDealer> StepDealer::Open(const Execution& ex, const StreamOptions& options) {
+  StepDealer d;
+  d.ex_ = &ex;
+  TFDIST_ASSIGN_OR_RETURN(d.streams_, ex.OpenAll(options));
+  d.ended_.assign(d.streams_.size(), false);
+  d.drops_short_step_ = ex.drops_short_step();
+  return d;
+}
+
+Status StepDealer::Next(Step& step, bool& end) {
+  step.batches.clear();
+  step.dropped = false;
+  end = over_;
+  if (over_) return Status::OK();
+  const int64_t R = ex_->topology().replicas;
+  bool any_batch = false, any_missing = false;
+  for (size_t w = 0; w < streams_.size(); ++w) {
+    for (int64_t r = 0; r < R; ++r) {
+      ReplicaBatch& rb = step.batches.emplace_back();
+      rb.worker = ex_->workers()[w];
+      rb.replica = r;
+      if (!ended_[w]) {
+        bool e = false;
+        TFDIST_RETURN_IF_ERROR(streams_[w]->Next(rb.elements, e));
+        ended_[w] = e;
+      }
+      rb.padding = ended_[w];
+      any_batch = any_batch || !rb.padding;
+      any_missing = any_missing || rb.padding;
+    }
+  }
+  const StepKind kind = NextStep(any_batch, any_missing, drops_short_step_);
+  if (kind == StepKind::kEnd) {
+    step.batches.clear();
+    end = over_ = true;
+    return Status::OK();
+  }
+  step.dropped = kind == StepKind::kDropped;
+  over_ = step.dropped;
+  return Status::OK();
+}
+
+bool StepDealer::AllEnded() const {
+  return std::all_of(ended_.begin(), ended_.end(), [](bool e) { return e; });
 }
 
 Status StreamLayout(const data::Pipeline& pipeline, const DistributeOptions& options,

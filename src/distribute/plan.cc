@@ -188,10 +188,10 @@ data::BuildOptions Distribution::WorkerBuild(const DistributeOptions& options, i
   const Topology& t = options.topology;
   data::BuildOptions b = build;
   b.counters = std::make_shared<data::ReadCounters>();
+  b.counters->worker = w;
   if (options.api == Api::kFromFunction) {
     b.context = data::InputContext{t.workers, w, t.num_replicas_in_sync()};
     b.counters->tally = tally;
-    b.counters->worker = w;
   } else if (decision.applied == AutoShardPolicy::kHint) {
     b.shard_hint = std::make_pair(t.workers, w);
   }

@@ -278,6 +278,38 @@ class FileReadTally {
   std::unordered_map<const std::string*, Entry> files_;
 };
 
+// The buffers of a build's live shuffle iterators, for a resume's cursor:
+// each iterator registers itself while it lives (BuildOptions::
+// shuffle_watch), and Snapshot() copies what each holds. Thread-safe.
+class ShuffleWatch {
+ public:
+  // What a shuffle iterator shows of itself.
+  class Buffer {
+   public:
+    virtual ~Buffer() = default;
+    // The elements buffered, oldest first.
+    virtual void CopyTo(std::vector<Element>& out) const = 0;
+  };
+  struct State {
+    size_t pos = 0;      // the shuffle's byte offset in the pipeline text
+    int64_t worker = 0;  // the worker whose pipeline it is in (ReadCounters::worker)
+    std::vector<Element> elements;
+  };
+  void Register(const Buffer* buffer, size_t pos, int64_t worker);
+  void Unregister(const Buffer* buffer);
+  // Every live iterator's buffer, in the order they were made.
+  std::vector<State> Snapshot() const;
+
+ private:
+  struct Entry {
+    const Buffer* buffer;
+    size_t pos;
+    int64_t worker;
+  };
+  mutable std::mutex mu_;
+  std::vector<Entry> live_;
+};
+
 // What a built pipeline's stages did, counted as they run: shared by every
 // iterator of the build (thread-safe). Layouts account for every record
 // with them; runs report the bytes.
@@ -295,7 +327,8 @@ struct ReadCounters {
   std::atomic<uint64_t> skipped{0};
   // Records the readers took from their files (each read of a file counted).
   std::atomic<uint64_t> records_read{0};
-  // When set, each file closed is told to it as read by worker `worker`.
+  // The worker whose pipeline counts here; when `tally` is set, each file
+  // closed is told to it as read by that worker.
   std::shared_ptr<FileReadTally> tally;
   int64_t worker = 0;
 

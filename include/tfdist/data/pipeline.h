@@ -110,6 +110,9 @@ struct BuildOptions {
   RecordIds record_ids = RecordIds::kNone;
   // When set, the stages count what they read and drop (ReadCounters).
   std::shared_ptr<ReadCounters> counters;
+  // When set, every shuffle iterator registers its buffer there while it
+  // lives (a resume's cursor shows what each holds).
+  std::shared_ptr<ShuffleWatch> shuffle_watch;
   // The pipeline is built inside one whose ops after it ignore errors (a
   // cache()'s input rebuilt, a concatenate()'s dataset): its readers end a
   // file at its error (IgnoreErrorsOp). Set by the builder.

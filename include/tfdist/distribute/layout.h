@@ -18,6 +18,7 @@
 #include "tfdist/data/dataset.h"
 #include "tfdist/data/pipeline.h"
 #include "tfdist/distribute/decide.h"
+#include "tfdist/distribute/execute.h"
 #include "tfdist/distribute/grouped.h"
 
 namespace tfdist::dist {
@@ -145,6 +146,40 @@ struct LayoutSummary {
   // Records read, each counted once: those received (once, under OFF) and
   // those dropped; from-function, those its readers took (ReadOverlap).
   uint64_t DistinctRecords() const;
+};
+
+// One pass over every worker's stream of an execution (a new iterator each,
+// as each epoch of fit() makes), dealt into global steps: step k takes R
+// batches from every worker; a replica whose worker has no more gets an
+// empty batch (padding) while any replica has data (NextStep), and under
+// DropsShortStep such a step is dropped and ends the pass. StreamLayout
+// and resumes deal their steps with it. Not thread-safe: one consumer.
+class StepDealer {
+ public:
+  // Opens the pass (Execution::OpenAll).
+  static Result<StepDealer> Open(const Execution& ex, const StreamOptions& options);
+
+  // The next step's batches into step.batches (every worker's R batches,
+  // in the order of ex.workers(), then of the replicas) and step.dropped;
+  // step.step and step.epoch are the caller's. `end` when no replica has a
+  // batch: the pass is over, and `step` holds nothing. A dropped step is
+  // handed out, and the call after it ends the pass.
+  Status Next(Step& step, bool& end);
+
+  // Whether every worker's stream ended (false after a dropped step that
+  // left some data, or before the end).
+  bool AllEnded() const;
+  const std::vector<std::unique_ptr<WorkerStream>>& streams() const { return streams_; }
+  // Closes the streams (their readers then count the bytes they read).
+  void Close() { streams_.clear(); }
+
+ private:
+  StepDealer() = default;
+  const Execution* ex_ = nullptr;
+  std::vector<std::unique_ptr<WorkerStream>> streams_;
+  std::vector<bool> ended_;
+  bool drops_short_step_ = false;
+  bool over_ = false;
 };
 
 // Where a streaming layout goes, step by step: each call in order, and any
