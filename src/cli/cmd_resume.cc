@@ -45,6 +45,7 @@ struct ResumeArgs {
   bool no_fsync = false;
   std::string manifest;
   std::optional<int64_t> to_workers, to_replicas;
+  int64_t epochs_ahead = 0;
 };
 
 // The manifest's format version (doc/resume.md).
@@ -216,10 +217,10 @@ std::string AfterText(const dist::ResumeCursor& c, int64_t epochs) {
   const int64_t next = c.epoch + 1;
   return fmt::format(
       "{} follow{}: a fresh process that builds the original pipeline starts at epoch 1's "
-      "order, not epoch {}'s; tfdist resume --epoch {} --at-step 0 --write DIR writes epoch {} "
-      "whole in its order",
+      "order, not epoch {}'s; --write with --epochs-ahead {} writes {} whole in {} order",
       next == epochs ? fmt::format("epoch {}", next) : fmt::format("epochs {} to {}", next, epochs),
-      next == epochs ? "s" : "", next, next, next);
+      next == epochs ? "s" : "", next, epochs - c.epoch, next == epochs ? "it" : "them",
+      next == epochs ? "its" : "their");
 }
 
 // The summary --json prints (at most 1 KB) and the manifest holds.
@@ -319,6 +320,9 @@ Status CheckManifest(const std::string& path, const std::vector<DatasetFile>& fi
       path, what, fp->get<std::string>(), fingerprint));
 }
 
+// The names of epoch `e`'s files, written whole by --epochs-ahead.
+std::string EpochPrefix(int64_t e) { return fmt::format("epoch-{:05d}-", e); }
+
 // The input function --write leaves beside the records (doc/resume.md,
 // "The input function").
 constexpr char kInputFn[] = R"PY(# Written by tfdist resume: the rest of an epoch, for
@@ -336,10 +340,11 @@ import os
 import tensorflow as tf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+MANIFEST = "manifest.json"
 
 
 def manifest():
-    with open(os.path.join(HERE, "manifest.json")) as f:
+    with open(os.path.join(HERE, MANIFEST)) as f:
         return json.load(f)
 
 
@@ -360,16 +365,18 @@ def input_fn(input_context):
 // checked, into its file of the output set, a chunk at a time.
 class RemainderWriter : public dist::RemainderSink {
  public:
-  RemainderWriter(io::OutputSet& set, std::string dir, int64_t workers, bool sync)
-      : set_(set), dir_(std::move(dir)), sync_(sync) {
+  RemainderWriter(io::OutputSet& set, std::string dir, std::string prefix, int64_t workers,
+                  bool sync)
+      : set_(set), dir_(std::move(dir)), prefix_(std::move(prefix)), sync_(sync) {
     workers_.resize(static_cast<size_t>(workers));
     // Chunks of at most 64 MiB of payload and 256 Ki records in all.
     chunk_records_ = std::max<uint64_t>(16, (uint64_t{1} << 18) / workers_.size());
     chunk_bytes_ = std::max<uint64_t>(uint64_t{1} << 20, (uint64_t{64} << 20) / workers_.size());
   }
 
-  static std::string FileName(int64_t worker, int64_t workers) {
-    return fmt::format("worker-{:05d}-of-{:05d}.tfrecord", worker, workers);
+  // A worker's file: PREFIXworker-IIIII-of-WWWWW.tfrecord.
+  static std::string FileName(std::string_view prefix, int64_t worker, int64_t workers) {
+    return fmt::format("{}worker-{:05d}-of-{:05d}.tfrecord", prefix, worker, workers);
   }
 
   Status OnBatch(int64_t worker, int64_t /*replica*/,
@@ -422,8 +429,8 @@ class RemainderWriter : public dist::RemainderSink {
     if (!w.writer) {
       TFDIST_ASSIGN_OR_RETURN(
           std::unique_ptr<io::AtomicFile> file,
-          set_.Create(
-              fmt::format("{}/{}", dir_, FileName(worker, static_cast<int64_t>(workers_.size())))));
+          set_.Create(fmt::format(
+              "{}/{}", dir_, FileName(prefix_, worker, static_cast<int64_t>(workers_.size())))));
       io::RecordWriterOptions options;
       options.sync = sync_;
       TFDIST_ASSIGN_OR_RETURN(w.writer, io::RecordWriter::Open(std::move(file), options));
@@ -442,6 +449,7 @@ class RemainderWriter : public dist::RemainderSink {
 
   io::OutputSet& set_;
   std::string dir_;
+  std::string prefix_;
   bool sync_;
   std::vector<Worker> workers_;
   uint64_t chunk_records_ = 0, chunk_bytes_ = 0;
@@ -576,6 +584,12 @@ int RunResume(const ResumeArgs& o) {
   }
   const dist::Topology out_topology = ro.to.value_or(d.topology);
 
+  if (o.epochs_ahead > 0) {
+    if (o.write.empty()) {
+      return ReportError(Status::InvalidArgument("--epochs-ahead writes epochs: it needs --write"),
+                         json);
+    }
+  }
   std::unique_ptr<io::OutputSet> set;
   std::unique_ptr<RemainderWriter> writer;
   if (!o.write.empty()) {
@@ -607,46 +621,80 @@ int RunResume(const ResumeArgs& o) {
     if (Status s = set->ExpectFamily({o.write + "/worker", ".tfrecord"}); !s.ok()) {
       return ReportError(s, json);
     }
-    writer = std::make_unique<RemainderWriter>(*set, o.write, out_topology.workers, !o.no_fsync);
+    writer =
+        std::make_unique<RemainderWriter>(*set, o.write, "", out_topology.workers, !o.no_fsync);
   }
   Result<dist::ResumeCursor> cursor = dist::LocateResume(pipeline, d, build, ro, writer.get());
   if (!cursor.ok()) return ReportPipelineError(cursor.status(), pipeline.text, json);
   const dist::ResumeCursor& c = *cursor;
   nlohmann::ordered_json summary = CursorJson(c, o, build, dataset_fp, files->size(), pipeline_fp);
 
-  if (writer) {
-    if (Status s = writer->Finish(); !s.ok()) return ReportError(s, json);
-    const std::vector<dist::WorkerCursor>& out = c.to ? c.to_workers : c.workers;
+  // What --write leaves for one epoch's batches: the workers' files (done
+  // by `w`), PREFIXmanifest.json and PREFIXinput_fn.py.
+  nlohmann::ordered_json dataset_json = nlohmann::ordered_json::array();
+  if (set) {
+    for (const DatasetFile& f : *files) {
+      dataset_json.push_back({{"name", f.name},
+                              {"size", f.size},
+                              {"inode", f.inode},
+                              {"mtime_ns", f.mtime_ns},
+                              {"ctime_ns", f.ctime_ns},
+                              {"version", f.version}});
+    }
+  }
+  auto write_part = [&](const std::string& prefix, RemainderWriter& w,
+                        const dist::ResumeCursor& part) -> Status {
+    TFDIST_RETURN_IF_ERROR(w.Finish());
     nlohmann::ordered_json manifest;
     manifest["tfdist_resume"] = kManifestVersion;
-    manifest["cursor"] = summary;
-    manifest["after"] = AfterText(c, o.epochs);
+    manifest["cursor"] = CursorJson(part, o, build, dataset_fp, files->size(), pipeline_fp);
+    manifest["after"] = AfterText(part, o.epochs);
     manifest["pipeline"] = {{"text", pipeline.text}, {"fingerprint", pipeline_fp}};
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const DatasetFile& f : *files) {
-      list.push_back({{"name", f.name},
-                      {"size", f.size},
-                      {"inode", f.inode},
-                      {"mtime_ns", f.mtime_ns},
-                      {"ctime_ns", f.ctime_ns},
-                      {"version", f.version}});
-    }
-    manifest["dataset"] = {{"fingerprint", dataset_fp}, {"files", std::move(list)}};
+    manifest["dataset"] = {{"fingerprint", dataset_fp}, {"files", dataset_json}};
     manifest["topology"] = TopologyJson(out_topology);
     nlohmann::ordered_json workers = nlohmann::ordered_json::array();
-    for (const dist::WorkerCursor& w : out) {
-      workers.push_back({{"worker", w.worker},
-                         {"file", RemainderWriter::FileName(w.worker, out_topology.workers)},
-                         {"records", w.remaining},
-                         {"bytes", w.remaining_bytes},
-                         {"batches", w.remaining_batches},
-                         {"batch_sizes", RunsJson(w.batch_sizes)}});
+    for (const dist::WorkerCursor& wc : part.to ? part.to_workers : part.workers) {
+      workers.push_back(
+          {{"worker", wc.worker},
+           {"file", RemainderWriter::FileName(prefix, wc.worker, out_topology.workers)},
+           {"records", wc.remaining},
+           {"bytes", wc.remaining_bytes},
+           {"batches", wc.remaining_batches},
+           {"batch_sizes", RunsJson(wc.batch_sizes)}});
     }
     manifest["workers"] = std::move(workers);
-    Status s = WriteText(*set, o.write + "/manifest.json", manifest.dump(1) + "\n", !o.no_fsync);
-    if (s.ok()) s = WriteText(*set, o.write + "/input_fn.py", kInputFn, !o.no_fsync);
-    if (s.ok()) s = set->Commit();
-    if (!s.ok()) return ReportError(s, json);
+    std::string input_fn = kInputFn;
+    const std::string name = "MANIFEST = \"manifest.json\"";
+    input_fn.replace(input_fn.find(name), name.size(),
+                     fmt::format("MANIFEST = \"{}manifest.json\"", prefix));
+    TFDIST_RETURN_IF_ERROR(WriteText(*set, fmt::format("{}/{}manifest.json", o.write, prefix),
+                                     manifest.dump(1) + "\n", !o.no_fsync));
+    return WriteText(*set, fmt::format("{}/{}input_fn.py", o.write, prefix), input_fn, !o.no_fsync);
+  };
+  if (writer) {
+    if (Status s = write_part("", *writer, c); !s.ok()) return ReportError(s, json);
+    // The epochs after, whole: each replayed alone (ResumeOptions::epoch).
+    if (c.epoch + o.epochs_ahead > o.epochs) {
+      return ReportError(
+          Status::InvalidArgument(fmt::format(
+              "--epochs-ahead {}: epoch {} is followed by {} of the {} planned (--epochs)",
+              o.epochs_ahead, c.epoch, o.epochs - c.epoch, o.epochs)),
+          json);
+    }
+    for (int64_t e = c.epoch + 1; e <= c.epoch + o.epochs_ahead; ++e) {
+      const std::string prefix = EpochPrefix(e);
+      if (Status s = set->ExpectFamily({o.write + "/" + prefix + "worker", ".tfrecord"}); !s.ok()) {
+        return ReportError(s, json);
+      }
+      RemainderWriter ahead(*set, o.write, prefix, out_topology.workers, !o.no_fsync);
+      dist::ResumeOptions whole = ro;
+      whole.epoch = e;
+      whole.at_step = 0;
+      Result<dist::ResumeCursor> next = dist::LocateResume(pipeline, d, build, whole, &ahead);
+      if (!next.ok()) return ReportPipelineError(next.status(), pipeline.text, json);
+      if (Status s = write_part(prefix, ahead, *next); !s.ok()) return ReportError(s, json);
+    }
+    if (Status s = set->Commit(); !s.ok()) return ReportError(s, json);
   }
 
   if (json) {
@@ -664,13 +712,21 @@ int RunResume(const ResumeArgs& o) {
       summary["after"] = AfterText(c, o.epochs);
     }
     if (!o.write.empty()) summary["wrote"] = o.write;
+    if (o.epochs_ahead > 0) summary["epochs_ahead"] = o.epochs_ahead;
     PrintJson(summary);
     return 0;
   }
   PrintCursor(c, o);
   if (!o.write.empty()) {
-    fmt::print("wrote: {}/ ({} worker file{}, manifest.json, input_fn.py)\n", TerminalText(o.write),
-               out_topology.workers, out_topology.workers == 1 ? "" : "s");
+    fmt::print("wrote: {}/ ({} worker file{}, manifest.json, input_fn.py){}\n",
+               TerminalText(o.write), out_topology.workers, out_topology.workers == 1 ? "" : "s",
+               o.epochs_ahead == 0
+                   ? ""
+                   : fmt::format("; epoch{} {} whole: {}*", o.epochs_ahead == 1 ? "" : "s",
+                                 o.epochs_ahead == 1 ? fmt::format("{}", c.epoch + 1)
+                                                     : fmt::format("{} to {}", c.epoch + 1,
+                                                                   c.epoch + o.epochs_ahead),
+                                 o.epochs_ahead == 1 ? EpochPrefix(c.epoch + 1) : "epoch-*-"));
   }
   return 0;
 }
@@ -714,6 +770,11 @@ void AddResumeCommand(CLI::App& app, Action* action) {
   cmd->add_option("--manifest", o->manifest,
                   "An earlier resume's JSON (--json, or --write's manifest.json): refuse unless "
                   "the dataset's files are the same as then");
+  cmd->add_option("--epochs-ahead", o->epochs_ahead,
+                  "With --write: also write the next K epochs whole, each in its exact order "
+                  "(epoch-EEEEE-* files with their own manifest and input function)")
+      ->default_val(0)
+      ->check(IntAtLeast(0));
   cmd->add_option("--to-workers", o->to_workers,
                   "Deal the rest of the epoch to this many workers instead")
       ->check(IntAtLeast(1));

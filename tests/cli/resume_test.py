@@ -91,10 +91,10 @@ def case(rng, tmp, n):
     if rng.random() < 0.25:
         to = ["--to-workers", str(rng.randint(1, 4)), "--to-replicas", str(rng.randint(1, 3))]
     compare(f"case {n}", topo, epochs, pipeline, lambda steps: rng.randint(0, len(steps)), to,
-            os.path.join(tmp, f"r{n}"), rng.random() < 0.3)
+            os.path.join(tmp, f"r{n}"), rng.random() < 0.3, rng.random() < 0.3)
 
 
-def compare(name, topo, epochs, pipeline, pick, to, out, also_epoch):
+def compare(name, topo, epochs, pipeline, pick, to, out, also_epoch, ahead=False):
     """Resumes `pipeline` at the step pick(steps) picks, writes the
     remainder to `out` (with the new topology `to`, when given) and checks
     it against the layout."""
@@ -115,8 +115,11 @@ def compare(name, topo, epochs, pipeline, pick, to, out, also_epoch):
 
     os.makedirs(out)
     change = bool(to)
+    # --epochs-ahead: the epochs after this one, whole, each its own files.
+    ahead = ahead and not to and epoch < epochs
+    more = ["--epochs-ahead", str(epochs - epoch)] if ahead else []
     res = tfdist("resume", *topo, "--epochs", str(epochs), "--at-step", str(at), "--json",
-                 "--detail", "--write", out, "--no-fsync", *to, pipeline)
+                 "--detail", "--write", out, "--no-fsync", *to, *more, pipeline)
     if res.returncode != 0:
         return
     cursor = json.loads(res.stdout)
@@ -163,6 +166,17 @@ def compare(name, topo, epochs, pipeline, pick, to, out, also_epoch):
         check(got == want, f"{name} at {at}: the remainder's layout differs\n"
                            f"got  {got[:4]}\nwant {want[:4]}")
         STATS["same topology"] += 1
+        for e in range(epoch + 1, epochs + 1) if ahead else []:
+            want = [s[1] for s in steps if s[0] == e]
+            while want and not any(want[-1]):
+                want.pop()
+            fn = os.path.join(out, f"epoch-{e:05d}-input_fn.py")
+            got = [s[1] for s in layout_steps(["--python", fn, "--api", "from-function",
+                                               "--workers", str(workers),
+                                               "--replicas", str(replicas)])]
+            check(got == want, f"{name} at {at}: epoch {e} written ahead differs\n"
+                               f"got  {got[:4]}\nwant {want[:4]}")
+            STATS["epochs ahead"] += 1
         return
     STATS["new topology"] += 1
     unseen = [label for s in after for b in s[1] for label in b]
