@@ -67,18 +67,6 @@ class BatchItems {
     return Status::OK();
   }
 
-  // Whether an item follows (reading ahead to the next non-empty batch).
-  Result<bool> More(std::string_view op) {
-    if (next_ < batch_.items.size()) return true;
-    Element e;
-    bool end = false;
-    TFDIST_RETURN_IF_ERROR(Next(e, end, op));
-    if (end) return false;
-    --next_;
-    batch_.items[next_] = std::move(e);
-    return true;
-  }
-
  private:
   std::unique_ptr<Iterator> in_;
   Element batch_;
@@ -112,9 +100,10 @@ class RebatchIterator final : public Iterator {
     const size_t size = static_cast<size_t>(sizes_[turn_]);
     turn_ = (turn_ + 1) % sizes_.size();
     if (size == 0) {
-      // An empty batch, while items remain.
-      TFDIST_ASSIGN_OR_RETURN(const bool more, items_.More("rebatch"));
-      end = done_ = !more;
+      // An empty batch, without a read: like TensorFlow's kernel, the
+      // iterator finds the end of its input only when a size above 0 needs
+      // an item (or a short batch was the last), so the sizes of 0 after a
+      // full last batch still give theirs.
       return Status::OK();
     }
     while (out.items.size() < size) {

@@ -91,6 +91,16 @@ TEST_CASE("rebatch regroups across batch boundaries, cycling through its sizes")
   CHECK(Out("range(6).batch(4).rebatch([2, 0, 1])") ==
         V{"[0,1]", "[]", "[2]", "[3,4]", "[]", "[5]"});
   CHECK(Out("range(0).batch(4).rebatch(2)").empty());
+  // TensorFlow's rebatch_test.py: a size of 0 reads nothing, so the end is
+  // found by the next size above 0 (testEmptyLastSplits,
+  // testEmptyFirstSplits); a short last batch ends it at once.
+  CHECK(Out("range(4).batch(4).rebatch([1, 0])") ==
+        V{"[0]", "[]", "[1]", "[]", "[2]", "[]", "[3]", "[]"});
+  CHECK(Out("range(4).batch(4).rebatch([0, 1])") ==
+        V{"[]", "[0]", "[]", "[1]", "[]", "[2]", "[]", "[3]", "[]"});
+  CHECK(Out("range(3).batch(4).rebatch([2, 0, 0])") == V{"[0,1]", "[]", "[]", "[2]"});
+  CHECK(Out("range(1).batch(4).rebatch([2, 0, 0])") == V{"[0]"});
+  CHECK(Out("range(0).batch(4).rebatch([0, 1])") == V{"[]"});
   CHECK(Error("range(4).batch(2).rebatch(0)") ==
         "column 19: rebatch(): every batch size is 0 (TensorFlow would give empty batches "
         "forever, never reading its input)");
