@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -46,6 +47,7 @@ struct ResumeArgs {
   std::string manifest;
   std::optional<int64_t> to_workers, to_replicas;
   int64_t epochs_ahead = 0;
+  std::optional<int64_t> steps_per_epoch;
 };
 
 // The manifest's format version (doc/resume.md).
@@ -171,6 +173,8 @@ std::string PipelineFingerprint(const data::Pipeline& pipeline, const dist::Dist
                       dist::SplitName(d.split), d.api == dist::Api::kFromFunction ? "fn" : "ds",
                       d.topology.workers, d.topology.replicas, d.epochs,
                       build.default_seed ? fmt::format("{}", *build.default_seed) : "-");
+  // AUTOTUNE's cycle lengths follow the CPUs, and the order with them.
+  text += fmt::format(" cpus {}", data::AutotuneCpus(build));
   if (build.global_seed) {
     text += fmt::format(" {} {}", build.global_seed->seed, build.global_seed->op_seed_offset);
   }
@@ -179,7 +183,7 @@ std::string PipelineFingerprint(const data::Pipeline& pipeline, const dist::Dist
 
 nlohmann::ordered_json RunsJson(const dist::SizeRuns& runs) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& [size, count] : runs) out.push_back({size, count});
+  for (const auto& [sizes, count] : runs) out.push_back({sizes, count});
   return out;
 }
 
@@ -234,6 +238,8 @@ nlohmann::ordered_json CursorJson(const dist::ResumeCursor& c, const ResumeArgs&
   j["step_in_epoch"] = c.step_in_epoch;
   j["epoch_steps"] = c.epoch_steps;
   j["first_step"] = c.first_step ? nlohmann::ordered_json(*c.first_step) : nullptr;
+  j["earlier_epochs"] = c.epoch == 1 ? "none" : c.passes_skipped ? "opened unread" : "replayed";
+  if (o.steps_per_epoch) j["steps_per_epoch"] = *o.steps_per_epoch;
   j["topology"] = TopologyJson(c.topology);
   j["policy"] = dist::PolicyName(c.decision.applied);
   j["split"] = dist::SplitName(c.decision.split);
@@ -249,6 +255,7 @@ nlohmann::ordered_json CursorJson(const dist::ResumeCursor& c, const ResumeArgs&
   if (c.to) {
     j["to"] = TopologyJson(*c.to);
     j["to_steps"] = c.to_steps;
+    j["to_global_batch_size"] = c.to_global_batch;
   }
   j["fingerprint"] = {{"dataset", dataset_fp}, {"files", files}, {"pipeline", pipeline_fp}};
   return j;
@@ -261,7 +268,10 @@ nlohmann::ordered_json CursorJson(const dist::ResumeCursor& c, const ResumeArgs&
 Status CheckManifest(const std::string& path, const std::vector<DatasetFile>& files,
                      const std::string& fingerprint) {
   std::ifstream in(path);
-  if (!in) return ErrnoError(errno, StatusCode::kNotFound, path);
+  if (!in) {
+    return Status::InvalidArgument(
+        fmt::format("--manifest {}: cannot read it: {}", path, std::strerror(errno)));
+  }
   std::stringstream text;
   text << in.rdbuf();
   nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
@@ -351,7 +361,8 @@ def manifest():
 def input_fn(input_context):
     m = manifest()
     worker = m["workers"][input_context.input_pipeline_id]
-    sizes = [size for size, count in worker["batch_sizes"] for _ in range(count)]
+    # Runs of steps: [the worker's batch sizes in one step, steps in a row].
+    sizes = [size for step, count in worker["batch_sizes"] for _ in range(count) for size in step]
     dataset = tf.data.TFRecordDataset(os.path.join(HERE, worker["file"]))
     if not sizes:
         return dataset.batch(1)
@@ -469,30 +480,46 @@ Status WriteText(io::OutputSet& set, const std::string& path, std::string_view t
   return Status::OK();
 }
 
+// How the epochs before the step's were passed, in words.
+std::string ReplayText(const dist::ResumeCursor& c, const ResumeArgs& o) {
+  if (c.epoch == 1) return "epoch 1 from its start";
+  if (c.passes_skipped) {
+    return fmt::format(
+        "epoch {} alone; the epoch{} before it opened and closed unread, which moves the "
+        "shuffles' seeds as reading {} would",
+        c.epoch, c.epoch == 2 ? "" : "s", c.epoch == 2 ? "it" : "them");
+  }
+  if (o.steps_per_epoch) {
+    return fmt::format("the pass from step 1, whose first {} steps are epochs 1 to {}",
+                       (c.epoch - 1) * *o.steps_per_epoch, c.epoch - 1);
+  }
+  const std::string before = c.epoch == 2 ? "epoch 1" : fmt::format("epochs 1 to {}", c.epoch - 1);
+  if (o.epoch) {
+    return fmt::format(
+        "epoch {} and {} before it: a shuffle before repeat() or cache(), or in a concatenate(), "
+        "draws its seeds as its pass is read, so an epoch cannot be passed unread",
+        c.epoch, before);
+  }
+  return fmt::format("epoch {} and {} before it, to count steps (--epoch E replays only epoch E)",
+                     c.epoch, before);
+}
+
 // The buffered elements the text shows of each shuffle (--json shows all).
 constexpr size_t kShownBuffered = 6;
 
 void PrintCursor(const dist::ResumeCursor& c, const ResumeArgs& o) {
   const uint64_t epoch_records = c.consumed + c.remaining;
   if (c.at_step) {
-    fmt::print("resume after step {} (epoch {} of {}: its step {} of {}, steps {}..{})\n",
-               *c.at_step, c.epoch, o.epochs, c.step_in_epoch, c.epoch_steps, *c.first_step,
-               *c.first_step + c.epoch_steps - 1);
+    fmt::print("resume after step {} (epoch {} of {}: its step {} of {}{})\n", *c.at_step, c.epoch,
+               o.epochs, c.step_in_epoch, c.epoch_steps,
+               c.epoch_steps == 0 ? ""
+                                  : fmt::format(", steps {}..{}", *c.first_step,
+                                                *c.first_step + c.epoch_steps - 1));
   } else {
-    fmt::print("resume after step {} of epoch {} of {} (its {} steps)\n", c.step_in_epoch, c.epoch,
-               o.epochs, c.epoch_steps);
+    fmt::print("resume after step {} of epoch {} of {} (its {} step{})\n", c.step_in_epoch, c.epoch,
+               o.epochs, c.epoch_steps, c.epoch_steps == 1 ? "" : "s");
   }
-  if (c.earlier_replayed) {
-    fmt::print(
-        "replayed: epochs before {} too, to count their steps (--epoch E replays only "
-        "epoch E)\n",
-        c.epoch);
-  } else if (c.passes_skipped) {
-    fmt::print(
-        "replayed: epoch {} alone; the {} before it were opened and closed unread, which "
-        "moves the shuffles' seeds as reading them would\n",
-        c.epoch, c.epoch - 1);
-  }
+  fmt::print("replayed: {}\n", ReplayText(c, o));
   fmt::print(
       "topology: {} worker{} x {} replica{}; {}; split {}{}\n", c.topology.workers,
       c.topology.workers == 1 ? "" : "s", c.topology.replicas, c.topology.replicas == 1 ? "" : "s",
@@ -536,7 +563,7 @@ void PrintCursor(const dist::ResumeCursor& c, const ResumeArgs& o) {
         "batch {}\n",
         c.to->workers, c.to->workers == 1 ? "" : "s", c.to->replicas,
         c.to->replicas == 1 ? "" : "s", c.remaining, c.to_steps, c.to_steps == 1 ? "" : "s",
-        *c.decision.global_batch_size);
+        c.to_global_batch);
     fmt::print("{:>8}  {:>10}  {:>8}  {}\n", "worker", "remaining", "batches",
                "next record .. last");
     for (const dist::WorkerCursor& w : c.to_workers) {
@@ -578,6 +605,8 @@ int RunResume(const ResumeArgs& o) {
   dist::ResumeOptions ro;
   ro.at_step = o.at_step;
   ro.epoch = o.epoch;
+  ro.steps_per_epoch = o.steps_per_epoch;
+  ro.shuffle_buffers = o.detail;
   if (o.to_workers || o.to_replicas) {
     ro.to = dist::Topology{o.to_workers.value_or(d.topology.workers),
                            o.to_replicas.value_or(d.topology.replicas)};
@@ -699,10 +728,15 @@ int RunResume(const ResumeArgs& o) {
 
   if (json) {
     if (o.detail) {
-      summary["workers"] = WorkersJson(c.workers);
+      std::vector<dist::WorkerCursor> shown;
+      for (const dist::WorkerCursor& w : c.workers) {
+        if (!o.distribute.worker || w.worker == *o.distribute.worker) shown.push_back(w);
+      }
+      summary["workers"] = WorkersJson(shown);
       if (c.to) summary["to_workers"] = WorkersJson(c.to_workers);
       nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
       for (const dist::ShuffleBuffer& b : c.shuffles) {
+        if (o.distribute.worker && !c.shared_reading && b.worker != *o.distribute.worker) continue;
         buffers.push_back({{"worker", c.shared_reading ? nlohmann::ordered_json(nullptr)
                                                        : nlohmann::ordered_json(b.worker)},
                            {"column", b.pos + 1},
@@ -711,15 +745,15 @@ int RunResume(const ResumeArgs& o) {
       summary["shuffle_buffers"] = std::move(buffers);
       summary["after"] = AfterText(c, o.epochs);
     }
-    if (!o.write.empty()) summary["wrote"] = o.write;
-    if (o.epochs_ahead > 0) summary["epochs_ahead"] = o.epochs_ahead;
     PrintJson(summary);
     return 0;
   }
   PrintCursor(c, o);
   if (!o.write.empty()) {
+    std::string folder = o.write;
+    while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
     fmt::print("wrote: {}/ ({} worker file{}, manifest.json, input_fn.py){}\n",
-               TerminalText(o.write), out_topology.workers, out_topology.workers == 1 ? "" : "s",
+               TerminalText(folder), out_topology.workers, out_topology.workers == 1 ? "" : "s",
                o.epochs_ahead == 0
                    ? ""
                    : fmt::format("; epoch{} {} whole: {}*", o.epochs_ahead == 1 ? "" : "s",
@@ -760,8 +794,10 @@ void AddResumeCommand(CLI::App& app, Action* action) {
                   "Passes over the data, one after another, as fit(epochs=N) makes them")
       ->default_val(1)
       ->check(IntAtLeast(1));
-  cmd->add_flag("--detail", o->detail,
-                "Every worker's and replica's counts, and the runs of batch sizes to come");
+  cmd->add_flag(
+      "--detail", o->detail,
+      "Every worker's and replica's counts, each shuffle's buffer at the step, and (JSON) "
+      "the runs of batch sizes to come");
   cmd->add_option("--write", o->write,
                   "Write the rest of the epoch into this folder: a TFRecord file per worker, "
                   "manifest.json and input_fn.py, all or none");
@@ -770,6 +806,10 @@ void AddResumeCommand(CLI::App& app, Action* action) {
   cmd->add_option("--manifest", o->manifest,
                   "An earlier resume's JSON (--json, or --write's manifest.json): refuse unless "
                   "the dataset's files are the same as then");
+  cmd->add_option("--steps-per-epoch", o->steps_per_epoch,
+                  "A pipeline that repeats forever, iterated once and cut into epochs of S steps "
+                  "(fit(steps_per_epoch=S)): the epoch of step N is ceil(N / S)")
+      ->check(IntAtLeast(1));
   cmd->add_option("--epochs-ahead", o->epochs_ahead,
                   "With --write: also write the next K epochs whole, each in its exact order "
                   "(epoch-EEEEE-* files with their own manifest and input function)")

@@ -8,28 +8,32 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <variant>
 
 #include "tfdist/base/interrupt.h"
 #include "tfdist/data/ops.h"
 #include "tfdist/distribute/execute.h"
+#include "tfdist/distribute/shape.h"
 
 namespace tfdist::dist {
 namespace {
 
-// Appends one batch of `size` to runs of equal sizes.
-void AddRun(SizeRuns& runs, uint64_t size) {
-  if (!runs.empty() && runs.back().first == size) {
+// Appends one step's batch sizes to the runs of steps.
+void AddStep(SizeRuns& runs, const std::vector<uint64_t>& sizes) {
+  if (sizes.empty()) return;
+  if (!runs.empty() && runs.back().first == sizes) {
     ++runs.back().second;
   } else {
-    runs.emplace_back(size, 1);
+    runs.emplace_back(sizes, 1);
   }
 }
 
 // The first op of `pipeline` (a concatenate()'s datasets looked through)
 // whose output depends on payloads or on timing; null when none.
-const data::Op* FirstUnresumable(const data::Pipeline& pipeline, std::string& why) {
+const data::Op* FirstUnresumable(const data::Pipeline& pipeline, bool endless_ok,
+                                 std::string& why) {
   for (const data::Op& op : pipeline.ops) {
     const data::OpParams& p = op.params;
     if (std::holds_alternative<data::FilterOp>(p)) {
@@ -52,13 +56,15 @@ const data::Op* FirstUnresumable(const data::Pipeline& pipeline, std::string& wh
                b && b->deterministic == false && b->num_parallel_calls) {
       why = "batch(deterministic=False) lets the order depend on timing";
     } else if (const auto* r = std::get_if<data::RepeatOp>(&p);
-               r && (!r->count ||
-                     (r->count->symbol == data::IntArg::Symbol::kLiteral && r->count->value < 0))) {
+               !endless_ok && r &&
+               (!r->count ||
+                (r->count->symbol == data::IntArg::Symbol::kLiteral && r->count->value < 0))) {
       why =
           "repeat() without a count never ends its epoch, so there is no rest of it to "
-          "resume (give repeat() a count, or make each epoch a pass of fit(epochs=N))";
+          "resume (give repeat() a count, make each epoch a pass of fit(epochs=N), or say how "
+          "many steps an epoch takes: fit(steps_per_epoch=S))";
     } else if (const auto* c = std::get_if<data::ConcatenateOp>(&p); c && c->dataset) {
-      if (const data::Op* inner = FirstUnresumable(*c->dataset, why)) return inner;
+      if (const data::Op* inner = FirstUnresumable(*c->dataset, endless_ok, why)) return inner;
       continue;
     } else {
       continue;
@@ -66,6 +72,38 @@ const data::Op* FirstUnresumable(const data::Pipeline& pipeline, std::string& wh
     return &op;
   }
   return nullptr;
+}
+
+// The first random op of `pipeline` without an op seed (a concatenate()'s
+// looked through), or null.
+const data::Op* UnseededOp(const data::Pipeline& pipeline) {
+  for (const data::Op& op : pipeline.ops) {
+    if (const std::optional<int64_t>* seed = data::OpSeedOf(op); seed && !seed->has_value()) {
+      return &op;
+    }
+    if (const auto* c = std::get_if<data::ConcatenateOp>(&op.params); c && c->dataset) {
+      if (const data::Op* inner = UnseededOp(*c->dataset)) return inner;
+    }
+  }
+  return nullptr;
+}
+
+// From a function: the batch size of its last batch(), each replica's
+// (a number, or ctx.get_per_replica_batch_size(G) = G / replicas in sync);
+// nullopt when it is neither.
+std::optional<int64_t> PerReplicaBatch(const data::Pipeline& pipeline, const Topology& t) {
+  for (auto op = pipeline.ops.rbegin(); op != pipeline.ops.rend(); ++op) {
+    const auto* b = std::get_if<data::BatchOp>(&op->params);
+    if (b == nullptr) continue;
+    const data::IntArg& a = b->batch_size;
+    if (a.symbol == data::IntArg::Symbol::kLiteral && a.value > 0) return a.value;
+    if (a.symbol == data::IntArg::Symbol::kPerReplicaBatchSize &&
+        a.value % t.num_replicas_in_sync() == 0 && a.value > 0) {
+      return a.value / t.num_replicas_in_sync();
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 bool DrawsSeeds(const data::Op& op) {
@@ -82,6 +120,7 @@ struct Tally {
   uint64_t remaining_batches = 0;
   std::vector<uint64_t> replica_consumed, replica_remaining;
   SizeRuns sizes;
+  std::vector<uint64_t> step;  // this step's batch sizes so far
   std::string first, last;
 
   void Reset(int64_t replicas) {
@@ -96,11 +135,16 @@ struct Tally {
     replica_remaining[static_cast<size_t>(replica)] += n;
     remaining_bytes += data::PayloadBytes(elements);
     ++remaining_batches;
-    AddRun(sizes, n);
+    step.push_back(n);
     if (!elements.empty()) {
       if (first.empty()) first = elements.front().Label(data::LabelMode::kRef);
       last = elements.back().Label(data::LabelMode::kRef);
     }
+  }
+  // The step's batches are all in.
+  void EndStep() {
+    AddStep(sizes, step);
+    step.clear();
   }
   WorkerCursor Cursor(int64_t worker) const {
     WorkerCursor c;
@@ -170,6 +214,7 @@ class Redealer {
       tallies_[static_cast<size_t>(worker)].AddRemaining(replica, piece);
       if (sink_) TFDIST_RETURN_IF_ERROR(sink_->OnBatch(worker, replica, piece));
     }
+    for (Tally& t : tallies_) t.EndStep();
     return Status::OK();
   }
 
@@ -184,17 +229,24 @@ class Redealer {
 }  // namespace
 
 Status CheckResumable(const data::Pipeline& pipeline, const DistributeOptions& options,
-                      bool global_seed) {
+                      bool global_seed, bool steps_per_epoch) {
   auto check = [&](const data::Pipeline& p) -> Status {
     if (!global_seed && data::HasUnseededShuffle(p)) {
-      return Status::InvalidArgument(
-          "cannot resume exactly: a shuffle has no seed and the program sets no global seed, so "
-          "TensorFlow's order differs on every run and no record can be placed (give the shuffle "
-          "a seed, or the program tf.random.set_seed(G))");
+      constexpr char kWhy[] =
+          "cannot resume exactly: this shuffle has no seed and the program sets no global seed, "
+          "so TensorFlow's order differs on every run and no record can be placed (give the "
+          "shuffle a seed, or the program tf.random.set_seed(G))";
+      if (const data::Op* op = UnseededOp(p)) return data::PositionError(p.text, op->pos, kWhy);
+      return Status::InvalidArgument(kWhy);
     }
     std::string why;
-    if (const data::Op* op = FirstUnresumable(p, why)) {
+    if (const data::Op* op = FirstUnresumable(p, steps_per_epoch, why)) {
       return data::PositionError(p.text, op->pos, fmt::format("cannot resume exactly: {}", why));
+    }
+    if (steps_per_epoch && !Analyze(p).endless_at) {
+      return Status::InvalidArgument(
+          "steps_per_epoch cuts the one pass of a pipeline that repeats forever into epochs, and "
+          "this pipeline ends: its epochs are its passes, fit(epochs=N)");
     }
     return Status::OK();
   };
@@ -224,7 +276,8 @@ bool PassesSkipUnread(const data::Pipeline& pipeline) {
 Result<ResumeCursor> LocateResume(const data::Pipeline& pipeline, const DistributeOptions& options,
                                   const data::BuildOptions& build, const ResumeOptions& resume,
                                   RemainderSink* sink) {
-  TFDIST_RETURN_IF_ERROR(CheckResumable(pipeline, options, build.global_seed.has_value()));
+  TFDIST_RETURN_IF_ERROR(CheckResumable(pipeline, options, build.global_seed.has_value(),
+                                        resume.steps_per_epoch.has_value()));
   if (resume.at_step < 0) return Status::InvalidArgument("the resume step must be 0 or more");
   if (resume.epoch && (*resume.epoch < 1 || *resume.epoch > options.epochs)) {
     return Status::InvalidArgument(fmt::format("epoch {} is not one of the {} epoch{} planned",
@@ -255,62 +308,49 @@ Result<ResumeCursor> LocateResume(const data::Pipeline& pipeline, const Distribu
   std::optional<Redealer> redeal;
   if (resume.to) {
     TFDIST_RETURN_IF_ERROR(CheckTopology(*resume.to));
-    if (!c.decision.global_batch_size || *c.decision.global_batch_size <= 0) {
+    const std::optional<int64_t> per_replica = PerReplicaBatch(
+        options.worker_pipelines ? options.worker_pipelines->front() : pipeline, options.topology);
+    if (options.api == Api::kFromFunction
+            ? !per_replica
+            : (!c.decision.global_batch_size || *c.decision.global_batch_size <= 0)) {
       return Status::InvalidArgument(
           "a new topology deals the rest of the epoch in global batches of the pipeline's "
-          "batch(G), and this pipeline's global batch size is not a number");
+          "batch(), and this pipeline's batch size is not a number");
     }
     c.to = resume.to;
-    redeal.emplace(*resume.to, static_cast<uint64_t>(*c.decision.global_batch_size), sink);
+    // From a function, batch(b) is each replica's: the new global batch
+    // keeps b for each of the new replicas.
+    const int64_t global = options.api == Api::kFromFunction
+                               ? *per_replica * resume.to->num_replicas_in_sync()
+                               : *c.decision.global_batch_size;
+    c.to_global_batch = global;
+    redeal.emplace(*resume.to, static_cast<uint64_t>(global), sink);
   }
   const size_t W = ex.workers().size();
   std::vector<Tally> tallies(W);
 
-  int64_t epoch = 1;
-  int64_t global = 0;   // steps trained before this epoch
-  bool counted = true;  // `global` is known
-  if (resume.epoch && *resume.epoch > 1) {
-    epoch = *resume.epoch;
-    if (PassesSkipUnread(pipeline)) {
-      for (int64_t e = 1; e < epoch; ++e) {
-        TFDIST_ASSIGN_OR_RETURN(StepDealer skipped, StepDealer::Open(ex, {}));
-      }
-      counted = false;
-      c.passes_skipped = true;
-    } else {
-      // The seeds a pass draws depend on its reading: replay the passes.
-      for (int64_t e = 1; e < epoch; ++e) {
-        TFDIST_ASSIGN_OR_RETURN(StepDealer dealer, StepDealer::Open(ex, {}));
-        Step step;
-        for (bool end = false;;) {
-          if (Interrupted()) return Status::Interrupted();
-          TFDIST_RETURN_IF_ERROR(dealer.Next(step, end));
-          if (end || step.dropped) break;
-          ++global;
-        }
-      }
-      c.earlier_replayed = true;
-    }
-  }
-  // The step to resume after, counted within the epoch being dealt.
-  for (;; ++epoch) {
-    if (epoch > options.epochs) {
-      return Status::InvalidArgument(fmt::format(
-          "step {} is past the end: the {} epoch{} planned have {} step{} in all", resume.at_step,
-          options.epochs, options.epochs == 1 ? "" : "s", global, global == 1 ? "" : "s"));
-    }
-    const int64_t at = resume.epoch ? resume.at_step : resume.at_step - global;
+  // Deals one epoch from `dealer`: passes over its first `skip` steps (the
+  // epochs before, in a pass that repeats forever), then deals at most
+  // `limit` steps, counting those up to `at` and handing on those after
+  // it. Returns the epoch's steps (fewer than `skip` ended the pass: -1).
+  std::vector<data::ShuffleWatch::State> buffers;
+  auto deal = [&](StepDealer& dealer, int64_t skip, int64_t at,
+                  std::optional<int64_t> limit) -> Result<int64_t> {
     for (Tally& t : tallies) t.Reset(R);
-    TFDIST_ASSIGN_OR_RETURN(StepDealer dealer, StepDealer::Open(ex, {}));
+    buffers.clear();
     Step step;
+    for (bool end = false; skip > 0; --skip) {
+      if (Interrupted()) return Status::Interrupted();
+      TFDIST_RETURN_IF_ERROR(dealer.Next(step, end));
+      if (end || step.dropped) return int64_t{-1};
+    }
+    if (at == 0 && resume.shuffle_buffers) buffers = watch->Snapshot();
     int64_t k = 0;  // steps of this epoch dealt
-    std::vector<data::ShuffleWatch::State> buffers;
-    if (at == 0) buffers = watch->Snapshot();
-    for (bool end = false;;) {
+    for (bool end = false; !limit || k < *limit;) {
       if (Interrupted()) return Status::Interrupted();
       TFDIST_RETURN_IF_ERROR(dealer.Next(step, end));
       if (end || step.dropped) break;  // a dropped step is not trained
-      if (++k == at) buffers = watch->Snapshot();
+      if (++k == at && resume.shuffle_buffers) buffers = watch->Snapshot();
       const bool before = k <= at;
       for (ReplicaBatch& b : step.batches) {
         if (b.padding) continue;
@@ -322,44 +362,113 @@ Result<ResumeCursor> LocateResume(const data::Pipeline& pipeline, const Distribu
           t.replica_consumed[static_cast<size_t>(b.replica)] += n;
           continue;
         }
+        t.AddRemaining(b.replica, b.elements);
         if (redeal) {
-          t.AddRemaining(b.replica, b.elements);
           TFDIST_RETURN_IF_ERROR(redeal->Add(b.elements));
-        } else {
-          t.AddRemaining(b.replica, b.elements);
-          if (sink) TFDIST_RETURN_IF_ERROR(sink->OnBatch(b.worker, b.replica, b.elements));
+        } else if (sink) {
+          TFDIST_RETURN_IF_ERROR(sink->OnBatch(b.worker, b.replica, b.elements));
         }
       }
+      for (Tally& t : tallies) t.EndStep();
     }
-    if (k >= at) {
-      for (data::ShuffleWatch::State& b : buffers) {
-        ShuffleBuffer& out = c.shuffles.emplace_back();
-        out.worker = b.worker;
-        out.pos = b.pos;
-        for (const data::Element& e : b.elements) {
-          out.elements.push_back(
-              e.kind == data::Element::Kind::kBatch ? "[batch]" : e.Label(data::LabelMode::kRef));
-        }
-      }
-      c.epoch = epoch;
-      c.step_in_epoch = at;
-      c.epoch_steps = k;
-      if (counted) {
-        c.first_step = global + 1;
-        c.at_step = global + at;
-      } else {
-        c.first_step.reset();
-        c.at_step.reset();
-      }
-      break;
+    return k;
+  };
+
+  int64_t epoch = 1;
+  int64_t global = 0;           // steps trained before this epoch
+  bool counted = true;          // `global` is known
+  int64_t at = resume.at_step;  // counted within `epoch`
+  int64_t k = 0;
+  if (resume.steps_per_epoch) {
+    // One pass, which repeats forever, cut into epochs of S steps.
+    const int64_t S = *resume.steps_per_epoch;
+    if (resume.epoch && resume.at_step > S) {
+      return Status::InvalidArgument(fmt::format(
+          "step {} is past the end of epoch {}: its epochs have {} step{} (steps_per_epoch)",
+          resume.at_step, *resume.epoch, S, S == 1 ? "" : "s"));
     }
-    if (resume.epoch) {
+    const int64_t n = resume.epoch ? (*resume.epoch - 1) * S + resume.at_step : resume.at_step;
+    epoch = resume.epoch ? *resume.epoch : n == 0 ? 1 : (n + S - 1) / S;
+    if (epoch > options.epochs) {
       return Status::InvalidArgument(
-          fmt::format("step {} is past the end of epoch {}: it has {} step{}", resume.at_step,
-                      epoch, k, k == 1 ? "" : "s"));
+          fmt::format("step {} is past the end: the {} epoch{} planned have {} steps in all", n,
+                      options.epochs, options.epochs == 1 ? "" : "s", options.epochs * S));
     }
-    global += k;
-    c.earlier_replayed = true;
+    global = (epoch - 1) * S;
+    at = n - global;
+    c.earlier_replayed = epoch > 1;
+    TFDIST_ASSIGN_OR_RETURN(StepDealer dealer, StepDealer::Open(ex, {}));
+    TFDIST_ASSIGN_OR_RETURN(k, deal(dealer, global, at, S));
+    if (k < at) {
+      return Status::InvalidArgument(fmt::format("the data ended after {} steps, before step {}",
+                                                 global + std::max<int64_t>(k, 0), n));
+    }
+  } else {
+    if (resume.epoch && *resume.epoch > 1) {
+      epoch = *resume.epoch;
+      bool skip_unread = PassesSkipUnread(pipeline);
+      if (options.worker_pipelines) {
+        for (const data::Pipeline& p : *options.worker_pipelines) {
+          skip_unread = skip_unread && PassesSkipUnread(p);
+        }
+      }
+      if (skip_unread) {
+        for (int64_t e = 1; e < epoch; ++e) {
+          TFDIST_ASSIGN_OR_RETURN(StepDealer skipped, StepDealer::Open(ex, {}));
+        }
+        counted = false;
+        c.passes_skipped = true;
+      } else {
+        // The seeds a pass draws depend on its reading: replay the passes.
+        for (int64_t e = 1; e < epoch; ++e) {
+          TFDIST_ASSIGN_OR_RETURN(StepDealer dealer, StepDealer::Open(ex, {}));
+          // Every step counted as before the resume point: none handed on.
+          TFDIST_ASSIGN_OR_RETURN(
+              const int64_t steps,
+              deal(dealer, 0, std::numeric_limits<int64_t>::max(), std::nullopt));
+          global += steps;
+        }
+        c.earlier_replayed = true;
+      }
+    }
+    // The epoch the step is in: the first whose steps reach it.
+    for (;; ++epoch) {
+      if (epoch > options.epochs) {
+        return Status::InvalidArgument(fmt::format(
+            "step {} is past the end: the {} epoch{} planned have {} step{} in all", resume.at_step,
+            options.epochs, options.epochs == 1 ? "" : "s", global, global == 1 ? "" : "s"));
+      }
+      at = resume.epoch ? resume.at_step : resume.at_step - global;
+      TFDIST_ASSIGN_OR_RETURN(StepDealer dealer, StepDealer::Open(ex, {}));
+      TFDIST_ASSIGN_OR_RETURN(k, deal(dealer, 0, at, std::nullopt));
+      if (k >= at) break;
+      if (resume.epoch) {
+        return Status::InvalidArgument(
+            fmt::format("step {} is past the end of epoch {}: it has {} step{}", resume.at_step,
+                        epoch, k, k == 1 ? "" : "s"));
+      }
+      global += k;
+      c.earlier_replayed = true;
+    }
+  }
+  for (data::ShuffleWatch::State& b : buffers) {
+    ShuffleBuffer& out = c.shuffles.emplace_back();
+    out.worker = b.worker;
+    out.pos = b.pos;
+    for (const data::Element& e : b.elements) {
+      out.elements.push_back(
+          e.kind == data::Element::Kind::kBatch ? "[batch]" : e.Label(data::LabelMode::kRef));
+    }
+  }
+  c.epoch = epoch;
+  c.step_in_epoch = at;
+  c.epoch_steps = k;
+  if (counted) {
+    c.first_step = global + 1;
+    c.at_step = global + at;
+  } else {
+    c.first_step.reset();
+    c.at_step.reset();
   }
   for (size_t w = 0; w < W; ++w) {
     c.workers.push_back(tallies[w].Cursor(ex.workers()[w]));

@@ -90,18 +90,35 @@ def case(rng, tmp, n):
     to = []
     if rng.random() < 0.25:
         to = ["--to-workers", str(rng.randint(1, 4)), "--to-replicas", str(rng.randint(1, 3))]
+    spe = None
+    if rng.random() < 0.15 and ".repeat(" not in pipeline and not drop:
+        # fit(steps_per_epoch=S) over a pipeline that repeats forever.
+        pipeline = pipeline.replace(".batch(", ".repeat().batch(", 1)
+        spe = rng.randint(1, 12)
+        STATS["steps per epoch"] += 1
     compare(f"case {n}", topo, epochs, pipeline, lambda steps: rng.randint(0, len(steps)), to,
-            os.path.join(tmp, f"r{n}"), rng.random() < 0.3, rng.random() < 0.3)
+            os.path.join(tmp, f"r{n}"), rng.random() < 0.3, rng.random() < 0.3, spe)
 
 
-def compare(name, topo, epochs, pipeline, pick, to, out, also_epoch, ahead=False):
-    """Resumes `pipeline` at the step pick(steps) picks, writes the
-    remainder to `out` (with the new topology `to`, when given) and checks
-    it against the layout."""
-    name = f"{name}: {' '.join(topo)} --epochs {epochs} {pipeline}"
-    batch = int(re.search(r"\.batch\((\d+)", pipeline).group(1))
+def compare(name, topo, epochs, pipeline, pick, to, out, also_epoch, ahead=False, spe=None,
+            batch=None):
+    """Resumes `pipeline` (an expression, or a list of arguments such as
+    --python FILE) at the step pick(steps) picks, writes the remainder to
+    `out` (with the new topology `to`, when given) and checks it against
+    the layout. With `spe`, the pipeline repeats forever and an epoch is
+    `spe` steps of its one pass (--steps-per-epoch)."""
+    source = pipeline if isinstance(pipeline, list) else [pipeline]
+    name = f"{name}: {' '.join(topo)} --epochs {epochs} {' '.join(source)}"
+    if batch is None:
+        batch = int(re.search(r"\.batch\((\d+)", source[-1]).group(1))
     workers, replicas = int(topo[1]), int(topo[3])
-    steps = layout_steps([*topo, "--epochs", str(epochs), pipeline])
+    from_function = "from-function" in topo
+    per_epoch = ["--steps-per-epoch", str(spe)] if spe else []
+    if spe:
+        steps = [(i // spe + 1, b) for i, (_, b) in
+                 enumerate(layout_steps([*topo, "--steps", str(epochs * spe), *source]))]
+    else:
+        steps = layout_steps([*topo, "--epochs", str(epochs), *source])
     if not steps:
         STATS["no steps"] += 1
         return
@@ -118,8 +135,8 @@ def compare(name, topo, epochs, pipeline, pick, to, out, also_epoch, ahead=False
     # --epochs-ahead: the epochs after this one, whole, each its own files.
     ahead = ahead and not to and epoch < epochs
     more = ["--epochs-ahead", str(epochs - epoch)] if ahead else []
-    res = tfdist("resume", *topo, "--epochs", str(epochs), "--at-step", str(at), "--json",
-                 "--detail", "--write", out, "--no-fsync", *to, *more, pipeline)
+    res = tfdist("resume", *topo, "--epochs", str(epochs), *per_epoch, "--at-step", str(at),
+                 "--json", "--detail", "--write", out, "--no-fsync", *to, *more, *source)
     if res.returncode != 0:
         return
     cursor = json.loads(res.stdout)
@@ -143,8 +160,8 @@ def compare(name, topo, epochs, pipeline, pick, to, out, also_epoch, ahead=False
 
     # --epoch E: the same cursor from a replay of that epoch alone.
     if epoch > 1 or also_epoch:
-        again = tfdist("resume", *topo, "--epochs", str(epochs), "--epoch", str(epoch),
-                       "--at-step", str(at - first), "--json", "--detail", pipeline)
+        again = tfdist("resume", *topo, "--epochs", str(epochs), *per_epoch, "--epoch",
+                       str(epoch), "--at-step", str(at - first), "--json", "--detail", *source)
         if again.returncode == 0:
             STATS["--epoch"] += 1
             a = json.loads(again.stdout)
@@ -158,18 +175,12 @@ def compare(name, topo, epochs, pipeline, pick, to, out, also_epoch, ahead=False
                             "from-function", "--workers", str(new_w), "--replicas", str(new_r)])
     if not change:
         want = [s[1] for s in after]
-        # Steps of empty batches at the end (every replica's data gone) are
-        # no steps of the resumed run.
-        while want and not any(want[-1]):
-            want.pop()
         got = [[b for b in s[1]] for s in resumed]
         check(got == want, f"{name} at {at}: the remainder's layout differs\n"
                            f"got  {got[:4]}\nwant {want[:4]}")
         STATS["same topology"] += 1
         for e in range(epoch + 1, epochs + 1) if ahead else []:
             want = [s[1] for s in steps if s[0] == e]
-            while want and not any(want[-1]):
-                want.pop()
             fn = os.path.join(out, f"epoch-{e:05d}-input_fn.py")
             got = [s[1] for s in layout_steps(["--python", fn, "--api", "from-function",
                                                "--workers", str(workers),
@@ -185,9 +196,11 @@ def compare(name, topo, epochs, pipeline, pick, to, out, also_epoch, ahead=False
           f"{name} at {at} {' '.join(to)}: the remainder's records are not the unseen ones")
     check(got == unseen, f"{name} at {at} {' '.join(to)}: not in the uninterrupted order")
     sizes = [sum(len(b) for b in s[1]) for s in resumed]
-    check(all(x == batch * workers * replicas for x in sizes[:-1]) or
-          all(x == batch for x in sizes[:-1]),
-          f"{name} at {at} {' '.join(to)}: global batches {sizes}")
+    # experimental_distribute_dataset: batch(G) is the global batch; from a
+    # function, batch(b) is each replica's, kept on the new topology.
+    g = batch * new_w * new_r if from_function else batch
+    check(all(x == g for x in sizes[:-1]) and (not sizes or sizes[-1] <= g),
+          f"{name} at {at} {' '.join(to)}: global batches {sizes}, expected {g}")
 
 
 def readme_example(tmp):
@@ -204,6 +217,35 @@ def readme_example(tmp):
                 os.path.join(tmp, f"readme-{at}"), True)
     compare("README to 1 x 4", topo, 2, pipeline, lambda steps: 11,
             ["--to-workers", "1", "--to-replicas", "4"], os.path.join(tmp, "readme-to"), False)
+
+
+def python_cases(tmp):
+    """An input function whose workers build different pipelines (one
+    repeats after its shuffle), laid out from the function itself; and a
+    new topology from a function, whose batch(b) is each replica's."""
+    data = os.path.join(tmp, "py")
+    os.makedirs(data)
+    tfdist("gen", "-o", os.path.join(data, "p"), "--files", "4", "--records", "5-12", "--kind",
+           "text", "--text", "y{f}-{i}", "--seed", "4", "--no-fsync")
+    fn = os.path.join(data, "input.py")
+    with open(fn, "w") as f:
+        f.write(f"""import tensorflow as tf
+def input_fn(ctx):
+    files = tf.data.Dataset.list_files("{data}/p-*", seed=3)
+    files = files.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
+    ds = files.interleave(tf.data.TFRecordDataset, cycle_length=2)
+    ds = ds.shuffle(8, seed=5)
+    if ctx.input_pipeline_id == 1:
+        ds = ds.repeat(2)
+    return ds.batch(ctx.get_per_replica_batch_size(8))
+""")
+    topo = ["--workers", "2", "--replicas", "2", "--api", "from-function"]
+    for at in (0, 3, 9, 13):
+        compare(f"per-worker function at {at}", topo, 2, ["--python", fn], lambda steps: at, [],
+                os.path.join(tmp, f"py-{at}"), True, True, batch=2)
+    compare("per-worker function to 3 x 1", topo, 2, ["--python", fn], lambda steps: 5,
+            ["--to-workers", "3", "--to-replicas", "1"], os.path.join(tmp, "py-to"), True,
+            batch=2)
 
 
 def refusals(tmp):
@@ -275,6 +317,7 @@ def main():
     try:
         refusals(tmp)
         readme_example(tmp)
+        python_cases(tmp)
         rng = random.Random(31)
         for n in range(cases):
             case(rng, tmp, n)

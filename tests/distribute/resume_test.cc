@@ -58,7 +58,7 @@ TEST_CASE("the cursor counts the step's epoch up to the step and after it") {
   REQUIRE(c->workers.size() == 1);
   CHECK(c->workers[0].replica_consumed == std::vector<uint64_t>{2, 2});
   CHECK(c->workers[0].replica_remaining == std::vector<uint64_t>{3, 3});
-  CHECK(c->workers[0].batch_sizes == SizeRuns{{2, 2}, {1, 2}});
+  CHECK(c->workers[0].batch_sizes == SizeRuns{{{2, 2}, 1}, {{1, 1}, 1}});
   CHECK(sink.batches == std::vector<std::string>{"0/0:[4,5]", "0/1:[6,7]", "0/0:[8]", "0/1:[9]"});
   // After the last step: nothing to come.
   r.at_step = 3;
@@ -85,7 +85,8 @@ TEST_CASE("a new topology gets the unseen records in global batches, in order") 
   CHECK(c->to_steps == 2);
   REQUIRE(c->to_workers.size() == 1);
   CHECK(c->to_workers[0].remaining == 6);
-  CHECK(c->to_workers[0].batch_sizes == SizeRuns{{2, 1}, {1, 4}, {0, 1}});
+  CHECK(c->to_workers[0].batch_sizes == SizeRuns{{{2, 1, 1}, 1}, {{1, 1, 0}, 1}});
+  CHECK(c->to_global_batch == 4);
 }
 
 TEST_CASE("an epoch alone gives the cursor the replay of every epoch gives") {
@@ -118,6 +119,7 @@ TEST_CASE("the cursor shows each shuffle's buffer at the end of the step") {
   Collect sink;
   ResumeOptions r;
   r.at_step = 2;
+  r.shuffle_buffers = true;
   auto c =
       LocateResume(Parse("range(20).shuffle(5, seed=1).batch(3)"), Options(1, 1), {}, r, &sink);
   REQUIRE(c.ok());

@@ -31,13 +31,25 @@ struct ResumeOptions {
   // (where PassesSkipUnread). nullopt: the epochs before the step's are
   // replayed to find where it is.
   std::optional<int64_t> epoch;
-  // A new topology for the rest of the epoch (RedealRemainder); nullopt:
+  // A pipeline that repeats forever, iterated once and cut into epochs of
+  // this many steps, as fit(steps_per_epoch=S) keeps one iterator across
+  // its epochs: the epoch of step N is ceil(N / S), the replay starts at
+  // the run's first step. nullopt: an epoch is a pass of the dataset.
+  std::optional<int64_t> steps_per_epoch;
+  // Keep each shuffle's buffer at the end of the step (ResumeCursor::
+  // shuffles): memory of the buffers' ids, and the time to label them.
+  bool shuffle_buffers = false;
+  // A new topology for the rest of the epoch (doc/resume.md, "A different
+  // topology"); nullopt:
   // the same.
   std::optional<Topology> to;
 };
 
-// Runs of equal per-replica batch sizes, in delivery order: (size, count).
-using SizeRuns = std::vector<std::pair<uint64_t, uint64_t>>;
+// A worker's per-replica batch sizes in delivery order, as runs of steps:
+// (the sizes of its batches in one step, the steps in a row that have
+// them). A split gives every full step the same sizes, so the runs are few
+// whatever the steps.
+using SizeRuns = std::vector<std::pair<std::vector<uint64_t>, uint64_t>>;
 
 // One worker at the resume point.
 struct WorkerCursor {
@@ -90,10 +102,11 @@ struct ResumeCursor {
   // Records received in the epoch in all, before and after the step; and
   // records read but not received (dropped) in the epoch.
   uint64_t consumed = 0, remaining = 0;
-  // With a new topology: its cursor of the remainder (RedealRemainder).
+  // With a new topology: its cursor of the remainder.
   std::optional<Topology> to;
   std::vector<WorkerCursor> to_workers;
   int64_t to_steps = 0;
+  int64_t to_global_batch = 0;  // the global batch the remainder is dealt in
 };
 
 // Where the remainder's batches go as they are found, in delivery order per
@@ -114,8 +127,10 @@ class RemainderSink {
 // payloads (filter, ignore_errors, group_by_window and bucketing: tfdist
 // does not run their functions), and a pipeline that repeats forever (its
 // epoch never ends). Error: InvalidArgument naming the stage and its column.
+// With `steps_per_epoch`, a pipeline that repeats forever is what is
+// asked for, and one that ends is refused.
 Status CheckResumable(const data::Pipeline& pipeline, const DistributeOptions& options,
-                      bool global_seed);
+                      bool global_seed, bool steps_per_epoch = false);
 
 // Whether opening a pass and closing it unread leaves every reshuffling
 // shuffle's seed generator where reading the whole pass would: each such
@@ -127,7 +142,9 @@ bool PassesSkipUnread(const data::Pipeline& pipeline);
 // it is in (and, without options.epoch, the epochs before it, to count
 // their steps) with record ids, never payloads, and hands the batches after
 // the step to the end of that epoch to `sink` (when given) in delivery
-// order; with options.to, dealt to the new topology (RedealRemainder).
+// order; with options.to, dealt to the new topology in global batches: the
+// pipeline's batch(G) under experimental_distribute_dataset, b x W2 x R2
+// under distribute_datasets_from_function (each replica keeps its b).
 // Memory: the pipeline's buffers and one step; with a new topology, one
 // global batch more.
 // Error: InvalidArgument (CheckResumable; a step past the epochs' end,
