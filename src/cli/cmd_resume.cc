@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <xxhash.h>
 
@@ -467,6 +468,28 @@ class RemainderWriter : public dist::RemainderSink {
   uint64_t bytes_read_ = 0;
 };
 
+// --write keeps a file open per worker while the epoch streams by: the
+// soft limit on open files is raised to fit them and the readers (up to
+// the hard limit). Error: ResourceExhausted naming both numbers when even
+// the hard limit is too low.
+Status EnoughFiles(int64_t workers) {
+  constexpr rlim_t kSpare = 256;  // the readers, the index files, the set's own
+  const rlim_t need = static_cast<rlim_t>(workers) + kSpare;
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= need) return Status::OK();
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < need) {
+    return Status::ResourceExhausted(fmt::format(
+        "--write keeps one file open per worker: {} workers and the readers need about {} open "
+        "files, and this process may open at most {} (ulimit -Hn)",
+        workers, need, limit.rlim_max));
+  }
+  limit.rlim_cur = need;
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return ErrnoError(errno, StatusCode::kResourceExhausted, "raising the open-file limit");
+  }
+  return Status::OK();
+}
+
 // A text file of the output set.
 Status WriteText(io::OutputSet& set, const std::string& path, std::string_view text, bool sync) {
   TFDIST_ASSIGN_OR_RETURN(std::unique_ptr<io::AtomicFile> file, set.Create(path));
@@ -639,6 +662,7 @@ int RunResume(const ResumeArgs& o) {
                               "(tfdist convert --output-compression none) and resume from it"),
           compressed->text, json);
     }
+    if (Status s = EnoughFiles(out_topology.workers); !s.ok()) return ReportError(s, json);
     io::OutputSetOptions so;
     so.replace = o.force;
     so.sync = !o.no_fsync;

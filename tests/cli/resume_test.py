@@ -23,6 +23,8 @@ import json
 import os
 import random
 import re
+import resource
+import subprocess
 import shutil
 import sys
 import tempfile
@@ -301,6 +303,25 @@ def refusals(tmp):
     tfdist("resume", "--at-step", "1", gz)
     proc = tfdist("resume", "--at-step", "1", "--write", out, "--force", gz, expect=2)
     check("compressed" in proc.stderr, f"--write of compressed files: {proc.stderr!r}")
+    # A file open per worker: past the hard limit on open files, exit 5
+    # before anything is written; under it, the soft limit is raised.
+    def limit(n):
+        return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+    many = os.path.join(tmp, "many")
+    os.makedirs(many)
+    proc = subprocess.run([checks.TFDIST, "resume", "--at-step", "1", "--to-workers", "300",
+                           "--write", many, "--no-fsync", seeded], capture_output=True, text=True,
+                          timeout=120, preexec_fn=limit(200))
+    check(proc.returncode == 5 and "open files" in proc.stderr and not os.listdir(many),
+          f"--write past the open-file limit: exit {proc.returncode}, {proc.stderr!r}")
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[1] >= 1024:  # room to raise the soft one
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        soft = subprocess.run([checks.TFDIST, "resume", "--at-step", "1", "--to-workers", "300",
+                               "--write", many, "--no-fsync", seeded], capture_output=True,
+                              text=True, timeout=120, preexec_fn=lambda: resource.setrlimit(
+                                  resource.RLIMIT_NOFILE, (200, hard)))
+        check(soft.returncode == 0 and len(os.listdir(many)) == 302,
+              f"--write over the soft open-file limit: exit {soft.returncode}, {soft.stderr!r}")
     # All or none: a failing write leaves the folder as it was.
     before = sorted(os.listdir(out))
     tfdist("resume", "--at-step", "2", "--write", out, "--no-fsync", seeded, expect=2)
