@@ -695,12 +695,14 @@ int RunResume(const ResumeArgs& o) {
                               {"version", f.version}});
     }
   }
+  // `cursor_json` is CursorJson of `part`.
   auto write_part = [&](const std::string& prefix, RemainderWriter& w,
-                        const dist::ResumeCursor& part) -> Status {
+                        const dist::ResumeCursor& part,
+                        const nlohmann::ordered_json& cursor_json) -> Status {
     TFDIST_RETURN_IF_ERROR(w.Finish());
     nlohmann::ordered_json manifest;
     manifest["tfdist_resume"] = kManifestVersion;
-    manifest["cursor"] = CursorJson(part, o, build, dataset_fp, files->size(), pipeline_fp);
+    manifest["cursor"] = cursor_json;
     manifest["after"] = AfterText(part, o.epochs);
     manifest["pipeline"] = {{"text", pipeline.text}, {"fingerprint", pipeline_fp}};
     manifest["dataset"] = {{"fingerprint", dataset_fp}, {"files", dataset_json}};
@@ -725,7 +727,7 @@ int RunResume(const ResumeArgs& o) {
     return WriteText(*set, fmt::format("{}/{}input_fn.py", o.write, prefix), input_fn, !o.no_fsync);
   };
   if (writer) {
-    if (Status s = write_part("", *writer, c); !s.ok()) return ReportError(s, json);
+    if (Status s = write_part("", *writer, c, summary); !s.ok()) return ReportError(s, json);
     // The epochs after, whole: each replayed alone (ResumeOptions::epoch).
     if (c.epoch + o.epochs_ahead > o.epochs) {
       return ReportError(
@@ -745,7 +747,12 @@ int RunResume(const ResumeArgs& o) {
       whole.at_step = 0;
       Result<dist::ResumeCursor> next = dist::LocateResume(pipeline, d, build, whole, &ahead);
       if (!next.ok()) return ReportPipelineError(next.status(), pipeline.text, json);
-      if (Status s = write_part(prefix, ahead, *next); !s.ok()) return ReportError(s, json);
+      if (Status s =
+              write_part(prefix, ahead, *next,
+                         CursorJson(*next, o, build, dataset_fp, files->size(), pipeline_fp));
+          !s.ok()) {
+        return ReportError(s, json);
+      }
     }
     if (Status s = set->Commit(); !s.ok()) return ReportError(s, json);
   }

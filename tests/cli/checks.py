@@ -10,6 +10,10 @@ import time
 
 FAILURES = []
 TFDIST = "tfdist"
+# Under the sanitizers (tools/test sets it): a process starts and runs
+# several times slower, so the longest tests take fewer random cases or rank
+# counts there; the build-test run keeps them all.
+SANITIZED = bool(os.environ.get("TFDIST_SANITIZED"))
 
 
 def check(ok, what):

@@ -330,9 +330,8 @@ def refusals(tmp):
 
 def main():
     checks.TFDIST = sys.argv[1]
-    # 300 cases; under the sanitizers (several times slower) 60.
-    cases = int(sys.argv[2]) if len(sys.argv) > 2 else (
-        60 if os.environ.get("TFDIST_SANITIZED") else 300)
+    # 200 cases; under the sanitizers (several times slower) 20.
+    cases = int(sys.argv[2]) if len(sys.argv) > 2 else (20 if checks.SANITIZED else 200)
     tmp = tempfile.mkdtemp(prefix="tfdist-resume-")
     os.environ["XDG_CACHE_HOME"] = tmp  # the index cache of this test alone
     try:
