@@ -27,7 +27,7 @@ BAD = "testdata/bad/data_crc.tfrecord"  # corrupted record at 63
 GIB = 1 << 30
 # Under AddressSanitizer (tools/test's second run) no address-space cap is
 # set: ASan reserves terabytes of it up front.
-SANITIZED = bool(os.environ.get("TFDIST_SANITIZED"))
+SANITIZED = checks.SANITIZED
 
 
 def limit_memory(limit):

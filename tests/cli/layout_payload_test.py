@@ -19,7 +19,7 @@ from checks import check
 # A layout of 1 MiB records whose shuffle holds 100 of them per worker took
 # over 200 MB before; record ids take a few MB whatever the records' size.
 PEAK_MB = 60
-SANITIZED = bool(os.environ.get("TFDIST_SANITIZED"))
+SANITIZED = checks.SANITIZED
 
 FEATURES = ('{"id": tf.io.FixedLenFeature([], tf.int64), '
             '"label": tf.io.FixedLenFeature([], tf.int64), '

@@ -22,7 +22,7 @@ ADDRESS_SPACE = 4 << 30
 def limited():
     # Not under AddressSanitizer (TFDIST_SANITIZED), which reserves terabytes
     # of address space: there the layouts run without the cap.
-    if not os.environ.get("TFDIST_SANITIZED"):
+    if not checks.SANITIZED:
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
     checks.block_interrupts()
 

@@ -64,7 +64,7 @@ def expect(proc, what, code, *messages, max_stderr=2000):
 # What a reader without a bound may take before it fails (exit 5, not 2).
 # Not under AddressSanitizer (TFDIST_SANITIZED), which reserves terabytes of
 # address space: there the bound is checked without the cap.
-MEMORY = [] if os.environ.get("TFDIST_SANITIZED") else [(resource.RLIMIT_AS, 1 << 30)]
+MEMORY = [] if checks.SANITIZED else [(resource.RLIMIT_AS, 1 << 30)]
 
 
 def feed_forever(path, stop):

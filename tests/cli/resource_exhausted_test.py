@@ -74,7 +74,7 @@ def main():
 
         # Too little memory: a record of 1 GiB under a 600 MiB address space
         # (not under AddressSanitizer, which reserves terabytes of it).
-        if os.environ.get("TFDIST_SANITIZED"):
+        if checks.SANITIZED:
             return checks.finish()
         proc = run(["gen", "-o", os.path.join(out, "big"), "--records", "1", "--size", "1G"],
                    limits=[(resource.RLIMIT_AS, 600 << 20)])

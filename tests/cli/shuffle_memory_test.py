@@ -19,7 +19,7 @@ from checks import check
 # (allocator noise, the report's histograms); the growth measured before
 # was about 50 MB.
 MARGIN_MB = 20
-SANITIZED = bool(os.environ.get("TFDIST_SANITIZED"))
+SANITIZED = checks.SANITIZED
 
 
 def peak_mb(*args):
